@@ -1,0 +1,296 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodeFabricReport is what one node's agent saw of the fabric around it: its GPUs and NVLink domain, its RDMA
+// devices and ports, and its link neighbours. There is one report per node, named after the node.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=nodefabricreports,shortName=nfr,scope=Cluster
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="NVLink",type=string,JSONPath=`.spec.nvlinkDomain`
+// +kubebuilder:printcolumn:name="GPUs",type=integer,JSONPath=`.spec.gpuCount`
+// +kubebuilder:printcolumn:name="Neighbors",type=integer,JSONPath=`.status.neighborCount`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type NodeFabricReport struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what the probes observed.
+	Spec NodeFabricReportSpec `json:"spec,omitempty"`
+	// Status says how each probe fared.
+	Status NodeFabricReportStatus `json:"status,omitempty"`
+}
+
+// NodeFabricReportSpec carries the node's observations, each item tagged with the source that saw it.
+type NodeFabricReportSpec struct {
+	// GPUCount is the number of GPUs the node has.
+	// +optional
+	GPUCount int32 `json:"gpuCount,omitempty"`
+	// GPUs lists the node's GPUs.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	GPUs []GPU `json:"gpus,omitempty"`
+	// NVLinkDomain is the node's NVLink domain as "<clusterUUID>.<cliqueId>" (the value GPU Feature Discovery
+	// puts in nvidia.com/gpu.clique); empty when the GPUs are not part of a multi-node NVLink fabric.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
+	// RDMADevices lists the node's RDMA devices (InfiniBand HCAs and RoCE NICs) with their ports.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	RDMADevices []RDMADevice `json:"rdmaDevices,omitempty"`
+	// Neighbors lists the switch ports the node's links reach.
+	// +optional
+	// +kubebuilder:validation:MaxItems=512
+	// +listType=atomic
+	Neighbors []LinkNeighbor `json:"neighbors,omitempty"`
+}
+
+// GPU describes one GPU as NVML reports it.
+type GPU struct {
+	// Index is the NVML device index.
+	Index int32 `json:"index"`
+	// UUID is the GPU's UUID ("GPU-…").
+	// +kubebuilder:validation:MaxLength=64
+	UUID string `json:"uuid"`
+	// Model is the product name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Model string `json:"model,omitempty"`
+	// PCIBusID is the GPU's PCI address (domain:bus:device.function).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	PCIBusID string `json:"pciBusID,omitempty"`
+	// NUMANode is the NUMA node the GPU is attached to, when known.
+	// +optional
+	NUMANode *int32 `json:"numaNode,omitempty"`
+	// ClusterUUID is the NVLink fabric cluster UUID, when the GPU is part of a multi-node NVLink fabric.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ClusterUUID string `json:"clusterUUID,omitempty"`
+	// CliqueID is the NVLink clique within ClusterUUID.
+	// +optional
+	CliqueID *int64 `json:"cliqueID,omitempty"`
+	// FabricState is the NVLink fabric registration state (e.g. Completed, InProgress, NotSupported).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	FabricState string `json:"fabricState,omitempty"`
+}
+
+// RDMADevice is one InfiniBand HCA or RoCE NIC.
+type RDMADevice struct {
+	// Name is the kernel's device name (e.g. mlx5_0).
+	// +kubebuilder:validation:MaxLength=64
+	Name string `json:"name"`
+	// NodeGUID is the device's node GUID.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	NodeGUID string `json:"nodeGUID,omitempty"`
+	// SystemImageGUID is the device's system image GUID.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	SystemImageGUID string `json:"systemImageGUID,omitempty"`
+	// PCIAddress is the device's PCI address.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	PCIAddress string `json:"pciAddress,omitempty"`
+	// NUMANode is the NUMA node of the device, when known.
+	// +optional
+	NUMANode *int32 `json:"numaNode,omitempty"`
+	// NearestGPU is the UUID of the GPU closest to this device on the PCI tree (its rail).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	NearestGPU string `json:"nearestGPU,omitempty"`
+	// Ports lists the device's ports.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Ports []RDMAPort `json:"ports,omitempty"`
+}
+
+// RDMAPort is one port of an RDMA device.
+type RDMAPort struct {
+	// Number is the port number (from 1).
+	Number int32 `json:"number"`
+	// GUID is the port GUID.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	GUID string `json:"guid,omitempty"`
+	// LinkLayer is InfiniBand or Ethernet.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	LinkLayer string `json:"linkLayer,omitempty"`
+	// State is the logical port state (e.g. ACTIVE, DOWN).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	State string `json:"state,omitempty"`
+	// PhysState is the physical port state (e.g. LinkUp, Disabled).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	PhysState string `json:"physState,omitempty"`
+	// Rate is the link rate as the kernel prints it (e.g. "400 Gb/sec (4X NDR)").
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Rate string `json:"rate,omitempty"`
+	// LID is the port's local identifier (InfiniBand).
+	// +optional
+	LID int32 `json:"lid,omitempty"`
+	// SMLID is the LID of the subnet manager the port sees (InfiniBand).
+	// +optional
+	SMLID int32 `json:"smLID,omitempty"`
+	// GIDs lists the port's non-empty GIDs (for RoCE v2, the IPv4-mapped and IPv6 GIDs).
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	GIDs []string `json:"gids,omitempty"`
+	// NetDev is the network interface of a RoCE port.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	NetDev string `json:"netDev,omitempty"`
+	// Class is compute or storage; storage rails never merge compute domains.
+	// +optional
+	Class PortClass `json:"class,omitempty"`
+}
+
+// PortClass tells whether a link carries compute (training) traffic or storage traffic.
+// +kubebuilder:validation:Enum=compute;storage
+type PortClass string
+
+const (
+	// PortClassCompute marks a link of the compute fabric.
+	PortClassCompute PortClass = "compute"
+	// PortClassStorage marks a link of a storage network.
+	PortClassStorage PortClass = "storage"
+)
+
+// NeighborSource names the probe that saw a neighbour.
+// +kubebuilder:validation:Enum=lldp;lldpd;ibnetdiscover;sysfs
+type NeighborSource string
+
+const (
+	// SourceLLDP is the agent's own LLDP listener.
+	SourceLLDP NeighborSource = "lldp"
+	// SourceLLDPD is a host lldpd queried through lldpcli.
+	SourceLLDPD NeighborSource = "lldpd"
+	// SourceIBNetDiscover is the output of ibnetdiscover.
+	SourceIBNetDiscover NeighborSource = "ibnetdiscover"
+	// SourceSysfs is the kernel's RDMA sysfs tree.
+	SourceSysfs NeighborSource = "sysfs"
+)
+
+// LinkNeighbor is the far end of one of the node's links: a switch port seen through LLDP or an InfiniBand
+// switch seen through the fabric.
+type LinkNeighbor struct {
+	// Source is the probe that saw this neighbour.
+	Source NeighborSource `json:"source"`
+	// Interface is the local end: a network interface, or an RDMA device and port ("mlx5_0/1").
+	// +kubebuilder:validation:MaxLength=64
+	Interface string `json:"interface"`
+	// ChassisID identifies the neighbouring switch (LLDP chassis ID, or the switch's node GUID for InfiniBand).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	ChassisID string `json:"chassisID"`
+	// ChassisIDSubtype is the LLDP chassis ID subtype (e.g. mac, local, ifName) or "guid" for InfiniBand.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	ChassisIDSubtype string `json:"chassisIDSubtype,omitempty"`
+	// PortID identifies the switch port.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	PortID string `json:"portID,omitempty"`
+	// PortIDSubtype is the LLDP port ID subtype (e.g. ifName, mac, local) or "number" for InfiniBand.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	PortIDSubtype string `json:"portIDSubtype,omitempty"`
+	// SystemName is the switch's name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	SystemName string `json:"systemName,omitempty"`
+	// PortDescription is the switch's description of its port.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	PortDescription string `json:"portDescription,omitempty"`
+	// SystemDescription is the switch's description of itself.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	SystemDescription string `json:"systemDescription,omitempty"`
+	// ManagementAddress is the switch's management address.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	ManagementAddress string `json:"managementAddress,omitempty"`
+	// Class is compute or storage.
+	// +optional
+	Class PortClass `json:"class,omitempty"`
+}
+
+// NodeFabricReportStatus says how each probe fared in the agent's last cycle.
+type NodeFabricReportStatus struct {
+	// Probes holds one entry per probe.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Probes []ProbeCondition `json:"probes,omitempty"`
+	// NeighborCount is the number of neighbours in the spec.
+	// +optional
+	NeighborCount int32 `json:"neighborCount,omitempty"`
+	// Truncated is true when the agent dropped observations to keep the report within its size bounds.
+	// +optional
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ProbeState is the outcome of a probe.
+// +kubebuilder:validation:Enum=Available;Degraded;NotApplicable
+type ProbeState string
+
+const (
+	// ProbeAvailable means the probe ran and its data is current.
+	ProbeAvailable ProbeState = "Available"
+	// ProbeDegraded means the probe failed; its last good data, if any, is kept and marked stale.
+	ProbeDegraded ProbeState = "Degraded"
+	// ProbeNotApplicable means the node has nothing for this probe to see (no GPU, no RDMA device, …).
+	ProbeNotApplicable ProbeState = "NotApplicable"
+)
+
+// ProbeCondition is the state of one probe on the node.
+type ProbeCondition struct {
+	// Name is the probe's name (e.g. lldp, nvml, rdma).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// State is the probe's outcome.
+	State ProbeState `json:"state"`
+	// Reason is a one-word, CamelCase reason for State.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Reason string `json:"reason,omitempty"`
+	// Message says what happened, in words.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+	// LastTransitionTime is when State last changed.
+	// +optional
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// LastSuccessTime is when the probe last succeeded; data older than that is stale.
+	// +optional
+	LastSuccessTime *metav1.Time `json:"lastSuccessTime,omitempty"`
+}
+
+// NodeFabricReportList is a list of NodeFabricReports.
+//
+// +kubebuilder:object:root=true
+type NodeFabricReportList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the reports.
+	Items []NodeFabricReport `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NodeFabricReport{}, &NodeFabricReportList{})
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# install-tools.sh builds the pinned tools fabricmap's tests and demo need, from Go module sources,
+# into a git-ignored cache (bin/ by default). A tool already built at its pinned version is reused.
+#
+#   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen]
+#
+# With no argument it installs everything. Progress goes to stderr because a cold build takes minutes.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BIN:-$root/bin}
+ETCD_VERSION=v3.6.8
+KUBE_VERSION=v1.36.3
+HELM_VERSION=v3.22.0
+CONTROLLER_GEN_VERSION=v0.23.0
+
+mkdir -p "$BIN/k8s"
+log() { printf '[install-tools] %s\n' "$*" >&2; }
+
+# build NAME VERSION CMD... runs CMD to produce $BIN/NAME-VERSION unless it exists, then links $BIN/NAME to it.
+build() {
+  local name=$1 version=$2; shift 2
+  local target="$BIN/$name-$version"
+  if [[ ! -x $target ]]; then
+    log "building $name $version (first time only; this can take several minutes)…"
+    local start=$SECONDS
+    "$@" "$target.tmp"
+    mv "$target.tmp" "$target"
+    log "built $name $version in $((SECONDS - start))s"
+  fi
+  ln -sf "$(basename "$target")" "$BIN/$name"
+}
+
+kube_build() { # kube_build PKG OUT
+  (cd "$root/hack/tools/kube" && CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36" \
+    -o "$2" "$1")
+}
+etcd_out() { kube_build go.etcd.io/etcd/server/v3 "$1"; }
+apiserver_out() { kube_build k8s.io/kubernetes/cmd/kube-apiserver "$1"; }
+scheduler_out() { kube_build k8s.io/kubernetes/cmd/kube-scheduler "$1"; }
+gobin_install() { # gobin_install MODULE@VERSION BINNAME OUT
+  local tmp; tmp=$(mktemp -d)
+  GOBIN=$tmp CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$1"
+  mv "$tmp/$2" "$3"; rm -rf "$tmp"
+}
+helm_out() { gobin_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" helm "$1"; }
+cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
+
+tools=("$@")
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen)
+for t in "${tools[@]}"; do
+  case $t in
+    etcd) build etcd "$ETCD_VERSION" etcd_out ;;
+    kube-apiserver) build kube-apiserver "$KUBE_VERSION" apiserver_out ;;
+    kube-scheduler) build kube-scheduler "$KUBE_VERSION" scheduler_out ;;
+    helm) build helm "$HELM_VERSION" helm_out ;;
+    controller-gen) build controller-gen "$CONTROLLER_GEN_VERSION" cgen_out ;;
+    *) log "unknown tool $t"; exit 2 ;;
+  esac
+done
+# envtest (KUBEBUILDER_ASSETS) wants etcd and kube-apiserver side by side under plain names.
+for t in etcd kube-apiserver kube-scheduler; do
+  [[ -e $BIN/$t ]] && ln -sf "../$t" "$BIN/k8s/$t"
+done
+exit 0
