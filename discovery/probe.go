@@ -115,3 +115,10 @@ func keys(m map[string]Factory) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Starter is implemented by probes that collect in the background (an LLDP listener, say). The agent calls
+// Start once, before its first cycle, with a context that ends when the agent stops; Run then returns what
+// has been collected so far.
+type Starter interface {
+	Start(ctx context.Context) error
+}

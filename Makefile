@@ -1,0 +1,52 @@
+# fabricmap — see README.md. `make demo` and `make test` are the two commands a fresh machine needs.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+BIN       := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+export KUBEBUILDER_ASSETS := $(BIN)/k8s
+GO_TEST_FLAGS ?= -count=1
+FUZZTIME ?= 10s
+
+.PHONY: all tools build generate verify-generated vet test unit fuzz demo bench clean help
+
+all: build
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+tools: ## build the pinned etcd, kube-apiserver, kube-scheduler, helm and controller-gen into bin/ (cached)
+	@hack/install-tools.sh
+
+build: ## build fabricmap's binaries into bin/
+	go build -o $(BIN)/ ./cmd/...
+
+generate: ## regenerate deepcopy code and CRD YAML (fabricmap's own and Volcano's HyperNode)
+	@hack/install-tools.sh controller-gen
+	controller-gen object paths=./api/...
+	controller-gen crd paths=./api/... output:crd:dir=charts/fabricmap/crds
+	controller-gen crd paths=volcano.sh/apis/pkg/apis/topology/v1alpha1/... output:crd:dir=charts/fabricmap/files/crds
+
+verify-generated: generate ## fail when a generated file is stale
+	@if [ -n "$$(git status --porcelain -- api charts/fabricmap/crds charts/fabricmap/files/crds)" ]; then \
+	  git status --porcelain -- api charts/fabricmap/crds charts/fabricmap/files/crds; \
+	  echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
+
+vet: ## go vet every package
+	go vet ./...
+
+unit: ## tests that need no control plane
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/ -e /internal/testenv)
+
+fuzz: ## a short run of every fuzz target (FUZZTIME each)
+	@hack/fuzz.sh $(FUZZTIME)
+
+test: tools verify-generated vet ## unit and integration tests on a real kube-apiserver and etcd, plus a short fuzz run
+	go test $(GO_TEST_FLAGS) -timeout 30m ./...
+	@hack/fuzz.sh $(FUZZTIME)
+
+demo: tools build ## start a local control plane, run the agent for simulated nodes and the aggregator, print the HyperNode tree
+	$(BIN)/fabricmap-demo
+
+clean: ## remove built binaries (keeps the cached tools)
+	rm -f $(BIN)/fabricmap $(BIN)/fabricmap-agent $(BIN)/fabricmap-aggregator $(BIN)/fabricmap-demo

@@ -1,0 +1,172 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fabricmap/fabricmap/discovery"
+)
+
+// Config tunes the agent's loop.
+type Config struct {
+	// Interval is the time between cycles.
+	Interval time.Duration
+	// Jitter is the largest random extra wait added to each interval, so that thousands of agents started
+	// together do not write in lock-step.
+	Jitter time.Duration
+	// DataExpiry is how long a failing probe's last good data is kept, marked stale.
+	DataExpiry time.Duration
+	// MaxBackoff caps the wait after a failed write.
+	MaxBackoff time.Duration
+}
+
+// Agent runs the probes of one node and publishes its report.
+type Agent struct {
+	Config    Config
+	Probes    []discovery.Probe
+	Publisher *Publisher
+	Log       *slog.Logger
+	Metrics   *Metrics
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+
+	lastGood map[string]goodResult
+	loaded   bool
+}
+
+type goodResult struct {
+	result discovery.Result
+	at     time.Time
+}
+
+func (a *Agent) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// Start starts the probes that collect in the background. ctx bounds their lifetime.
+func (a *Agent) Start(ctx context.Context) error {
+	for _, p := range a.Probes {
+		if s, ok := p.(discovery.Starter); ok {
+			if err := s.Start(ctx); err != nil {
+				return fmt.Errorf("starting probe %s: %w", p.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Cycle runs every probe once, builds the report and publishes it if it changed. It returns whether it wrote.
+func (a *Agent) Cycle(ctx context.Context) (bool, error) {
+	if !a.loaded {
+		if err := a.Publisher.Load(ctx); err != nil {
+			return false, err
+		}
+		a.loaded = true
+	}
+	if a.lastGood == nil {
+		a.lastGood = map[string]goodResult{}
+	}
+	outcomes := make([]outcome, 0, len(a.Probes))
+	for _, p := range a.Probes {
+		outcomes = append(outcomes, a.runProbe(ctx, p))
+	}
+	report := buildReport(a.Publisher.NodeName, outcomes, a.Publisher.Previous, a.now().Truncate(time.Second))
+	wrote, err := a.Publisher.Publish(ctx, report)
+	if err != nil {
+		a.Metrics.writeErrors.Inc()
+		return false, err
+	}
+	if wrote {
+		a.Metrics.writes.Inc()
+		a.Log.Info("report written", "node", report.Name, "neighbors", len(report.Spec.Neighbors),
+			"gpus", len(report.Spec.GPUs), "rdmaDevices", len(report.Spec.RDMADevices), "truncated", report.Status.Truncated)
+	} else {
+		a.Metrics.skippedWrites.Inc()
+		a.Log.Debug("report unchanged, nothing written", "node", report.Name)
+	}
+	return wrote, nil
+}
+
+// runProbe runs one probe, records its metrics and applies the stale-data rule: a failing probe keeps its
+// last good data until DataExpiry has passed since it was seen.
+func (a *Agent) runProbe(ctx context.Context, p discovery.Probe) outcome {
+	name := p.Name()
+	start := a.now()
+	res, err := p.Run(ctx)
+	a.Metrics.probeDuration.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	now := a.now().Truncate(time.Second)
+	if err == nil {
+		a.lastGood[name] = goodResult{result: res, at: now}
+		a.Metrics.probeLastSuccess.WithLabelValues(name).Set(float64(now.Unix()))
+		for _, w := range res.Warnings {
+			a.Log.Warn("probe warning", "probe", name, "warning", w)
+		}
+		return outcome{name: name, result: res, lastGood: now}
+	}
+	a.Metrics.probeErrors.WithLabelValues(name).Inc()
+	a.Log.Error("probe failed", "probe", name, "err", err)
+	prev, ok := a.lastGood[name]
+	switch {
+	case !ok:
+		return outcome{name: name, err: err}
+	case a.Config.DataExpiry > 0 && now.Sub(prev.at) > a.Config.DataExpiry:
+		return outcome{name: name, err: err, lastGood: prev.at, expired: true}
+	default:
+		return outcome{name: name, err: err, result: prev.result, lastGood: prev.at, stale: true}
+	}
+}
+
+// Run starts the background probes and then runs a cycle every interval (plus jitter) until ctx ends. A failed
+// write is retried with exponential backoff capped at MaxBackoff; it never ends the loop.
+func (a *Agent) Run(ctx context.Context) error {
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	backoff := time.Second
+	for {
+		wait := a.Config.Interval
+		if a.Config.Jitter > 0 {
+			wait += rand.N(a.Config.Jitter)
+		}
+		if _, err := a.Cycle(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			a.Log.Error("cycle failed; will retry", "err", err, "retryIn", backoff)
+			wait = backoff
+			backoff = min(backoff*2, max(a.Config.MaxBackoff, time.Second))
+		} else {
+			backoff = time.Second
+			a.Metrics.ready.Store(true)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+// errNoProbes is returned by the constructor helpers when no probe is configured.
+var errNoProbes = errors.New("no probe configured")
+
+// Validate checks that the agent can run.
+func (a *Agent) Validate() error {
+	if len(a.Probes) == 0 {
+		return errNoProbes
+	}
+	if a.Publisher == nil || a.Publisher.NodeName == "" {
+		return errors.New("the node name is empty: set NODE_NAME (downward API spec.nodeName) or --node-name")
+	}
+	if a.Config.Interval <= 0 {
+		return fmt.Errorf("interval %s must be positive", a.Config.Interval)
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+// Package app wires the agent binary: flags, logging, the Kubernetes client, the probes, and the health and
+// metrics server.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/agent"
+	"github.com/fabricmap/fabricmap/discovery"
+	_ "github.com/fabricmap/fabricmap/discovery/all" // registers every probe
+	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/internal/kube"
+)
+
+type options struct {
+	kubeconfig  string
+	nodeName    string
+	once        bool
+	probes      []string
+	interval    time.Duration
+	jitter      time.Duration
+	dataExpiry  time.Duration
+	maxBackoff  time.Duration
+	addr        string
+	logFormat   string
+	logLevel    string
+	probeConfig discovery.Config
+}
+
+func flags(args []string) (*options, error) {
+	o := &options{}
+	fs := pflag.NewFlagSet("fabricmap-agent", pflag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "fabricmap-agent probes this node and publishes its NodeFabricReport.\n\nUsage:\n  fabricmap-agent [flags]\n\nEnvironment:\n  NODE_NAME   the node's name (set it from the downward API, spec.nodeName); --node-name overrides it\n  KUBECONFIG  kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	fs.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME)")
+	fs.BoolVar(&o.once, "once", false, "run one cycle, write the report if it changed, and exit")
+	fs.StringSliceVar(&o.probes, "probes", nil, "probes to run, comma-separated (default all: "+strings.Join(discovery.Names(), ",")+")")
+	fs.DurationVar(&o.interval, "interval", 5*time.Minute, "time between probe cycles")
+	fs.DurationVar(&o.jitter, "jitter", 30*time.Second, "largest random extra wait added to each interval")
+	fs.DurationVar(&o.dataExpiry, "data-expiry", 30*time.Minute, "how long a failing probe's last good data is kept, marked stale")
+	fs.DurationVar(&o.maxBackoff, "max-backoff", 5*time.Minute, "longest wait between retries after a failed write")
+	fs.StringVar(&o.addr, "health-addr", ":9464", "address serving /healthz, /readyz and /metrics (empty turns it off)")
+	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&o.probeConfig.SysfsRoot, "sysfs-root", "/sys", "where sysfs is mounted (a fixture tree in tests)")
+	fs.StringSliceVar(&o.probeConfig.LLDPInterfaces, "lldp-interfaces", nil, "interfaces to listen for LLDP on (default: the node's physical uplinks)")
+	fs.StringVar(&o.probeConfig.LLDPPcap, "lldp-pcap", "", "read LLDP frames from this pcap file instead of listening")
+	fs.IntVar(&o.probeConfig.LLDPListenSeconds, "lldp-listen-seconds", 35, "how long a one-shot LLDP probe listens")
+	fs.StringVar(&o.probeConfig.IBNetDiscoverFile, "ibnetdiscover-file", "", "read ibnetdiscover output from this file instead of running the tool")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	o.probeConfig.NodeName = o.nodeName
+	return o, nil
+}
+
+// Main runs the agent until ctx ends (or for one cycle with --once).
+func Main(ctx context.Context, args []string) error {
+	o, err := flags(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log, err := cli.NewLogger(o.logFormat, o.logLevel)
+	if err != nil {
+		return err
+	}
+	probes, err := discovery.New(o.probeConfig, o.probes...)
+	if err != nil {
+		return err
+	}
+	restCfg, err := cli.RESTConfig(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	restCfg.UserAgent = "fabricmap-agent/" + o.nodeName
+	c, err := client.New(restCfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		return fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a := &agent.Agent{
+		Config: agent.Config{Interval: o.interval, Jitter: o.jitter, DataExpiry: o.dataExpiry, MaxBackoff: o.maxBackoff},
+		Probes: probes, Publisher: &agent.Publisher{Client: c, NodeName: o.nodeName},
+		Log: log.With("node", o.nodeName), Metrics: agent.NewMetrics(reg),
+	}
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	log.Info("agent starting", "node", o.nodeName, "probes", probeNames(probes), "once", o.once, "interval", o.interval)
+	if o.once {
+		_, err := a.Cycle(ctx)
+		return err
+	}
+	if o.addr != "" {
+		srv := serve(o.addr, reg, a.Metrics)
+		defer srv.Shutdown(context.Background()) //nolint:errcheck // best effort on exit
+	}
+	err = a.Run(ctx)
+	log.Info("agent stopped", "node", o.nodeName)
+	return err
+}
+
+func serve(addr string, reg *prometheus.Registry, m *agent.Metrics) *http.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !m.Ready() {
+			http.Error(w, "no cycle completed yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.ListenAndServe() //nolint:errcheck // ErrServerClosed on shutdown
+	return srv
+}
+
+func probeNames(ps []discovery.Probe) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name()
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+// Package agent is the node-side half of fabricmap: it runs the discovery probes on one node, turns what they
+// saw into that node's NodeFabricReport, and publishes it through the Kubernetes API only when it changed.
+package agent
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/discovery"
+)
+
+// Bounds keep a report well inside the CRD's limits however broken a switch or a driver is: what is over is
+// dropped and status.truncated says so, so that the report is never rejected whole.
+const (
+	maxNeighbors = 256
+	maxDevices   = 32
+	maxGPUs      = 32
+	maxMessage   = 1000
+)
+
+// Reasons used in probe conditions.
+const (
+	ReasonSucceeded     = "ProbeSucceeded"
+	ReasonWarnings      = "ProbeSucceededWithWarnings"
+	ReasonNotApplicable = "NothingToProbe"
+	ReasonFailed        = "ProbeFailed"
+	ReasonFailedExpired = "ProbeFailedDataExpired"
+)
+
+// outcome is one probe's result in one cycle, after stale-data handling.
+type outcome struct {
+	name   string
+	result discovery.Result
+	err    error
+	// lastGood is when the probe last succeeded; zero if never.
+	lastGood time.Time
+	// stale is true when result is last cycle's good data kept across a failure.
+	stale bool
+	// expired is true when the probe failed and its last good data was too old to keep.
+	expired bool
+}
+
+// buildReport merges the probes' outcomes into the node's report. prev holds the conditions last published,
+// so that a probe whose state did not change keeps its lastTransitionTime.
+func buildReport(node string, outcomes []outcome, prev []v1alpha1.ProbeCondition, now time.Time) *v1alpha1.NodeFabricReport {
+	r := &v1alpha1.NodeFabricReport{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "NodeFabricReport"},
+		ObjectMeta: metav1.ObjectMeta{Name: node},
+	}
+	prevByName := map[string]v1alpha1.ProbeCondition{}
+	for _, c := range prev {
+		prevByName[c.Name] = c
+	}
+	var domains []string
+	for _, o := range outcomes {
+		res := o.result
+		r.Spec.GPUs = append(r.Spec.GPUs, res.GPUs...)
+		r.Spec.RDMADevices = append(r.Spec.RDMADevices, res.RDMADevices...)
+		r.Spec.Neighbors = append(r.Spec.Neighbors, res.Neighbors...)
+		if res.NVLinkDomain != "" && !slices.Contains(domains, res.NVLinkDomain) {
+			domains = append(domains, res.NVLinkDomain)
+		}
+		r.Status.Probes = append(r.Status.Probes, condition(o, prevByName[o.name], now))
+	}
+	if len(domains) == 1 {
+		r.Spec.NVLinkDomain = domains[0]
+	}
+	sortSpec(&r.Spec)
+	r.Status.Truncated = truncate(&r.Spec)
+	r.Spec.GPUCount = int32(len(r.Spec.GPUs))
+	r.Status.NeighborCount = int32(len(r.Spec.Neighbors))
+	slices.SortFunc(r.Status.Probes, func(a, b v1alpha1.ProbeCondition) int { return cmp.Compare(a.Name, b.Name) })
+	return r
+}
+
+// condition states one probe's outcome.
+func condition(o outcome, prev v1alpha1.ProbeCondition, now time.Time) v1alpha1.ProbeCondition {
+	c := v1alpha1.ProbeCondition{Name: o.name}
+	switch {
+	case o.err != nil:
+		c.State = v1alpha1.ProbeDegraded
+		c.Reason = ReasonFailed
+		c.Message = o.err.Error()
+		if !o.lastGood.IsZero() {
+			t := metav1.NewTime(o.lastGood)
+			c.LastSuccessTime = &t
+			if o.expired {
+				c.Reason = ReasonFailedExpired
+				c.Message += fmt.Sprintf("; data last seen at %s has expired and was dropped", o.lastGood.UTC().Format(time.RFC3339))
+			} else {
+				c.Message += fmt.Sprintf("; keeping stale data last seen at %s", o.lastGood.UTC().Format(time.RFC3339))
+			}
+		}
+	case o.result.NotApplicable != "":
+		c.State = v1alpha1.ProbeNotApplicable
+		c.Reason = ReasonNotApplicable
+		c.Message = o.result.NotApplicable
+	default:
+		c.State = v1alpha1.ProbeAvailable
+		c.Reason = ReasonSucceeded
+		if len(o.result.Warnings) > 0 {
+			c.Reason = ReasonWarnings
+			c.Message = strings.Join(o.result.Warnings, "; ")
+		}
+	}
+	if len(c.Message) > maxMessage {
+		c.Message = c.Message[:maxMessage] + "…"
+	}
+	c.LastTransitionTime = metav1.NewTime(now)
+	if prev.Name == c.Name && prev.State == c.State {
+		c.LastTransitionTime = prev.LastTransitionTime
+	}
+	return c
+}
+
+// sortSpec puts every list in a canonical order so that equal observations give equal reports.
+func sortSpec(s *v1alpha1.NodeFabricReportSpec) {
+	slices.SortStableFunc(s.GPUs, func(a, b v1alpha1.GPU) int {
+		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.UUID, b.UUID))
+	})
+	slices.SortStableFunc(s.RDMADevices, func(a, b v1alpha1.RDMADevice) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(s.Neighbors, func(a, b v1alpha1.LinkNeighbor) int {
+		return cmp.Or(cmp.Compare(a.Interface, b.Interface), cmp.Compare(a.Source, b.Source),
+			cmp.Compare(a.ChassisID, b.ChassisID), cmp.Compare(a.PortID, b.PortID))
+	})
+}
+
+// truncate cuts the spec's lists to the agent's bounds and reports whether anything was dropped.
+func truncate(s *v1alpha1.NodeFabricReportSpec) bool {
+	cut := false
+	if len(s.Neighbors) > maxNeighbors {
+		s.Neighbors, cut = s.Neighbors[:maxNeighbors], true
+	}
+	if len(s.RDMADevices) > maxDevices {
+		s.RDMADevices, cut = s.RDMADevices[:maxDevices], true
+	}
+	if len(s.GPUs) > maxGPUs {
+		s.GPUs, cut = s.GPUs[:maxGPUs], true
+	}
+	return cut
+}

@@ -1,0 +1,59 @@
+// Package app wires the aggregator binary: flags, logging, the Kubernetes client and the controller manager.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fabricmap/fabricmap/aggregator"
+	"github.com/fabricmap/fabricmap/internal/cli"
+)
+
+// Main runs the aggregator until ctx ends.
+func Main(ctx context.Context, args []string) error {
+	var (
+		kubeconfig, logFormat, logLevel string
+		mo                              aggregator.ManagerOptions
+		conf                            aggregator.Config
+	)
+	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "fabricmap-aggregator merges NodeFabricReports into a topology tree and writes Volcano HyperNodes.\n\nUsage:\n  fabricmap-aggregator [flags]\n\nEnvironment:\n  POD_NAMESPACE  namespace of the leader-election Lease (default \"default\")\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	fs.BoolVar(&mo.LeaderElection, "leader-elect", true, "elect a leader so that only one replica writes")
+	fs.StringVar(&mo.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
+	fs.StringVar(&mo.LeaderElectionID, "leader-election-id", "fabricmap-aggregator", "name of the leader-election Lease")
+	fs.StringVar(&mo.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
+	fs.StringVar(&mo.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
+	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
+	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
+	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	log, err := cli.NewLogger(logFormat, logLevel)
+	if err != nil {
+		return err
+	}
+	restCfg, err := cli.RESTConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	restCfg.UserAgent = "fabricmap-aggregator"
+	mgr, err := aggregator.NewManager(restCfg, mo, conf, log)
+	if err != nil {
+		return err
+	}
+	log.Info("aggregator starting", "leaderElection", mo.LeaderElection, "leaseNamespace", mo.LeaderElectionNamespace,
+		"deleteGracePeriod", conf.DeleteGracePeriod)
+	return mgr.Start(ctx)
+}

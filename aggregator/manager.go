@@ -1,0 +1,85 @@
+package aggregator
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/kube"
+)
+
+// ManagerOptions are the process-level settings of the aggregator.
+type ManagerOptions struct {
+	// LeaderElection makes only one replica act at a time.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the Lease.
+	LeaderElectionNamespace string
+	// LeaderElectionID names the Lease.
+	LeaderElectionID string
+	// MetricsAddr serves /metrics ("0" turns it off).
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz ("0" turns it off).
+	HealthAddr string
+}
+
+// NewManager builds the controller manager with the aggregator's reconciler registered. The HyperNode cache
+// holds only the HyperNodes fabricmap owns.
+func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, log *slog.Logger) (manager.Manager, error) {
+	owned := labels.SelectorFromSet(hypernodegen.OwnedSelector())
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        kube.Scheme(),
+		Logger:                        logrFromSlog(log),
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionReleaseOnCancel: true,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.HealthAddr,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&topologyv1alpha1.HyperNode{}: {Label: owned},
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	r := &Reconciler{
+		Client:  mgr.GetClient(),
+		Live:    mgr.GetAPIReader(),
+		Config:  conf,
+		Log:     log,
+		Metrics: NewMetrics(ctrlmetrics.Registry),
+	}
+	toFabric := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{Request}
+	})
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("fabric-topology").
+		Watches(&v1alpha1.NodeFabricReport{}, toFabric).
+		Watches(&topologyv1alpha1.HyperNode{}, toFabric).
+		Complete(r)
+	if err != nil {
+		return nil, fmt.Errorf("registering the topology controller: %w", err)
+	}
+	return mgr, nil
+}

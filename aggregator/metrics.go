@@ -1,0 +1,75 @@
+package aggregator
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// Metrics are the aggregator's Prometheus metrics.
+type Metrics struct {
+	reconcileDuration prometheus.Histogram
+	writes            *prometheus.CounterVec
+	reports           prometheus.Gauge
+	nodesPlaced       prometheus.Gauge
+	nodesUnplaced     prometheus.Gauge
+	domains           *prometheus.GaugeVec
+	rejectedReports   prometheus.Counter
+	invalidTrees      prometheus.Counter
+	nameConflicts     prometheus.Counter
+}
+
+// NewMetrics creates the aggregator's metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		reconcileDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "fabricmap_aggregator_reconcile_duration_seconds", Help: "Time one rebuild of the tree and sync of its outputs took.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}),
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_writes_total", Help: "Writes sent to the API server, by kind (apply, status, delete).",
+		}, []string{"kind"}),
+		reports: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_reports", Help: "NodeFabricReports seen in the last reconcile.",
+		}),
+		nodesPlaced: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_nodes_placed", Help: "Nodes that have a place in the tree.",
+		}),
+		nodesUnplaced: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_nodes_unplaced", Help: "Nodes with a report but no topology evidence.",
+		}),
+		domains: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_domains", Help: "Domains in the tree, by tier.",
+		}, []string{"tier"}),
+		rejectedReports: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_rejected_reports_total", Help: "Reports that could not be used.",
+		}),
+		invalidTrees: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_invalid_trees_total", Help: "Reconciles whose inferred tree was invalid and so not written.",
+		}),
+		nameConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_name_conflicts_total", Help: "HyperNodes not written because a foreign HyperNode has the name.",
+		}),
+	}
+	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
+		m.rejectedReports, m.invalidTrees, m.nameConflicts)
+	return m
+}
+
+func (m *Metrics) observeTree(t *topology.Tree, reports int) {
+	m.reports.Set(float64(reports))
+	m.nodesUnplaced.Set(float64(len(t.Unplaced)))
+	placed := 0
+	perTier := map[int]int{}
+	for _, d := range t.Domains {
+		placed += len(d.Nodes)
+		perTier[d.Tier]++
+	}
+	m.nodesPlaced.Set(float64(placed))
+	m.domains.Reset()
+	for tier, n := range perTier {
+		m.domains.WithLabelValues(strconv.Itoa(tier)).Set(float64(n))
+	}
+}

@@ -1,0 +1,237 @@
+// Package aggregator is the cluster-side half of fabricmap: a leader-elected controller that merges every
+// node's report into one topology tree and keeps the HyperNodes derived from it true.
+package aggregator
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// FieldManager is the server-side apply field manager of the aggregator.
+const FieldManager = "fabricmap-aggregator"
+
+// Config tunes the aggregator.
+type Config struct {
+	// RootName names the top domain of the tree.
+	RootName string
+	// DeleteGracePeriod is how long a HyperNode must stay absent from the inferred tree before it is deleted,
+	// so that a flapping report never deletes a domain a scheduler relies on.
+	DeleteGracePeriod time.Duration
+}
+
+// Reconciler rebuilds the whole tree from all reports on every change and applies the difference. Every event
+// maps to the single request "fabric": the tree is one object, and the work queue folds bursts into one pass.
+type Reconciler struct {
+	// Client reads through the manager's cache and writes to the API server.
+	Client client.Client
+	// Live reads straight from the API server; used to check that a name fabricmap wants is not taken.
+	Live    client.Reader
+	Config  Config
+	Log     *slog.Logger
+	Metrics *Metrics
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+
+	// lastGood holds each node's last usable evidence, used when its current report cannot be used.
+	lastGood map[string]topology.NodeEvidence
+	// absentSince records when an owned HyperNode first went missing from the inferred tree.
+	absentSince map[string]time.Time
+}
+
+// Request is the one request every event is folded into.
+var Request = reconcile.Request{NamespacedName: client.ObjectKey{Name: "fabric"}}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Reconcile rebuilds the tree and makes the owned HyperNodes match it.
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	start := r.now()
+	defer func() { r.Metrics.reconcileDuration.Observe(time.Since(start).Seconds()) }()
+	if r.lastGood == nil {
+		r.lastGood = map[string]topology.NodeEvidence{}
+		r.absentSince = map[string]time.Time{}
+	}
+
+	var reports v1alpha1.NodeFabricReportList
+	if err := r.Client.List(ctx, &reports); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing reports: %w", err)
+	}
+	evidence := r.evidence(reports.Items)
+	tree, problems := topology.Build(evidence, topology.BuildOptions{RootName: r.Config.RootName})
+	for _, p := range problems {
+		r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
+	}
+	if len(tree.Unplaced) > 0 {
+		r.Log.Info("nodes without topology evidence", "count", len(tree.Unplaced), "nodes", head(tree.Unplaced, 20))
+	}
+	desired, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{})
+	if err != nil {
+		r.Metrics.invalidTrees.Inc()
+		r.Log.Error("inferred tree is invalid; existing HyperNodes left untouched", "err", err)
+		return reconcile.Result{}, nil
+	}
+	r.Metrics.observeTree(tree, len(reports.Items))
+
+	var existing topologyv1alpha1.HyperNodeList
+	if err := r.Client.List(ctx, &existing, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing owned HyperNodes: %w", err)
+	}
+	requeue, err := r.sync(ctx, desired, existing.Items)
+	return reconcile.Result{RequeueAfter: requeue}, err
+}
+
+// evidence turns reports into evidence, falling back to a node's last good evidence when its report cannot
+// be used, so that one bad report never shrinks a domain.
+func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport) []topology.NodeEvidence {
+	out := make([]topology.NodeEvidence, 0, len(reports))
+	seen := map[string]bool{}
+	for i := range reports {
+		e := EvidenceFromReport(&reports[i])
+		seen[e.Node] = true
+		if reason := e.Check(); reason != "" {
+			r.Metrics.rejectedReports.Inc()
+			if prev, ok := r.lastGood[e.Node]; ok {
+				r.Log.Warn("report cannot be used; keeping the node's last good evidence", "node", e.Node, "reason", reason)
+				out = append(out, prev)
+			} else {
+				r.Log.Warn("report cannot be used", "node", e.Node, "reason", reason)
+			}
+			continue
+		}
+		r.lastGood[e.Node] = e
+		out = append(out, e)
+	}
+	for n := range r.lastGood {
+		if !seen[n] {
+			delete(r.lastGood, n) // the report is gone (node deleted): its evidence goes with it
+		}
+	}
+	return out
+}
+
+// sync applies desired HyperNodes that differ from the existing owned ones, and deletes owned HyperNodes that
+// have been absent from the tree for the grace period. It returns when to look again for pending deletes.
+func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode) (time.Duration, error) {
+	have := map[string]*topologyv1alpha1.HyperNode{}
+	for i := range existing {
+		have[existing[i].Name] = &existing[i]
+	}
+	want := map[string]bool{}
+	for i := range desired {
+		d := &desired[i]
+		want[d.Name] = true
+		delete(r.absentSince, d.Name)
+		cur, ok := have[d.Name]
+		if !ok {
+			if taken, err := r.takenByOther(ctx, d.Name); err != nil {
+				return 0, err
+			} else if taken {
+				r.Metrics.nameConflicts.Inc()
+				r.Log.Error("a HyperNode not made by fabricmap already has this name; leaving it alone", "hypernode", d.Name)
+				continue
+			}
+		}
+		if ok && specEqual(cur, d) && cur.Status.NodeCount == d.Status.NodeCount {
+			continue
+		}
+		if !ok || !specEqual(cur, d) {
+			if err := kube.Apply(ctx, r.Client, d, FieldManager); err != nil {
+				return 0, err
+			}
+			r.Metrics.writes.WithLabelValues("apply").Inc()
+			r.Log.Info("HyperNode applied", "hypernode", d.Name, "tier", d.Spec.Tier, "members", len(d.Spec.Members), "created", !ok)
+		}
+		if !ok || cur.Status.NodeCount != d.Status.NodeCount {
+			if err := kube.ApplyStatus(ctx, r.Client, d, FieldManager); err != nil {
+				return 0, err
+			}
+			r.Metrics.writes.WithLabelValues("status").Inc()
+		}
+	}
+
+	var requeue time.Duration
+	now := r.now()
+	names := make([]string, 0, len(have))
+	for n := range have {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if want[n] {
+			continue
+		}
+		since, ok := r.absentSince[n]
+		if !ok {
+			since = now
+			r.absentSince[n] = now
+			r.Log.Info("HyperNode no longer in the tree; deleting after the grace period", "hypernode", n, "grace", r.Config.DeleteGracePeriod)
+		}
+		if left := r.Config.DeleteGracePeriod - now.Sub(since); left > 0 {
+			if requeue == 0 || left < requeue {
+				requeue = left
+			}
+			continue
+		}
+		hn := have[n]
+		err := r.Client.Delete(ctx, hn, client.Preconditions{UID: &hn.UID, ResourceVersion: &hn.ResourceVersion})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return 0, fmt.Errorf("deleting HyperNode %q: %w", n, err)
+		}
+		delete(r.absentSince, n)
+		r.Metrics.writes.WithLabelValues("delete").Inc()
+		r.Log.Info("HyperNode deleted", "hypernode", n)
+	}
+	return requeue, nil
+}
+
+// takenByOther reports whether a HyperNode named name exists without fabricmap's ownership label.
+func (r *Reconciler) takenByOther(ctx context.Context, name string) (bool, error) {
+	var hn topologyv1alpha1.HyperNode
+	err := r.Live.Get(ctx, client.ObjectKey{Name: name}, &hn)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("checking whether HyperNode %q exists: %w", name, err)
+	}
+	return hn.Labels[hypernodegen.ManagedByLabel] != hypernodegen.ManagedByValue, nil
+}
+
+// specEqual compares what fabricmap owns of a HyperNode: its spec and its labels.
+func specEqual(cur, want *topologyv1alpha1.HyperNode) bool {
+	if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) {
+		return false
+	}
+	for k, v := range want.Labels {
+		if cur.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func head(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

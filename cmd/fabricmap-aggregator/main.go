@@ -1,0 +1,22 @@
+// Command fabricmap-aggregator runs the leader-elected controller that merges node reports into one topology
+// tree and writes the Volcano HyperNodes (and other outputs) derived from it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fabricmap/fabricmap/aggregator/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := app.Main(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "fabricmap-aggregator:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,83 @@
+// Package hypernodegen turns fabricmap's topology tree into the objects schedulers read. Everything here is a
+// pure function of the tree and options: no clients, no clocks.
+package hypernodegen
+
+import (
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// Labels fabricmap puts on everything it creates. The aggregator only ever updates or deletes objects that
+// carry ManagedByLabel=ManagedByValue.
+const (
+	// ManagedByLabel marks objects fabricmap owns.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedByValue is ManagedByLabel's value on objects fabricmap owns.
+	ManagedByValue = "fabricmap"
+	// SourceLabel records the evidence a HyperNode came from.
+	SourceLabel = "fabricmap.io/source"
+	// TierNameLabel repeats the tier name so that HyperNodes can be listed by tier.
+	TierNameLabel = "fabricmap.io/tier-name"
+)
+
+// OwnedSelector is the label selector that matches every object fabricmap owns.
+func OwnedSelector() map[string]string { return map[string]string{ManagedByLabel: ManagedByValue} }
+
+// Options tunes HyperNode generation.
+type Options struct{}
+
+// HyperNodes returns one HyperNode per domain of t, sorted by name. A domain's members are its child domains
+// (type HyperNode) or its nodes (type Node), each by exact name. status.nodeCount holds the number of nodes at
+// or below the domain. An invalid tree yields an error and no objects: fabricmap never writes an invalid HyperNode.
+func HyperNodes(t *topology.Tree, _ Options) ([]topologyv1alpha1.HyperNode, error) {
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("refusing to generate HyperNodes from an invalid tree: %w", err)
+	}
+	names := make([]string, 0, len(t.Domains))
+	for n := range t.Domains {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]topologyv1alpha1.HyperNode, 0, len(names))
+	for _, n := range names {
+		out = append(out, hyperNode(t, t.Domains[n]))
+	}
+	return out, nil
+}
+
+func hyperNode(t *topology.Tree, d *topology.Domain) topologyv1alpha1.HyperNode {
+	hn := topologyv1alpha1.HyperNode{
+		TypeMeta: metav1.TypeMeta{APIVersion: topologyv1alpha1.SchemeGroupVersion.String(), Kind: "HyperNode"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: d.Name,
+			Labels: map[string]string{
+				ManagedByLabel: ManagedByValue,
+				TierNameLabel:  topology.SafeName(d.TierName),
+			},
+		},
+		Spec: topologyv1alpha1.HyperNodeSpec{Tier: d.Tier, TierName: d.TierName},
+		Status: topologyv1alpha1.HyperNodeStatus{NodeCount: int64(t.NodeCount(d.Name))},
+	}
+	if d.Source != "" {
+		hn.Labels[SourceLabel] = topology.SafeName(d.Source)
+	}
+	for _, c := range d.Children {
+		hn.Spec.Members = append(hn.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, c))
+	}
+	for _, n := range d.Nodes {
+		hn.Spec.Members = append(hn.Spec.Members, member(topologyv1alpha1.MemberTypeNode, n))
+	}
+	return hn
+}
+
+func member(typ topologyv1alpha1.MemberType, name string) topologyv1alpha1.MemberSpec {
+	return topologyv1alpha1.MemberSpec{
+		Type:     typ,
+		Selector: topologyv1alpha1.MemberSelector{ExactMatch: &topologyv1alpha1.ExactMatch{Name: name}},
+	}
+}

@@ -1,0 +1,107 @@
+package hypernodegen
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+func sampleTree(t *testing.T) *topology.Tree {
+	t.Helper()
+	tree, probs := topology.Build([]topology.NodeEvidence{
+		{Node: "n1", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "mac:1", SwitchName: "leaf-a"}}},
+		{Node: "n2", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "mac:1", SwitchName: "leaf-a"}}},
+		{Node: "n3", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "mac:2", SwitchName: "leaf-b"}}},
+	}, topology.BuildOptions{})
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	return tree
+}
+
+func TestHyperNodes(t *testing.T) {
+	hns, err := HyperNodes(sampleTree(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type summary struct {
+		Name      string
+		Tier      int
+		TierName  string
+		Members   []string
+		NodeCount int64
+		Owned     bool
+	}
+	var got []summary
+	for _, hn := range hns {
+		s := summary{Name: hn.Name, Tier: hn.Spec.Tier, TierName: hn.Spec.TierName, NodeCount: hn.Status.NodeCount,
+			Owned: hn.Labels[ManagedByLabel] == ManagedByValue}
+		for _, m := range hn.Spec.Members {
+			s.Members = append(s.Members, string(m.Type)+"/"+m.Selector.ExactMatch.Name)
+		}
+		got = append(got, s)
+	}
+	want := []summary{
+		{"fabric", 2, "fabric", []string{"HyperNode/leaf-a", "HyperNode/leaf-b"}, 3, true},
+		{"leaf-a", 1, "leaf", []string{"Node/n1", "Node/n2"}, 2, true},
+		{"leaf-b", 1, "leaf", []string{"Node/n3"}, 1, true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	if hns[1].APIVersion != "topology.volcano.sh/v1alpha1" || hns[1].Kind != "HyperNode" {
+		t.Errorf("type meta = %v", hns[1].TypeMeta)
+	}
+}
+
+func TestHyperNodesRefusesInvalidTree(t *testing.T) {
+	tree := sampleTree(t)
+	tree.Domains["leaf-a"].Parent = "missing"
+	if _, err := HyperNodes(tree, Options{}); err == nil || !strings.Contains(err.Error(), "invalid tree") {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+}
+
+func TestTreeFromHyperNodesRoundTrip(t *testing.T) {
+	tree := sampleTree(t)
+	hns, err := HyperNodes(tree, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, warnings := TreeFromHyperNodes(hns)
+	if len(warnings) > 0 {
+		t.Fatal(warnings)
+	}
+	if err := back.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, d := range tree.Domains {
+		b := back.Domains[name]
+		if b == nil || b.Parent != d.Parent || b.Tier != d.Tier || !reflect.DeepEqual(b.Nodes, d.Nodes) || !reflect.DeepEqual(b.Children, d.Children) {
+			t.Errorf("domain %s: got %+v, want %+v", name, b, d)
+		}
+	}
+}
+
+func TestTreeFromHyperNodesWarnings(t *testing.T) {
+	hn := func(name string, members ...topologyv1alpha1.MemberSpec) topologyv1alpha1.HyperNode {
+		h := topologyv1alpha1.HyperNode{}
+		h.Name, h.Spec.Tier, h.Spec.Members = name, 2, members
+		return h
+	}
+	_, warnings := TreeFromHyperNodes([]topologyv1alpha1.HyperNode{
+		hn("a", member(topologyv1alpha1.MemberTypeHyperNode, "ghost"),
+			topologyv1alpha1.MemberSpec{Type: topologyv1alpha1.MemberTypeNode, Selector: topologyv1alpha1.MemberSelector{RegexMatch: &topologyv1alpha1.RegexMatch{Pattern: "n.*"}}}),
+	})
+	want := []string{
+		`HyperNode "a" lists member HyperNode "ghost", which does not exist`,
+		`HyperNode "a": a Node member selected by regex or label is not shown`,
+	}
+	if !reflect.DeepEqual(warnings, want) {
+		t.Fatalf("warnings = %q", warnings)
+	}
+}

@@ -1,0 +1,98 @@
+// Package testenv starts a real control plane (etcd and kube-apiserver, built by hack/install-tools.sh) for
+// fabricmap's integration tests and its demo, with fabricmap's CRDs and the Volcano HyperNode CRD installed.
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/fabricmap/fabricmap/internal/kube"
+)
+
+// Env is a running control plane.
+type Env struct {
+	env *envtest.Environment
+	// Config reaches the API server as a cluster admin.
+	Config *rest.Config
+	// Client is a cluster-admin client with every fabricmap type registered.
+	Client client.Client
+}
+
+// RepoRoot is the root of the fabricmap checkout.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// CRDDirs are the folders whose CRDs every environment installs: fabricmap's own and the third-party CRDs
+// the chart carries.
+func CRDDirs() []string {
+	root := RepoRoot()
+	return []string{
+		filepath.Join(root, "charts", "fabricmap", "crds"),
+		filepath.Join(root, "charts", "fabricmap", "files", "crds"),
+	}
+}
+
+// ErrNoAssets means the control-plane binaries are missing; `make tools` builds them.
+var ErrNoAssets = errors.New("control-plane binaries not found: run `make tools` (or set KUBEBUILDER_ASSETS)")
+
+// AssetsDir finds etcd and kube-apiserver: $KUBEBUILDER_ASSETS, else bin/k8s in the checkout.
+func AssetsDir() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(), "bin", "k8s")
+	}
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return "", fmt.Errorf("%w (looked for %s in %s)", ErrNoAssets, b, dir)
+		}
+	}
+	return dir, nil
+}
+
+// Start starts etcd and kube-apiserver and installs the CRDs.
+func Start() (*Env, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	e := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     CRDDirs(),
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := e.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting etcd and kube-apiserver from %s: %w", assets, err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		_ = e.Stop()
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	return &Env{env: e, Config: cfg, Client: c}, nil
+}
+
+// Stop stops the control plane.
+func (e *Env) Stop() error { return e.env.Stop() }
+
+// Kubeconfig writes a cluster-admin kubeconfig for the environment to path, for binaries under test.
+func (e *Env) Kubeconfig(path string) error {
+	user, err := e.env.AddUser(envtest.User{Name: "fabricmap-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("adding admin user: %w", err)
+	}
+	b, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("rendering kubeconfig: %w", err)
+	}
+	return os.WriteFile(path, b, 0o600)
+}

@@ -1,0 +1,128 @@
+// Package topology holds fabricmap's model of a cluster's network: the tree of domains that the aggregator
+// infers from node evidence and that every output (HyperNodes, labels, ClusterNetworkTopology, …) is written
+// from. It is a plain in-memory structure, built once per reconcile; everything here is pure.
+package topology
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Tier names the levels of the tree. Tier 1 is the closest domain (the leaf switch, or the NVLink domain
+// below it); higher tiers are further apart, as in Volcano.
+const (
+	// TierNameAccelerator is the NVLink domain below a leaf.
+	TierNameAccelerator = "accelerator"
+	// TierNameLeaf is a leaf switch, or a group of rail leaves that share hosts.
+	TierNameLeaf = "leaf"
+	// TierNameSpine is the switch tier above the leaves.
+	TierNameSpine = "spine"
+	// TierNameCore is the switch tier above the spines.
+	TierNameCore = "core"
+	// TierNameRoot is the single domain that holds the whole fabric.
+	TierNameRoot = "fabric"
+)
+
+// Domain is one node of the tree: a set of Kubernetes nodes that share a switch (or an NVLink domain),
+// with a tier and a single parent.
+type Domain struct {
+	// Name is unique in the tree and a valid DNS-1123 subdomain.
+	Name string `json:"name"`
+	// Tier is 1 for the closest domains and grows upward.
+	Tier int `json:"tier"`
+	// TierName is the human name of the tier (leaf, spine, …).
+	TierName string `json:"tierName,omitempty"`
+	// Parent is the name of the enclosing domain; empty for the root.
+	Parent string `json:"parent,omitempty"`
+	// Children are the names of the domains directly below, sorted.
+	Children []string `json:"children,omitempty"`
+	// Nodes are the Kubernetes nodes directly in this domain (only domains with no children have nodes), sorted.
+	Nodes []string `json:"nodes,omitempty"`
+	// Switches are the identifiers of the switches this domain stands for, sorted.
+	Switches []string `json:"switches,omitempty"`
+	// Source names the evidence the domain came from (lldp, ibnetdiscover, ufm, labels, …).
+	Source string `json:"source,omitempty"`
+}
+
+// Tree is a forest-free tree of domains: every domain but the root has exactly one parent.
+type Tree struct {
+	// Domains by name.
+	Domains map[string]*Domain `json:"domains"`
+	// Unplaced lists the nodes for which there was no evidence; they are listed, never guessed.
+	Unplaced []string `json:"unplaced,omitempty"`
+}
+
+// NewTree returns an empty tree.
+func NewTree() *Tree { return &Tree{Domains: map[string]*Domain{}} }
+
+// Add inserts d, refusing a duplicate or empty name.
+func (t *Tree) Add(d *Domain) error {
+	if d.Name == "" {
+		return fmt.Errorf("domain with empty name (tier %d)", d.Tier)
+	}
+	if _, dup := t.Domains[d.Name]; dup {
+		return fmt.Errorf("domain %q added twice", d.Name)
+	}
+	t.Domains[d.Name] = d
+	return nil
+}
+
+// Names returns all domain names, ordered by tier (highest first) then name: a stable order for output.
+func (t *Tree) Names() []string {
+	names := make([]string, 0, len(t.Domains))
+	for n := range t.Domains {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := t.Domains[names[i]], t.Domains[names[j]]
+		if a.Tier != b.Tier {
+			return a.Tier > b.Tier
+		}
+		return a.Name < b.Name
+	})
+	return names
+}
+
+// Roots returns the names of the domains that have no parent, sorted.
+func (t *Tree) Roots() []string {
+	var roots []string
+	for n, d := range t.Domains {
+		if d.Parent == "" {
+			roots = append(roots, n)
+		}
+	}
+	sort.Strings(roots)
+	return roots
+}
+
+// NodeCount is the number of Kubernetes nodes at or below the named domain.
+func (t *Tree) NodeCount(name string) int {
+	d, ok := t.Domains[name]
+	if !ok {
+		return 0
+	}
+	n := len(d.Nodes)
+	for _, c := range d.Children {
+		n += t.NodeCount(c)
+	}
+	return n
+}
+
+// PathOf returns the domains that hold node, from the closest up to the root; nil when the node is not in the tree.
+func (t *Tree) PathOf(node string) []*Domain {
+	for _, d := range t.Domains {
+		for _, n := range d.Nodes {
+			if n == node {
+				var path []*Domain
+				for cur := d; cur != nil; cur = t.Domains[cur.Parent] {
+					path = append(path, cur)
+					if len(path) > len(t.Domains) {
+						return path // a cycle; Validate reports it
+					}
+				}
+				return path
+			}
+		}
+	}
+	return nil
+}
