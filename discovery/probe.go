@@ -52,6 +52,10 @@ type Config struct {
 	IBNetDiscoverFile string
 	// NodeName is the Kubernetes name of the node being probed.
 	NodeName string
+	// NVMLLibraryPath, when set, is the libnvidia-ml.so to load (for a host driver mounted at a custom path).
+	NVMLLibraryPath string
+	// RDMAClassRules class RDMA ports as compute or storage, e.g. "storage:device=mlx5_8;storage:netdev=ens2*".
+	RDMAClassRules string
 }
 
 // Factory builds a probe from the shared configuration.

@@ -21,6 +21,9 @@ log() { printf '[install-tools] %s\n' "$*" >&2; }
 build() {
   local name=$1 version=$2; shift 2
   local target="$BIN/$name-$version"
+  # One builder per tool at a time: a second caller waits for the first and then reuses its result.
+  exec {lock}>"$target.lock"
+  flock "$lock"
   if [[ ! -x $target ]]; then
     log "building $name $version (first time only; this can take several minutes)…"
     local start=$SECONDS
@@ -29,6 +32,7 @@ build() {
     log "built $name $version in $((SECONDS - start))s"
   fi
   ln -sf "$(basename "$target")" "$BIN/$name"
+  exec {lock}>&-
 }
 
 kube_build() { # kube_build PKG OUT

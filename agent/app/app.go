@@ -60,6 +60,8 @@ func flags(args []string) (*options, error) {
 	fs.StringSliceVar(&o.probeConfig.LLDPInterfaces, "lldp-interfaces", nil, "interfaces to listen for LLDP on (default: the node's physical uplinks)")
 	fs.StringVar(&o.probeConfig.LLDPPcap, "lldp-pcap", "", "read LLDP frames from this pcap file instead of listening")
 	fs.IntVar(&o.probeConfig.LLDPListenSeconds, "lldp-listen-seconds", 35, "how long a one-shot LLDP probe listens")
+	fs.StringVar(&o.probeConfig.NVMLLibraryPath, "nvml-library", "", "path of libnvidia-ml.so.1 (default: the loader's search path)")
+	fs.StringVar(&o.probeConfig.RDMAClassRules, "rdma-class-rules", "", "class RDMA ports as compute or storage, e.g. storage:device=mlx5_8;storage:netdev=ens2*")
 	fs.StringVar(&o.probeConfig.IBNetDiscoverFile, "ibnetdiscover-file", "", "read ibnetdiscover output from this file instead of running the tool")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

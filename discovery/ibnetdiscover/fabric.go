@@ -1,0 +1,168 @@
+// Package ibnetdiscover reads the InfiniBand fabric as the ibnetdiscover tool (infiniband-diags) prints it,
+// and turns it into the link neighbours of one node. The parser (Parse) builds a Fabric: switches, channel
+// adapters and the links between their ports; the runner (Runner) executes the tool; the probe registered as
+// "ibnetdiscover" picks the node's HCA uplinks out of the fabric.
+package ibnetdiscover
+
+import (
+	"fmt"
+	"strings"
+)
+
+// GUID is an InfiniBand node or port GUID in normal form: 16 lower-case hex digits, no "0x".
+type GUID string
+
+// ParseGUID normalises a GUID as ibnetdiscover prints it ("0x2c90300a1b2c3", "S-0002c90300a1b2c3",
+// "2c90300a1b2c3") to 16 lower-case hex digits. It rejects empty, over-long and non-hex input.
+func ParseGUID(s string) (GUID, error) {
+	s = strings.TrimSpace(s)
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s = s[2:]
+	}
+	if s == "" {
+		return "", fmt.Errorf("empty GUID")
+	}
+	if len(s) > 16 {
+		return "", fmt.Errorf("GUID %q longer than 16 hex digits", s)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return "", fmt.Errorf("GUID %q is not hexadecimal", s)
+		}
+	}
+	return GUID(strings.Repeat("0", 16-len(s)) + strings.ToLower(s)), nil
+}
+
+// NodeKind is the type of an InfiniBand node.
+type NodeKind string
+
+const (
+	// KindSwitch is a switch ("S-" in ibnetdiscover output).
+	KindSwitch NodeKind = "switch"
+	// KindCA is a channel adapter: an HCA, or an in-switch agent such as a SHARP aggregation node ("H-").
+	KindCA NodeKind = "ca"
+	// KindRouter is a router ("R-"); routers are kept with the CAs.
+	KindRouter NodeKind = "router"
+)
+
+// Switch is one switch node (one ASIC).
+type Switch struct {
+	// GUID is the switch's node GUID.
+	GUID GUID
+	// PortGUID is the GUID of the switch's port 0, when printed.
+	PortGUID GUID
+	// SystemImageGUID groups the ASICs of one chassis, when printed.
+	SystemImageGUID GUID
+	// VendorID and DeviceID are the PCI-style ids from the vendid= and devid= lines (0 when absent).
+	VendorID, DeviceID uint32
+	// NumPorts is the port count the switch reports.
+	NumPorts int
+	// Description is the switch's node description, as printed.
+	Description string
+	// Name is the switch's name: the part of a "MF0;<name>:<model>/U1" description between ';' and ':',
+	// otherwise the whole description.
+	Name string
+	// Model is the part of such a description after ':' and before '/', or empty.
+	Model string
+	// LID is the LID of the switch's port 0 (the LID every port of the switch answers to).
+	LID int
+	// LMC is port 0's LID mask control.
+	LMC int
+	// EnhancedPort0 is true when port 0 is an enhanced switch port.
+	EnhancedPort0 bool
+	// Inferred is true when the switch had no block of its own and is known only as the peer of a port line.
+	Inferred bool
+	// Line is the input line that declared the switch (for an inferred one, the first line naming it).
+	Line int
+}
+
+// CA is one channel adapter (or router) node.
+type CA struct {
+	// GUID is the node GUID.
+	GUID GUID
+	// Kind is KindCA or KindRouter.
+	Kind NodeKind
+	// SystemImageGUID is printed for multi-port adapters sharing one system image.
+	SystemImageGUID GUID
+	// VendorID and DeviceID are the ids from the vendid= and devid= lines (0 when absent).
+	VendorID, DeviceID uint32
+	// NumPorts is the port count the adapter reports.
+	NumPorts int
+	// Description is the node description, as printed (Linux sets "<hostname> <device>", e.g. "dgx-001 mlx5_0").
+	Description string
+	// Host is the lower-cased first word of Description; empty for SHARP aggregation nodes and routers.
+	Host string
+	// Device is the second word of Description (e.g. "mlx5_0" or "HCA-1"), or empty.
+	Device string
+	// Inferred is true when the adapter had no block of its own and is known only as the peer of a port line.
+	Inferred bool
+	// Line is the input line that declared the adapter.
+	Line int
+}
+
+// Endpoint is one end of a link: a port of a node.
+type Endpoint struct {
+	// GUID is the node GUID.
+	GUID GUID
+	// Kind is the node's type.
+	Kind NodeKind
+	// Port is the port number (from 1).
+	Port int
+	// PortGUID is the port's GUID; ibnetdiscover prints it for CA and router ports only.
+	PortGUID GUID
+	// LID is the port's LID (a switch's port-0 LID for a switch end); 0 when not printed.
+	LID int
+}
+
+// Link is one cable: two ports. A is the end whose (GUID, Port) sorts first.
+type Link struct {
+	// A and B are the two ends.
+	A, B Endpoint
+	// Width is the active link width as printed (e.g. "4x"); empty when not printed.
+	Width string
+	// Speed is the active link speed as printed (e.g. "NDR"); empty when not printed.
+	Speed string
+	// Line is the first input line that reported the link.
+	Line int
+}
+
+// Fabric is the topology one ibnetdiscover run saw.
+type Fabric struct {
+	// Switches are the switch nodes by node GUID.
+	Switches map[GUID]*Switch
+	// CAs are the channel adapters and routers by node GUID.
+	CAs map[GUID]*CA
+	// Links are the cables, each once, in the order they were first reported.
+	Links []Link
+}
+
+// Warning is one input line the parser could not use, or used only in part.
+type Warning struct {
+	// Line is the 1-based line number.
+	Line int
+	// Text is the line as read (cut to 200 bytes).
+	Text string
+	// Reason says what was wrong with it.
+	Reason string
+}
+
+// String renders the warning as "line N: reason: text".
+func (w Warning) String() string {
+	return fmt.Sprintf("line %d: %s: %q", w.Line, w.Reason, w.Text)
+}
+
+// portKey names one port of one node.
+type portKey struct {
+	guid GUID
+	port int
+}
+
+func (e Endpoint) key() portKey { return portKey{e.GUID, e.Port} }
+
+func (k portKey) less(o portKey) bool {
+	if k.guid != o.guid {
+		return k.guid < o.guid
+	}
+	return k.port < o.port
+}

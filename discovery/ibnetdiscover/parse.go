@@ -1,0 +1,360 @@
+package ibnetdiscover
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ErrNoNodes is returned by Parse when the input declares no switch and no CA: it is not ibnetdiscover
+// topology output, or the tool printed nothing.
+var ErrNoNodes = errors.New("ibnetdiscover: no InfiniBand node in input")
+
+const (
+	// maxLineBytes bounds one input line; longer lines are skipped with a warning.
+	maxLineBytes = 64 << 10
+	// maxWarnings bounds the warnings of one parse; the rest are counted in a last warning.
+	maxWarnings = 1000
+	// maxWarningText is how much of a bad line a warning quotes.
+	maxWarningText = 200
+	// maxPortNumber is the largest port number InfiniBand can address (PortNum is 8 bits).
+	maxPortNumber = 255
+	// maxLID is the largest 16-bit LID.
+	maxLID = 0xffff
+)
+
+// Node header: `Switch	41 "S-0002c90300a1b2c3"		# "MF0;sw-leaf-01:MQM9700/U1" enhanced port 0 lid 3 lmc 0`
+// or `Ca	1 "H-0002c90300a1b2c4"		# "dgx-001 mlx5_0"`; old releases and node-name maps may change the comment.
+var nodeRE = regexp.MustCompile(`^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR?])-([^"]*)"\s*(?:#\s*"(.*)"(.*))?$`)
+
+// Switch header tail: ` enhanced port 0 lid 3 lmc 0`.
+var switchTailRE = regexp.MustCompile(`^\s*(base|enhanced)\s+port\s+0\s+lid\s+(\d+)\s+lmc\s+(\d+)\b`)
+
+// Parse reads the default text output of ibnetdiscover (with or without -g, -f, or a node-name map) and
+// returns the fabric it describes. Lines it cannot use become warnings and parsing goes on; it returns an
+// error only when reading fails or the input declares no node at all (ErrNoNodes). It never panics.
+func Parse(r io.Reader) (*Fabric, []Warning, error) {
+	p := &parser{
+		f:     &Fabric{Switches: map[GUID]*Switch{}, CAs: map[GUID]*CA{}},
+		ports: map[portKey]int{},
+		peers: map[GUID]peerSeen{},
+	}
+	br := bufio.NewReaderSize(r, maxLineBytes)
+	for {
+		line, tooLong, err := readLine(br)
+		if line != "" || tooLong || err == nil {
+			p.lineNo++
+			if tooLong {
+				p.warn(line, fmt.Sprintf("line longer than %d bytes skipped", maxLineBytes))
+			} else {
+				p.parseLine(line)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, p.warnings(), fmt.Errorf("ibnetdiscover: reading line %d: %w", p.lineNo+1, err)
+		}
+	}
+	if len(p.f.Switches)+len(p.f.CAs) == 0 {
+		return nil, p.warnings(), fmt.Errorf("%w (%d lines read)", ErrNoNodes, p.lineNo)
+	}
+	p.inferPeers()
+	p.fixKinds()
+	return p.f, p.warnings(), nil
+}
+
+// readLine returns the next line without its line ending. A line longer than maxLineBytes is consumed and
+// reported with tooLong set and only its start returned.
+func readLine(br *bufio.Reader) (line string, tooLong bool, err error) {
+	b, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		head := string(b[:min(len(b), maxWarningText)])
+		for errors.Is(err, bufio.ErrBufferFull) {
+			_, err = br.ReadSlice('\n')
+		}
+		return head, true, err
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	return s, false, err
+}
+
+// peerSeen is what port lines said about a node that may never get a block of its own.
+type peerSeen struct {
+	kind NodeKind
+	desc string
+	lid  int
+	line int
+}
+
+// current is the node whose port lines are being read.
+type current struct {
+	guid GUID
+	kind NodeKind
+	lid  int // switch port-0 LID
+	np   int // port count, 0 if unknown
+}
+
+// pendingIDs are the key=value lines that precede a node header.
+type pendingIDs struct {
+	vendID, devID uint32
+	sysImg        GUID
+	guid          GUID
+	portGUID      GUID
+	guidKind      NodeKind
+}
+
+type parser struct {
+	f        *Fabric
+	lineNo   int
+	warns    []Warning
+	dropped  int
+	pend     pendingIDs
+	cur      *current
+	skipping bool // inside a block whose header was rejected
+	ports    map[portKey]int
+	peers    map[GUID]peerSeen
+}
+
+func (p *parser) warn(text, reason string) {
+	if len(p.warns) >= maxWarnings {
+		p.dropped++
+		return
+	}
+	if len(text) > maxWarningText {
+		text = text[:maxWarningText]
+	}
+	p.warns = append(p.warns, Warning{Line: p.lineNo, Text: text, Reason: reason})
+}
+
+func (p *parser) warnings() []Warning {
+	if p.dropped == 0 {
+		return p.warns
+	}
+	return append(p.warns, Warning{Line: p.lineNo, Reason: fmt.Sprintf("%d further warnings suppressed", p.dropped)})
+}
+
+func (p *parser) endBlock() {
+	p.cur = nil
+	p.skipping = false
+	p.pend = pendingIDs{}
+}
+
+func (p *parser) parseLine(line string) {
+	t := strings.TrimSpace(line)
+	switch {
+	case t == "":
+		p.endBlock()
+	case t[0] == '#':
+		// Header comments, "# Spine Nodes", "# Chassis CAs", …
+	case t[0] == '[':
+		p.parsePort(line, t)
+	case strings.Contains(firstField(t), "="):
+		p.parseID(line, t)
+	case isNodeKeyword(firstField(t)):
+		p.parseNode(line, t)
+	case strings.HasPrefix(t, "Chassis ") || t == "Non-Chassis Nodes" || strings.HasPrefix(t, "Hostname:"):
+		// Grouping (-g) headings: no topology of their own.
+	default:
+		p.warn(line, "unrecognised line")
+	}
+}
+
+func isNodeKeyword(w string) bool { return w == "Switch" || w == "Ca" || w == "Rt" }
+
+func firstField(t string) string {
+	if i := strings.IndexAny(t, " \t"); i >= 0 {
+		return t[:i]
+	}
+	return t
+}
+
+// parseID reads vendid=, devid=, sysimgguid=, switchguid=, caguid= and rtguid= lines.
+func (p *parser) parseID(line, t string) {
+	kv := firstField(t)
+	key, val, _ := strings.Cut(kv, "=")
+	if key == "vendid" {
+		// A new block starts even when no blank line separated it from the last.
+		p.cur, p.skipping = nil, false
+		p.pend = pendingIDs{}
+	}
+	switch key {
+	case "vendid", "devid":
+		n, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(val), "0x"), 16, 32)
+		if err != nil {
+			p.warn(line, fmt.Sprintf("bad %s value", key))
+			return
+		}
+		if key == "vendid" {
+			p.pend.vendID = uint32(n)
+		} else {
+			p.pend.devID = uint32(n)
+		}
+	case "sysimgguid":
+		g, err := ParseGUID(val)
+		if err != nil {
+			p.warn(line, "bad sysimgguid: "+err.Error())
+			return
+		}
+		p.pend.sysImg = g
+	case "switchguid", "caguid", "rtguid":
+		node, port, hasPort := strings.Cut(val, "(")
+		g, err := ParseGUID(node)
+		if err != nil {
+			p.warn(line, "bad "+key+": "+err.Error())
+			return
+		}
+		p.pend.guid = g
+		p.pend.guidKind = map[string]NodeKind{"switchguid": KindSwitch, "caguid": KindCA, "rtguid": KindRouter}[key]
+		if hasPort {
+			port, _, closed := strings.Cut(port, ")")
+			pg, err := ParseGUID(port)
+			if err != nil || !closed {
+				p.warn(line, "bad port GUID in "+key)
+				return
+			}
+			p.pend.portGUID = pg
+		}
+	default:
+		p.warn(line, "unknown key "+strconv.Quote(key))
+	}
+}
+
+// parseNode reads a Switch, Ca or Rt header and makes that node current.
+func (p *parser) parseNode(line, t string) {
+	p.cur, p.skipping = nil, true // until the header proves good
+	m := nodeRE.FindStringSubmatch(t)
+	if m == nil {
+		p.warn(line, "malformed node header; its port lines are skipped")
+		return
+	}
+	kind := map[string]NodeKind{"Switch": KindSwitch, "Ca": KindCA, "Rt": KindRouter}[m[1]]
+	if want := kindLetter(kind); m[3] != want {
+		p.warn(line, fmt.Sprintf("%s header names a %q node; its port lines are skipped", m[1], m[3]))
+		return
+	}
+	guid, err := ParseGUID(m[4])
+	if err != nil {
+		p.warn(line, "bad node GUID: "+err.Error()+"; its port lines are skipped")
+		return
+	}
+	nports, ok := atoiMax(m[2], maxPortNumber)
+	if !ok {
+		p.warn(line, "bad port count; its port lines are skipped")
+		return
+	}
+	desc, tail := m[5], m[6]
+	if p.pend.guid != "" && p.pend.guid != guid {
+		p.warn(line, fmt.Sprintf("header GUID differs from the %sguid line; using the header's", kindPrefix(p.pend.guidKind)))
+		p.pend.portGUID = ""
+	}
+	if _, dup := p.f.Switches[guid]; dup && kind != KindSwitch {
+		p.warn(line, "GUID already declared as a switch; block skipped")
+		return
+	}
+	if _, dup := p.f.CAs[guid]; dup && kind == KindSwitch {
+		p.warn(line, "GUID already declared as a CA; block skipped")
+		return
+	}
+	cur := &current{guid: guid, kind: kind, np: nports}
+	switch kind {
+	case KindSwitch:
+		if sw, dup := p.f.Switches[guid]; dup {
+			p.warn(line, "switch declared twice; keeping the first declaration")
+			cur.lid, cur.np = sw.LID, sw.NumPorts
+			break
+		}
+		sw := &Switch{
+			GUID: guid, SystemImageGUID: p.pend.sysImg, VendorID: p.pend.vendID, DeviceID: p.pend.devID,
+			NumPorts: nports, Description: desc, Line: p.lineNo,
+		}
+		if p.pend.guid == guid {
+			sw.PortGUID = p.pend.portGUID
+		}
+		sw.Name, sw.Model = SwitchNameModel(desc)
+		if tm := switchTailRE.FindStringSubmatch(tail); tm != nil {
+			lid, okL := atoiMax(tm[2], maxLID)
+			lmc, okM := atoiMax(tm[3], 7)
+			if okL && okM {
+				sw.LID, sw.LMC, sw.EnhancedPort0 = lid, lmc, tm[1] == "enhanced"
+			} else {
+				p.warn(line, "bad switch LID or LMC")
+			}
+		} else {
+			p.warn(line, "switch header without port 0 LID")
+		}
+		cur.lid = sw.LID
+		p.f.Switches[guid] = sw
+	default:
+		if ca, dup := p.f.CAs[guid]; dup {
+			p.warn(line, "CA declared twice; keeping the first declaration")
+			cur.np = ca.NumPorts
+			break
+		}
+		ca := &CA{
+			GUID: guid, Kind: kind, SystemImageGUID: p.pend.sysImg, VendorID: p.pend.vendID, DeviceID: p.pend.devID,
+			NumPorts: nports, Description: desc, Line: p.lineNo,
+		}
+		if kind == KindCA {
+			ca.Host, ca.Device = HostDevice(desc)
+		}
+		p.f.CAs[guid] = ca
+	}
+	p.cur, p.skipping = cur, false
+}
+
+func guidOK(s string) (GUID, bool) {
+	g, err := ParseGUID(s)
+	return g, err == nil
+}
+
+// atoiMax parses a decimal number in [0, max].
+func atoiMax(s string, max int) (int, bool) {
+	if s == "" || len(s) > 6 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > max {
+		return 0, false
+	}
+	return n, true
+}
+
+func kindLetter(k NodeKind) string {
+	switch k {
+	case KindSwitch:
+		return "S"
+	case KindRouter:
+		return "R"
+	default:
+		return "H"
+	}
+}
+
+func letterKind(l string) NodeKind {
+	switch l {
+	case "S":
+		return KindSwitch
+	case "H":
+		return KindCA
+	case "R":
+		return KindRouter
+	}
+	return ""
+}
+
+func kindPrefix(k NodeKind) string {
+	switch k {
+	case KindSwitch:
+		return "switch"
+	case KindRouter:
+		return "rt"
+	default:
+		return "ca"
+	}
+}

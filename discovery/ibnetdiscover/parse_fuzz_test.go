@@ -1,0 +1,105 @@
+package ibnetdiscover
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func FuzzParse(f *testing.F) {
+	for _, path := range []string{"testdata/small.txt", "testdata/garbage.txt", superPODFixture} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(b) > 8<<10 {
+			b = b[:8<<10] // a cut capture; the whole large fixture would slow every mutation
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(smallDoc))
+	// Every line of the small document cut short at a few points.
+	for i, line := range strings.Split(smallDoc, "\n") {
+		for _, cut := range []int{1, len(line) / 3, len(line) / 2, len(line) - 1} {
+			if cut > 0 && cut < len(line) {
+				f.Add([]byte(replaceLine(smallDoc, i+1, line[:cut])))
+			}
+		}
+	}
+	f.Add([]byte("switchguid=0x1(\nSwitch\t1 \"S-1\"\t\t# \"\" base port 0 lid 0 lmc 0\n[1]\t\"S-1\"[1]\t\t# \"\" lid 0 4xNDR\n"))
+	f.Add([]byte("Ca\t1 \"H-1\"\t\t# \"a b\"\n[1](1) \t\"S-2\"[1][ext 3]\t\t# lid 1 lmc 0 \"x\" lid 2 ?????\n"))
+
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fab, warns, err := Parse(bytes.NewReader(in))
+		lines := bytes.Count(in, []byte("\n")) + 1
+		for _, w := range warns {
+			if w.Line < 1 || w.Line > lines || len(w.Text) > maxWarningText {
+				t.Fatalf("bad warning %+v (%d lines)", w, lines)
+			}
+		}
+		if len(warns) > maxWarnings+1 {
+			t.Fatalf("%d warnings", len(warns))
+		}
+		if err != nil {
+			if fab != nil || !errors.Is(err, ErrNoNodes) {
+				t.Fatalf("Parse = %v, %v", fab, err)
+			}
+			return
+		}
+		if len(fab.Switches)+len(fab.CAs) == 0 {
+			t.Fatal("no nodes and no error")
+		}
+		used := map[portKey]bool{}
+		for _, l := range fab.Links {
+			if !l.A.key().less(l.B.key()) {
+				t.Fatalf("link ends out of order: %+v", l)
+			}
+			for _, e := range []Endpoint{l.A, l.B} {
+				if used[e.key()] {
+					t.Fatalf("port %v in two links", e.key())
+				}
+				used[e.key()] = true
+				if e.Port < 1 || e.Port > maxPortNumber || !validGUID(e.GUID) || (e.PortGUID != "" && !validGUID(e.PortGUID)) {
+					t.Fatalf("bad endpoint %+v", e)
+				}
+				_, sw := fab.Switches[e.GUID]
+				c, ca := fab.CAs[e.GUID]
+				if !sw && !ca {
+					t.Fatalf("link end %s is no known node", e.GUID)
+				}
+				if sw && e.Kind != KindSwitch || ca && e.Kind != c.Kind {
+					t.Fatalf("link end %+v disagrees with its node's type", e)
+				}
+			}
+		}
+		for g, s := range fab.Switches {
+			if g != s.GUID || !validGUID(g) {
+				t.Fatalf("switch key %s, GUID %s", g, s.GUID)
+			}
+			if _, ok := fab.CAs[g]; ok {
+				t.Fatalf("%s is both switch and CA", g)
+			}
+		}
+		for _, h := range fab.Hosts() {
+			for _, u := range fab.HostUplinks(h) {
+				if _, ok := fab.CAs[u.CA]; !ok {
+					t.Fatalf("uplink from unknown CA %+v", u)
+				}
+			}
+		}
+		for g, n := range fab.SwitchAdjacency() {
+			for _, o := range n {
+				if o == g {
+					t.Fatalf("switch %s adjacent to itself", g)
+				}
+			}
+		}
+	})
+}
+
+func validGUID(g GUID) bool {
+	n, err := ParseGUID(string(g))
+	return err == nil && n == g
+}

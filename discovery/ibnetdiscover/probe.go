@@ -1,0 +1,186 @@
+package ibnetdiscover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/discovery"
+)
+
+// ProbeName is the name the probe registers under.
+const ProbeName = "ibnetdiscover"
+
+// maxResultWarnings bounds the parse warnings copied into a Result.
+const maxResultWarnings = 20
+
+func init() {
+	discovery.Register(ProbeName, func(cfg discovery.Config) (discovery.Probe, error) { return New(cfg), nil })
+}
+
+// Probe reports the switch ports that the node's InfiniBand HCAs are cabled to, as ibnetdiscover sees them.
+type Probe struct {
+	// Config supplies NodeName, IBNetDiscoverFile and SysfsRoot.
+	Config discovery.Config
+	// Runner runs the tool when Config.IBNetDiscoverFile is empty.
+	Runner Runner
+}
+
+// New builds the probe with a default Runner (ibnetdiscover on PATH).
+func New(cfg discovery.Config) *Probe {
+	return &Probe{Config: cfg}
+}
+
+// Name returns "ibnetdiscover".
+func (p *Probe) Name() string { return ProbeName }
+
+// Run reads the fabric (from Config.IBNetDiscoverFile, else by running the tool) and returns one
+// LinkNeighbor per port of the node's HCAs that is cabled to a switch.
+//
+// The node is found by host name: a CA belongs to the node whose name, lower-cased, is the first word of the
+// CA's description; when no CA matches the full node name, a unique match on the short name (before the
+// first dot) on either side is accepted, with a warning. Interface is "<device>/<port>", the device being
+// the second word of the CA description ("mlx5_0/1", the kernel's RDMA device name on Linux hosts), or the
+// CA's node GUID when the description has no second word ("0c42a10300ab0001/1").
+//
+// NotApplicable is set when the tool is not installed, when sysfs shows no InfiniBand port on a node that is
+// to run the tool, and when the node has no HCA in the fabric.
+func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
+	if p.Config.NodeName == "" {
+		return discovery.Result{}, errors.New("ibnetdiscover: node name not configured")
+	}
+	fabric, warns, na, err := p.fabric(ctx)
+	if err != nil || na != "" {
+		return discovery.Result{NotApplicable: na}, err
+	}
+	res := discovery.Result{Warnings: warningStrings(warns)}
+	host := strings.ToLower(p.Config.NodeName)
+	uplinks := fabric.HostUplinks(host)
+	if len(uplinks) == 0 {
+		if alt, ok := shortNameMatch(fabric, host); ok {
+			uplinks = fabric.HostUplinks(alt)
+			res.Warnings = append(res.Warnings, fmt.Sprintf("node %q matched fabric host %q by short name", p.Config.NodeName, alt))
+		}
+	}
+	if len(uplinks) == 0 {
+		res.NotApplicable = fmt.Sprintf("node %q has no HCA cabled to a switch in the fabric (%d hosts, %d switches)",
+			p.Config.NodeName, len(fabric.Hosts()), len(fabric.Switches))
+		return res, nil
+	}
+	for _, u := range uplinks {
+		res.Neighbors = append(res.Neighbors, neighbor(fabric, u))
+	}
+	return res, nil
+}
+
+// fabric gets the topology from the configured file or from the tool. na is set when there is nothing to see.
+func (p *Probe) fabric(ctx context.Context) (f *Fabric, warns []Warning, na string, err error) {
+	if path := p.Config.IBNetDiscoverFile; path != "" {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("ibnetdiscover: %w", err)
+		}
+		defer fh.Close()
+		f, warns, err = Parse(fh)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("ibnetdiscover: %s: %w", path, err)
+		}
+		return f, warns, "", nil
+	}
+	root := p.Config.SysfsRoot
+	if root == "" {
+		root = "/sys"
+	}
+	if has, known := hasInfiniBandPort(root); known && !has {
+		return nil, nil, "no InfiniBand port under " + filepath.Join(root, "class/infiniband"), nil
+	}
+	f, warns, err = p.Runner.Discover(ctx)
+	if errors.Is(err, ErrNotAvailable) {
+		return nil, nil, err.Error(), nil
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return f, warns, "", nil
+}
+
+// hasInfiniBandPort tells whether any RDMA device port under root has the InfiniBand link layer. known is
+// false when sysfs could not be read, in which case the tool is run anyway.
+func hasInfiniBandPort(root string) (has, known bool) {
+	devs, err := os.ReadDir(filepath.Join(root, "class", "infiniband"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, true
+	}
+	if err != nil {
+		return false, false
+	}
+	for _, d := range devs {
+		ports, _ := os.ReadDir(filepath.Join(root, "class", "infiniband", d.Name(), "ports"))
+		for _, pt := range ports {
+			b, err := os.ReadFile(filepath.Join(root, "class", "infiniband", d.Name(), "ports", pt.Name(), "link_layer"))
+			if err == nil && strings.TrimSpace(string(b)) == "InfiniBand" {
+				return true, true
+			}
+		}
+	}
+	return false, true
+}
+
+// shortNameMatch finds the one fabric host whose short name equals host's short name.
+func shortNameMatch(f *Fabric, host string) (string, bool) {
+	short, _, _ := strings.Cut(host, ".")
+	var found []string
+	for _, h := range f.Hosts() {
+		if s, _, _ := strings.Cut(h, "."); s == short && h != host {
+			found = append(found, h)
+		}
+	}
+	if len(found) != 1 {
+		return "", false
+	}
+	return found[0], true
+}
+
+func neighbor(f *Fabric, u Uplink) v1alpha1.LinkNeighbor {
+	local := u.Device
+	if local == "" {
+		local = string(u.CA)
+	}
+	n := v1alpha1.LinkNeighbor{
+		Source:           v1alpha1.SourceIBNetDiscover,
+		Interface:        clip(local+"/"+strconv.Itoa(u.CAPort), 64),
+		ChassisID:        string(u.Switch),
+		ChassisIDSubtype: "guid",
+		PortID:           strconv.Itoa(u.SwitchPort),
+		PortIDSubtype:    "number",
+		SystemName:       clip(u.SwitchName, 255),
+	}
+	if sw, ok := f.Switches[u.Switch]; ok {
+		n.SystemDescription = clip(sw.Description, 512)
+	}
+	return n
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func warningStrings(ws []Warning) []string {
+	var out []string
+	for i, w := range ws {
+		if i == maxResultWarnings {
+			out = append(out, fmt.Sprintf("%d more ibnetdiscover parse warnings", len(ws)-i))
+			break
+		}
+		out = append(out, w.String())
+	}
+	return out
+}

@@ -1,0 +1,145 @@
+package ibnetdiscover
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/discovery"
+)
+
+func leafNeighbor(iface, port string) v1alpha1.LinkNeighbor {
+	return v1alpha1.LinkNeighbor{
+		Source: v1alpha1.SourceIBNetDiscover, Interface: iface,
+		ChassisID: "b83fd20300a10002", ChassisIDSubtype: "guid", PortID: port, PortIDSubtype: "number",
+		SystemName: "ib-leaf-01", SystemDescription: "MF0;ib-leaf-01:MQM9700/U1",
+	}
+}
+
+func TestProbeRegistered(t *testing.T) {
+	probes, err := discovery.New(discovery.Config{NodeName: "dgx-a01", IBNetDiscoverFile: "testdata/small.txt"}, ProbeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(probes) != 1 || probes[0].Name() != "ibnetdiscover" {
+		t.Fatalf("probes = %v", probes)
+	}
+	res, err := probes[0].Run(context.Background())
+	if err != nil || len(res.Neighbors) != 2 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+}
+
+func TestProbeNeighborsFromFile(t *testing.T) {
+	for _, tc := range []struct {
+		node     string
+		want     []v1alpha1.LinkNeighbor
+		warnings []string
+		na       string
+	}{
+		{node: "dgx-a01", want: []v1alpha1.LinkNeighbor{leafNeighbor("mlx5_0/1", "1"), leafNeighbor("mlx5_1/1", "2")}},
+		{node: "DGX-A02", want: []v1alpha1.LinkNeighbor{leafNeighbor("HCA-1/1", "3")}},
+		// No device word in the description: the HCA is named by its GUID.
+		{node: "node9", want: []v1alpha1.LinkNeighbor{leafNeighbor("0002c90300f00009/1", "4")}},
+		{node: "dgx-a01.cluster.local", want: []v1alpha1.LinkNeighbor{leafNeighbor("mlx5_0/1", "1"), leafNeighbor("mlx5_1/1", "2")},
+			warnings: []string{`node "dgx-a01.cluster.local" matched fabric host "dgx-a01" by short name`}},
+		{node: "dgx-z99", na: `node "dgx-z99" has no HCA cabled to a switch in the fabric (3 hosts, 2 switches)`},
+		// The aggregation node's description must not make "mellanox" a host.
+		{node: "mellanox", na: `node "mellanox" has no HCA cabled to a switch in the fabric (3 hosts, 2 switches)`},
+	} {
+		t.Run(tc.node, func(t *testing.T) {
+			res, err := New(discovery.Config{NodeName: tc.node, IBNetDiscoverFile: "testdata/small.txt"}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(res.Neighbors, tc.want) || res.NotApplicable != tc.na || !reflect.DeepEqual(res.Warnings, tc.warnings) {
+				t.Errorf("Run(%s) =\n %+v\nwant neighbours %+v, NotApplicable %q, warnings %q", tc.node, res, tc.want, tc.na, tc.warnings)
+			}
+		})
+	}
+}
+
+func TestProbeSuperPODHost(t *testing.T) {
+	res, err := New(discovery.Config{NodeName: "dgx-021", IBNetDiscoverFile: superPODFixture}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range res.Neighbors {
+		got = append(got, n.Interface+" "+n.SystemName+":"+n.PortID)
+	}
+	want := []string{ // sorted by device name; mlx5_9 (rail 6) is down
+		"mlx5_0/1 ib-su2-leaf-r1:5", "mlx5_10/1 ib-su2-leaf-r7:5", "mlx5_11/1 ib-su2-leaf-r8:5", "mlx5_3/1 ib-su2-leaf-r2:5",
+		"mlx5_4/1 ib-su2-leaf-r3:5", "mlx5_5/1 ib-su2-leaf-r4:5", "mlx5_6/1 ib-su2-leaf-r5:5",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("neighbours = %q, want %q", got, want)
+	}
+}
+
+func TestProbeFileErrors(t *testing.T) {
+	for name, cfg := range map[string]discovery.Config{
+		"missing file": {NodeName: "dgx-a01", IBNetDiscoverFile: "testdata/does-not-exist.txt"},
+		"garbage file": {NodeName: "dgx-a01", IBNetDiscoverFile: "testdata/garbage.txt"},
+		"no node name": {IBNetDiscoverFile: "testdata/small.txt"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if res, err := New(cfg).Run(context.Background()); err == nil {
+				t.Fatalf("Run = %+v, want an error", res)
+			}
+		})
+	}
+}
+
+// fakeSysfs makes a sysfs tree with one RDMA device whose port 1 has the given link layer.
+func fakeSysfs(t *testing.T, linkLayer string) string {
+	t.Helper()
+	root := t.TempDir()
+	port := filepath.Join(root, "class", "infiniband", "mlx5_0", "ports", "1")
+	if err := os.MkdirAll(port, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(port, "link_layer"), []byte(linkLayer+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestProbeRunsTool(t *testing.T) {
+	fixture, err := filepath.Abs("testdata/small.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := fakeTool(t, "cat '"+fixture+"'")
+	fails := fakeTool(t, "echo must not run >&2; exit 1")
+	for _, tc := range []struct {
+		name      string
+		sysfs     string
+		tool      string
+		neighbors int
+		na        string
+		wantErr   bool
+	}{
+		{name: "InfiniBand node", sysfs: fakeSysfs(t, "InfiniBand"), tool: ok, neighbors: 2},
+		{name: "RoCE-only node", sysfs: fakeSysfs(t, "Ethernet"), tool: fails, na: "no InfiniBand port under"},
+		{name: "no RDMA device", sysfs: t.TempDir(), tool: fails, na: "no InfiniBand port under"},
+		{name: "tool not installed", sysfs: fakeSysfs(t, "InfiniBand"), tool: filepath.Join(t.TempDir(), "ibnetdiscover"), na: "ibnetdiscover not available"},
+		{name: "tool fails", sysfs: fakeSysfs(t, "InfiniBand"), tool: fails, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New(discovery.Config{NodeName: "dgx-a01", SysfsRoot: tc.sysfs})
+			p.Runner.Path = tc.tool
+			res, err := p.Run(context.Background())
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if len(res.Neighbors) != tc.neighbors || !strings.Contains(res.NotApplicable, tc.na) || (tc.na == "") != (res.NotApplicable == "") {
+				t.Errorf("Run = %+v; want %d neighbours, NotApplicable containing %q", res, tc.neighbors, tc.na)
+			}
+		})
+	}
+}

@@ -1,0 +1,128 @@
+// Package chart checks the Helm chart for real: helm lint and helm template with every values file under
+// charts/fabricmap/ci, and every rendered manifest sent to a real kube-apiserver as a server-side dry-run apply.
+package chart
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const namespace = "fabricmap-system"
+
+func chartDir() string { return filepath.Join(testenv.RepoRoot(), "charts", "fabricmap") }
+
+func helm(t *testing.T, args ...string) []byte {
+	t.Helper()
+	bin := filepath.Join(testenv.RepoRoot(), "bin", "helm")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("helm not built (%v): run `make tools`", err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+func valuesFiles(t *testing.T) []string {
+	files, err := filepath.Glob(filepath.Join(chartDir(), "ci", "*-values.yaml"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("want at least two values files under ci/, got %v (%v)", files, err)
+	}
+	return files
+}
+
+func render(t *testing.T, values string) []*unstructured.Unstructured {
+	t.Helper()
+	out := helm(t, "template", "fabricmap", chartDir(), "--namespace", namespace, "--kube-version", "1.36.3",
+		"--include-crds", "-f", values)
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("decoding rendered manifests: %v", err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+	return objs
+}
+
+func TestLint(t *testing.T) {
+	for _, v := range valuesFiles(t) {
+		t.Run(filepath.Base(v), func(t *testing.T) {
+			helm(t, "lint", chartDir(), "--strict", "-f", v)
+		})
+	}
+}
+
+func TestRenderedManifestsPassServerSideDryRun(t *testing.T) {
+	ctx := context.Background()
+	c := testenv.Shared.Client
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range valuesFiles(t) {
+		t.Run(filepath.Base(v), func(t *testing.T) {
+			objs := render(t, v)
+			kinds := map[string]int{}
+			for _, o := range objs {
+				kinds[o.GetKind()]++
+				ac := client.ApplyConfigurationFromUnstructured(o)
+				if err := c.Apply(ctx, ac, client.FieldOwner("chart-test"), client.DryRunAll, client.ForceOwnership); err != nil {
+					t.Errorf("%s %s/%s refused by the API server: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+				}
+			}
+			for _, k := range []string{"DaemonSet", "Deployment", "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "CustomResourceDefinition"} {
+				if kinds[k] == 0 {
+					t.Errorf("no %s rendered (kinds: %v)", k, kinds)
+				}
+			}
+		})
+	}
+}
+
+func TestVolcanoCRDOnlyWhenAsked(t *testing.T) {
+	crds := func(values string) string {
+		var names []string
+		for _, o := range render(t, values) {
+			if o.GetKind() == "CustomResourceDefinition" {
+				names = append(names, o.GetName())
+			}
+		}
+		return fmt.Sprint(names)
+	}
+	dir := filepath.Join(chartDir(), "ci")
+	if got := crds(filepath.Join(dir, "default-values.yaml")); got != "[nodefabricreports.fabricmap.io]" {
+		t.Errorf("default CRDs = %s", got)
+	}
+	if got := crds(filepath.Join(dir, "volcano-crds-values.yaml")); !strings.Contains(got, "hypernodes.topology.volcano.sh") {
+		t.Errorf("CRDs with crds.install.volcano = %s", got)
+	}
+}
