@@ -265,7 +265,7 @@ func TestInvalidHyperNodeIsRejectedByTheRealAPIServer(t *testing.T) {
 	}
 }
 
-func TestReportOfDeletedNodeIsCollected(t *testing.T) {
+func TestReportMayBeOwnedByItsNode(t *testing.T) {
 	// The agent sets an owner reference to the Node; garbage collection itself needs kube-controller-manager,
 	// which this control plane does not run, so this checks the reference the collector relies on.
 	ctx := context.Background()
