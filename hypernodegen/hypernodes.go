@@ -60,7 +60,7 @@ func hyperNode(t *topology.Tree, d *topology.Domain) topologyv1alpha1.HyperNode 
 				TierNameLabel:  topology.SafeName(d.TierName),
 			},
 		},
-		Spec: topologyv1alpha1.HyperNodeSpec{Tier: d.Tier, TierName: d.TierName},
+		Spec:   topologyv1alpha1.HyperNodeSpec{Tier: d.Tier, TierName: d.TierName},
 		Status: topologyv1alpha1.HyperNodeStatus{NodeCount: int64(t.NodeCount(d.Name))},
 	}
 	if d.Source != "" {
