@@ -119,7 +119,7 @@ func (a *Agent) runProbe(ctx context.Context, p discovery.Probe) outcome {
 	case a.Config.DataExpiry > 0 && now.Sub(prev.at) > a.Config.DataExpiry:
 		return outcome{name: name, err: err, lastGood: prev.at, expired: true}
 	default:
-		return outcome{name: name, err: err, result: prev.result, lastGood: prev.at, stale: true}
+		return outcome{name: name, err: err, result: prev.result, lastGood: prev.at}
 	}
 }
 
@@ -154,13 +154,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-// errNoProbes is returned by the constructor helpers when no probe is configured.
-var errNoProbes = errors.New("no probe configured")
-
 // Validate checks that the agent can run.
 func (a *Agent) Validate() error {
 	if len(a.Probes) == 0 {
-		return errNoProbes
+		return errors.New("no probe configured")
 	}
 	if a.Publisher == nil || a.Publisher.NodeName == "" {
 		return errors.New("the node name is empty: set NODE_NAME (downward API spec.nodeName) or --node-name")

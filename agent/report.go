@@ -40,8 +40,6 @@ type outcome struct {
 	err    error
 	// lastGood is when the probe last succeeded; zero if never.
 	lastGood time.Time
-	// stale is true when result is last cycle's good data kept across a failure.
-	stale bool
 	// expired is true when the probe failed and its last good data was too old to keep.
 	expired bool
 }

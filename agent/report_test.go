@@ -46,7 +46,7 @@ func TestBuildReport(t *testing.T) {
 		},
 	}, {
 		name:      "a failure with stale data says when it was last seen",
-		outcomes:  []outcome{{name: "rdma", err: errors.New("boom"), lastGood: earlier, stale: true}},
+		outcomes:  []outcome{{name: "rdma", err: errors.New("boom"), lastGood: earlier}},
 		prev:      []v1alpha1.ProbeCondition{{Name: "rdma", State: v1alpha1.ProbeAvailable}},
 		wantState: map[string]v1alpha1.ProbeState{"rdma": v1alpha1.ProbeDegraded},
 		wantTrans: map[string]time.Time{"rdma": now},

@@ -150,9 +150,6 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 				continue
 			}
 		}
-		if ok && specEqual(cur, d) && cur.Status.NodeCount == d.Status.NodeCount {
-			continue
-		}
 		if !ok || !specEqual(cur, d) {
 			if err := kube.Apply(ctx, r.Client, d, FieldManager); err != nil {
 				return 0, err
