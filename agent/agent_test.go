@@ -141,7 +141,7 @@ func TestAgentPublishesOnlyOnChange(t *testing.T) {
 		if len(r.Spec.Neighbors) != 2 {
 			t.Fatalf("last good neighbours were dropped: %+v", r.Spec.Neighbors)
 		}
-		c := condition(r, "lldp")
+		c := probeCondition(r, "lldp")
 		if c.State != v1alpha1.ProbeDegraded || c.Reason != ReasonFailed || c.LastSuccessTime == nil || !c.LastSuccessTime.Time.Equal(seen) {
 			t.Fatalf("lldp condition = %+v, want Degraded with last success %v", c, seen)
 		}
@@ -150,8 +150,8 @@ func TestAgentPublishesOnlyOnChange(t *testing.T) {
 			t.Fatal("expiry was not written")
 		}
 		r = getReport(t, node.Name)
-		if len(r.Spec.Neighbors) != 0 || condition(r, "lldp").Reason != ReasonFailedExpired {
-			t.Fatalf("expired data kept: %+v / %+v", r.Spec.Neighbors, condition(r, "lldp"))
+		if len(r.Spec.Neighbors) != 0 || probeCondition(r, "lldp").Reason != ReasonFailedExpired {
+			t.Fatalf("expired data kept: %+v / %+v", r.Spec.Neighbors, probeCondition(r, "lldp"))
 		}
 		lldp.err = nil
 	})
@@ -188,7 +188,7 @@ func conditions(r *v1alpha1.NodeFabricReport) map[string]v1alpha1.ProbeState {
 	return out
 }
 
-func condition(r *v1alpha1.NodeFabricReport, name string) v1alpha1.ProbeCondition {
+func probeCondition(r *v1alpha1.NodeFabricReport, name string) v1alpha1.ProbeCondition {
 	for _, c := range r.Status.Probes {
 		if c.Name == name {
 			return c

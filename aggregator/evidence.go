@@ -9,17 +9,12 @@ import (
 const SourceReports = "reports"
 
 // EvidenceFromReport turns one node's report into topology evidence: every neighbour becomes a link to the
-// switch it names. Switch identities carry their subtype ("mac:…", "guid:…") so that an LLDP chassis ID
-// and an InfiniBand GUID can never be taken for one another.
+// switch it names, identified by topology.SwitchID.
 func EvidenceFromReport(r *v1alpha1.NodeFabricReport) topology.NodeEvidence {
 	e := topology.NodeEvidence{Node: r.Name, Source: SourceReports, NVLinkDomain: r.Spec.NVLinkDomain}
 	for _, n := range r.Spec.Neighbors {
-		id := n.ChassisID
-		if n.ChassisIDSubtype != "" {
-			id = n.ChassisIDSubtype + ":" + n.ChassisID
-		}
 		e.Links = append(e.Links, topology.SwitchLink{
-			SwitchID:   id,
+			SwitchID:   topology.SwitchID(n.ChassisIDSubtype, n.ChassisID),
 			SwitchName: n.SystemName,
 			Port:       n.PortID,
 			Storage:    n.Class == v1alpha1.PortClassStorage,

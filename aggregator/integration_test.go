@@ -107,7 +107,7 @@ func hyperNodes(t *testing.T) map[string][]string {
 	return out
 }
 
-func reconcile(t *testing.T, r *Reconciler) time.Duration {
+func reconcileOnce(t *testing.T, r *Reconciler) time.Duration {
 	t.Helper()
 	res, err := r.Reconcile(context.Background(), Request)
 	if err != nil {
@@ -131,7 +131,7 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 	for _, rep := range []*v1alpha1.NodeFabricReport{report("n1", "01"), report("n2", "01"), report("n3", "02"), report("n4")} {
 		upsertReport(t, rep)
 	}
-	reconcile(t, r)
+	reconcileOnce(t, r)
 	want := map[string][]string{
 		"fabric": {"sw-01", "sw-02"},
 		"sw-01":  {"n1", "n2"},
@@ -150,7 +150,7 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 
 	t.Run("steady state writes nothing", func(t *testing.T) {
 		before := writes(r)
-		reconcile(t, r)
+		reconcileOnce(t, r)
 		if after := writes(r); after != before {
 			t.Fatalf("a second reconcile with nothing changed wrote %v times", after-before)
 		}
@@ -158,7 +158,7 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 
 	t.Run("a restarted aggregator writes nothing", func(t *testing.T) {
 		fresh := newReconciler(t, time.Minute, clock)
-		reconcile(t, fresh)
+		reconcileOnce(t, fresh)
 		if w := writes(fresh); w != 0 {
 			t.Fatalf("a fresh reconciler wrote %v times over an up-to-date cluster", w)
 		}
@@ -166,7 +166,7 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 
 	t.Run("a node moves leaf: domains follow, the emptied one waits for the grace period", func(t *testing.T) {
 		upsertReport(t, report("n3", "01"))
-		requeue := reconcile(t, r)
+		requeue := reconcileOnce(t, r)
 		got := hyperNodes(t)
 		if !equal(got["sw-01"], []string{"n1", "n2", "n3"}) || !equal(got["fabric"], []string{"sw-01"}) {
 			t.Fatalf("after the move: %v", got)
@@ -178,7 +178,7 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 			t.Fatalf("requeue after %v, want within the grace period", requeue)
 		}
 		clock.t = clock.t.Add(61 * time.Second)
-		reconcile(t, r)
+		reconcileOnce(t, r)
 		if _, kept := hyperNodes(t)["sw-02"]; kept {
 			t.Fatal("sw-02 still exists after the grace period")
 		}
@@ -186,14 +186,14 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 
 	t.Run("a flip and back within the grace period deletes nothing", func(t *testing.T) {
 		upsertReport(t, report("n3", "03"))
-		reconcile(t, r)
+		reconcileOnce(t, r)
 		clock.t = clock.t.Add(30 * time.Second)
 		upsertReport(t, report("n3", "01"))
-		reconcile(t, r)
+		reconcileOnce(t, r)
 		clock.t = clock.t.Add(45 * time.Second)
-		reconcile(t, r) // sw-03 has now been absent 45s < 60s... and then more
+		reconcileOnce(t, r) // sw-03 has now been absent 45s < 60s... and then more
 		clock.t = clock.t.Add(20 * time.Second)
-		reconcile(t, r)
+		reconcileOnce(t, r)
 		got := hyperNodes(t)
 		if _, ok := got["sw-01"]; !ok {
 			t.Fatalf("sw-01 was deleted during a flip: %v", got)
@@ -220,7 +220,7 @@ func TestForeignHyperNodesAreLeftAlone(t *testing.T) {
 	}
 	upsertReport(t, report("n1", "01"))
 	r := newReconciler(t, 0, &fakeClock{t: time.Unix(1_800_000_000, 0)})
-	reconcile(t, r)
+	reconcileOnce(t, r)
 	got := hyperNodes(t)
 	if !equal(got["sw-01"], []string{"other"}) {
 		t.Errorf("a foreign HyperNode with a name fabricmap wanted was changed: %v", got["sw-01"])

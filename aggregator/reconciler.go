@@ -76,7 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, fmt.Errorf("listing reports: %w", err)
 	}
 	evidence := r.evidence(reports.Items)
-	tree, problems := topology.Build(evidence, topology.BuildOptions{RootName: r.Config.RootName})
+	tree, problems := topology.Build(topology.Input{Nodes: evidence}, topology.BuildOptions{RootName: r.Config.RootName})
 	for _, p := range problems {
 		r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
 	}

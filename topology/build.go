@@ -1,7 +1,8 @@
 package topology
 
 import (
-	"sort"
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -11,16 +12,38 @@ type BuildOptions struct {
 	RootName string
 }
 
-// Build infers the tree from per-node evidence. Nodes that share a compute switch land in one leaf domain;
-// because the grouping is transitive, rail-optimised leaves that share hosts form one domain. Storage links
-// are ignored. All leaf domains hang below one root domain. Nodes with no compute link are listed in
-// Unplaced. Evidence that cannot be used is returned as Problems and left out; the result is deterministic
-// whatever the order of the input.
-func Build(evidence []NodeEvidence, opts BuildOptions) (*Tree, []Problem) {
+// Build infers the tree from node evidence and switch-to-switch links.
+//
+// Nodes that share a compute switch land in one leaf domain (tier 1); because the grouping is transitive,
+// rail-optimised leaves that share hosts form one domain, and a host with some links down still joins it.
+// Storage links and switches reached only by storage links are ignored. Above the leaves, each switch gets
+// the tier of its distance from the hosts; domains whose switches reach a common switch of the next tier are
+// joined under one domain of that tier (spine, core, …), as many tiers as the fabric has. The domains left at
+// the top hang below one root; when a single domain is left at the top, it is the root. Nodes with no compute
+// link are listed in Unplaced. Evidence that cannot be used is returned as Problems and left out. The result
+// is a valid tree and does not depend on the order of the input.
+func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	rootName := opts.RootName
 	if rootName == "" {
 		rootName = TierNameRoot
 	}
+	byNode, problems := indexNodes(in.Nodes)
+	g, edgeProblems := newSwitchGraph(byNode, in.SwitchLinks)
+	problems = append(problems, edgeProblems...)
+
+	t := NewTree()
+	leaves, unplaced := g.leafDomains(t, byNode)
+	t.Unplaced = unplaced
+	if len(leaves) == 0 {
+		return t, problems
+	}
+	top := g.stackTiers(t, leaves)
+	addRoot(t, top, rootName)
+	return t, problems
+}
+
+// indexNodes keeps the first usable evidence of each node and reports the rest.
+func indexNodes(evidence []NodeEvidence) (map[string]NodeEvidence, []Problem) {
 	var problems []Problem
 	byNode := map[string]NodeEvidence{}
 	for _, e := range evidence {
@@ -35,136 +58,73 @@ func Build(evidence []NodeEvidence, opts BuildOptions) (*Tree, []Problem) {
 		}
 		byNode[e.Node] = e
 	}
+	return byNode, problems
+}
 
-	groups, unplaced := groupBySwitch(byNode)
-	t := NewTree()
-	t.Unplaced = unplaced
-	if len(groups) == 0 {
-		return t, problems
-	}
-	root := &Domain{Name: SafeName(rootName), Tier: 2, TierName: TierNameRoot, Source: "inferred"}
-	for _, g := range groups {
-		leaf := &Domain{
-			Name:     leafName(g, t),
-			Tier:     1,
-			TierName: TierNameLeaf,
-			Parent:   root.Name,
-			Nodes:    g.nodes,
-			Switches: g.switchIDs,
-			Source:   g.source,
+// addRoot puts one root above the top domains. A single top domain above the leaves becomes the root itself,
+// so that the root keeps its name whether or not a source knew the switches above the leaves.
+func addRoot(t *Tree, top []*Domain, rootName string) {
+	if len(top) == 1 && top[0].Tier >= 2 {
+		d := top[0]
+		delete(t.Domains, d.Name)
+		d.Name = freeName(t, rootName)
+		d.TierName = TierNameRoot
+		for _, c := range d.Children {
+			t.Domains[c].Parent = d.Name
 		}
-		_ = t.Add(leaf) // leafName guarantees a fresh name
-		root.Children = append(root.Children, leaf.Name)
+		_ = t.Add(d)
+		return
 	}
-	sort.Strings(root.Children)
-	if _, clash := t.Domains[root.Name]; clash {
-		root.Name = UniqueName(rootName)
-		for _, c := range root.Children {
-			t.Domains[c].Parent = root.Name
-		}
+	root := &Domain{Name: freeName(t, rootName), TierName: TierNameRoot, Source: "inferred"}
+	for _, d := range top {
+		root.Tier = max(root.Tier, d.Tier+1)
+		d.Parent = root.Name
+		root.Children = append(root.Children, d.Name)
 	}
+	slices.Sort(root.Children)
 	_ = t.Add(root)
-	return t, problems
 }
 
-// leafGroup is a set of nodes joined by shared compute switches.
-type leafGroup struct {
-	nodes     []string
-	switchIDs []string
-	// names maps switch ID to the name it announced, if any.
-	names  map[string]string
-	source string
+// freeName returns SafeName(raw), or its hashed form when that is taken in t.
+func freeName(t *Tree, raw string) string {
+	if name := SafeName(raw); t.Domains[name] == nil {
+		return name
+	}
+	return UniqueName(raw)
 }
 
-// groupBySwitch joins nodes that share a compute switch (union-find over the node–switch graph) and returns
-// the groups in a stable order, plus the nodes that reach no compute switch.
-func groupBySwitch(byNode map[string]NodeEvidence) ([]*leafGroup, []string) {
-	parent := map[string]string{}
-	var find func(string) string
-	find = func(x string) string {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
+// TierName gives the human name of a switch tier: leaf, spine, core, then "tier-N".
+func TierName(tier int) string {
+	switch tier {
+	case 1:
+		return TierNameLeaf
+	case 2:
+		return TierNameSpine
+	case 3:
+		return TierNameCore
 	}
-	union := func(a, b string) {
-		ra, rb := find(a), find(b)
-		if ra != rb {
-			if ra < rb {
-				parent[rb] = ra
-			} else {
-				parent[ra] = rb
-			}
-		}
-	}
-	switchKey := func(id string) string { return "s\x00" + id }
-	nodeKey := func(n string) string { return "n\x00" + n }
-
-	var unplaced []string
-	names := map[string]string{}
-	for n, e := range byNode {
-		compute := 0
-		for _, l := range e.Links {
-			if l.Storage {
-				continue
-			}
-			compute++
-			sk := switchKey(l.SwitchID)
-			if _, ok := parent[sk]; !ok {
-				parent[sk] = sk
-			}
-			if nk := nodeKey(n); parent[nk] == "" {
-				parent[nk] = nk
-			}
-			union(nodeKey(n), sk)
-			if l.SwitchName != "" && (names[l.SwitchID] == "" || l.SwitchName < names[l.SwitchID]) {
-				names[l.SwitchID] = l.SwitchName
-			}
-		}
-		if compute == 0 {
-			unplaced = append(unplaced, n)
-		}
-	}
-	sort.Strings(unplaced)
-
-	byRoot := map[string]*leafGroup{}
-	for key := range parent {
-		r := find(key)
-		g := byRoot[r]
-		if g == nil {
-			g = &leafGroup{names: map[string]string{}}
-			byRoot[r] = g
-		}
-		kind, id, _ := strings.Cut(key, "\x00")
-		if kind == "n" {
-			g.nodes = append(g.nodes, id)
-			if src := byNode[id].Source; g.source == "" || src < g.source {
-				g.source = src
-			}
-		} else {
-			g.switchIDs = append(g.switchIDs, id)
-			if nm := names[id]; nm != "" {
-				g.names[id] = nm
-			}
-		}
-	}
-	groups := make([]*leafGroup, 0, len(byRoot))
-	for _, g := range byRoot {
-		sort.Strings(g.nodes)
-		sort.Strings(g.switchIDs)
-		groups = append(groups, g)
-	}
-	sort.Slice(groups, func(i, j int) bool { return groups[i].switchIDs[0] < groups[j].switchIDs[0] })
-	return groups, unplaced
+	return fmt.Sprintf("tier-%d", tier)
 }
 
-// leafName names a leaf domain after its switches: the smallest announced switch name (or identifier), with
-// "-rails" when several leaves share hosts. A clash with an existing domain falls back to a hashed name of
-// all the group's switch identifiers, which is unique and still stable.
-func leafName(g *leafGroup, t *Tree) string {
+// groupSuffix marks a domain that stands for several switches of one tier.
+func groupSuffix(tier int) string {
+	switch tier {
+	case 1:
+		return "-rails"
+	case 2:
+		return "-spines"
+	case 3:
+		return "-cores"
+	}
+	return fmt.Sprintf("-tier-%d", tier)
+}
+
+// domainName names a domain after its switches: the smallest switch name (or identifier), with a group suffix
+// when it stands for several switches. A clash falls back to a hashed name of all its switch identifiers,
+// which is unique and still stable.
+func (g *switchGraph) domainName(t *Tree, switches []string, tier int) string {
 	best := ""
-	for _, id := range g.switchIDs {
+	for _, id := range switches {
 		label := g.names[id]
 		if label == "" {
 			label = id
@@ -173,12 +133,12 @@ func leafName(g *leafGroup, t *Tree) string {
 			best = label
 		}
 	}
-	if len(g.switchIDs) > 1 {
-		best += "-rails"
+	if len(switches) > 1 {
+		best += groupSuffix(tier)
 	}
 	name := SafeName(best)
-	if _, clash := t.Domains[name]; clash {
-		name = UniqueName(strings.Join(g.switchIDs, ","))
+	if t.Domains[name] != nil {
+		name = UniqueName(strings.Join(switches, ","))
 	}
 	return name
 }

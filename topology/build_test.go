@@ -75,7 +75,7 @@ func TestBuild(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tree, probs := Build(tc.evidence, BuildOptions{})
+			tree, probs := Build(Input{Nodes: tc.evidence}, BuildOptions{})
 			if err := tree.Validate(); err != nil {
 				t.Fatalf("invalid tree: %v", err)
 			}
@@ -116,11 +116,11 @@ func TestBuildIsOrderIndependent(t *testing.T) {
 		ev = append(ev, NodeEvidence{Node: "n" + string(rune('a'+i/26)) + string(rune('a'+i%26)),
 			Links: []SwitchLink{link("id-"+sw, "leaf-"+sw)}})
 	}
-	want, _ := Build(ev, BuildOptions{})
+	want, _ := Build(Input{Nodes: ev}, BuildOptions{})
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 10 {
 		r.Shuffle(len(ev), func(i, j int) { ev[i], ev[j] = ev[j], ev[i] })
-		got, _ := Build(ev, BuildOptions{})
+		got, _ := Build(Input{Nodes: ev}, BuildOptions{})
 		if !reflect.DeepEqual(got, want) {
 			t.Fatal("a reordered input gave a different tree")
 		}
@@ -128,10 +128,10 @@ func TestBuildIsOrderIndependent(t *testing.T) {
 }
 
 func TestBuildNameClashFallsBackToHash(t *testing.T) {
-	tree, _ := Build([]NodeEvidence{
+	tree, _ := Build(Input{Nodes: []NodeEvidence{
 		{Node: "n1", Links: []SwitchLink{link("id-1", "leaf.1")}},
 		{Node: "n2", Links: []SwitchLink{link("id-2", "leaf_1")}},
-	}, BuildOptions{})
+	}}, BuildOptions{})
 	if err := tree.Validate(); err != nil {
 		t.Fatal(err)
 	}

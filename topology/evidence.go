@@ -2,9 +2,55 @@ package topology
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
+
+// Input is everything the tree is inferred from.
+type Input struct {
+	// Nodes holds the evidence for each Kubernetes node (one entry per node).
+	Nodes []NodeEvidence
+	// SwitchLinks are the cables between switches that a fabric-wide source (ibnetdiscover, UFM) saw. They
+	// give the tiers above the leaves; without them every leaf domain hangs below one root.
+	SwitchLinks []SwitchEdge
+}
+
+// SwitchEdge is a cable between two switches. Parallel cables may be given once or many times.
+type SwitchEdge struct {
+	// A and B are the two switches' identifiers, in the form SwitchLink.SwitchID uses.
+	A, B string
+	// AName and BName are the switches' names, when known.
+	AName, BName string
+	// Source names where the edge came from (ibnetdiscover, ufm).
+	Source string
+}
+
+// SwitchID builds the identifier of a switch from an identifier and its kind ("mac", "guid", "local", …):
+// "<kind>:<id>", so that an LLDP chassis MAC and an InfiniBand GUID can never be taken for one another.
+// GUIDs are normalised (no "0x", lower case, 16 digits) because tools print them differently.
+func SwitchID(kind, id string) string {
+	id = strings.TrimSpace(id)
+	if kind == "" {
+		return id
+	}
+	if kind == "guid" {
+		id = NormalizeGUID(id)
+	}
+	return kind + ":" + id
+}
+
+// NormalizeGUID writes an InfiniBand GUID as 16 lower-case hex digits without "0x" ("0x0002C903" →
+// "000000000002c903"). Input that is not a hex number of at most 16 digits is returned lower-cased, unchanged
+// otherwise, so that it still compares equal to itself.
+func NormalizeGUID(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	hex := strings.TrimPrefix(s, "0x")
+	if hex == "" || len(hex) > 16 || strings.Trim(hex, "0123456789abcdef") != "" {
+		return s
+	}
+	return strings.Repeat("0", 16-len(hex)) + hex
+}
 
 // NodeEvidence is what the sources know of one Kubernetes node's place in the fabric.
 type NodeEvidence struct {
@@ -32,7 +78,7 @@ type SwitchLink struct {
 
 // Problem is a piece of evidence that the builder rejected, with the reason.
 type Problem struct {
-	// Node is the node the evidence was about.
+	// Node is the node the evidence was about; empty for evidence about switches.
 	Node string
 	// Source is where the evidence came from.
 	Source string
@@ -41,6 +87,9 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
+	if p.Node == "" {
+		return fmt.Sprintf("source %s: %s", p.Source, p.Reason)
+	}
 	return fmt.Sprintf("node %q (source %s): %s", p.Node, p.Source, p.Reason)
 }
 

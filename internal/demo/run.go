@@ -113,7 +113,7 @@ func expectedHyperNodes(fabric []SimNode) int {
 		}
 		ev = append(ev, e)
 	}
-	t, _ := topology.Build(ev, topology.BuildOptions{})
+	t, _ := topology.Build(topology.Input{Nodes: ev}, topology.BuildOptions{})
 	return len(t.Domains)
 }
 

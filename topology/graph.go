@@ -1,0 +1,197 @@
+package topology
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// switchGraph is the switch side of the fabric: names, cables between switches and each switch's tier.
+type switchGraph struct {
+	// names maps switch ID to the smallest name it was given.
+	names map[string]string
+	// adj lists each switch's switch neighbours.
+	adj map[string][]string
+	// source maps switch ID to the smallest source that named it in a switch link.
+	source map[string]string
+	// storageOnly holds switches that nodes reach only through storage links.
+	storageOnly map[string]bool
+}
+
+func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {
+	g := &switchGraph{names: map[string]string{}, adj: map[string][]string{}, source: map[string]string{}, storageOnly: map[string]bool{}}
+	compute := map[string]bool{}
+	for _, e := range byNode {
+		for _, l := range e.Links {
+			g.name(l.SwitchID, l.SwitchName)
+			if l.Storage {
+				g.storageOnly[l.SwitchID] = true
+			} else {
+				compute[l.SwitchID] = true
+			}
+		}
+	}
+	for id := range compute {
+		delete(g.storageOnly, id)
+	}
+	var problems []Problem
+	for i, e := range edges {
+		if e.A == "" || e.B == "" {
+			problems = append(problems, Problem{Source: e.Source, Reason: fmt.Sprintf("switch link %d (%q–%q) has an empty switch identifier", i, e.A, e.B)})
+			continue
+		}
+		g.name(e.A, e.AName)
+		g.name(e.B, e.BName)
+		if e.A == e.B || g.storageOnly[e.A] || g.storageOnly[e.B] {
+			continue
+		}
+		g.adj[e.A] = append(g.adj[e.A], e.B)
+		g.adj[e.B] = append(g.adj[e.B], e.A)
+		for _, s := range []string{e.A, e.B} {
+			if cur := g.source[s]; cur == "" || e.Source < cur {
+				g.source[s] = e.Source
+			}
+		}
+	}
+	for s, n := range g.adj {
+		slices.Sort(n)
+		g.adj[s] = slices.Compact(n)
+	}
+	return g, problems
+}
+
+func (g *switchGraph) name(id, name string) {
+	if name != "" && (g.names[id] == "" || name < g.names[id]) {
+		g.names[id] = name
+	}
+}
+
+// leafDomains adds one tier-1 domain to t per group of nodes joined by shared compute switches and returns
+// them, ordered by their smallest switch; it also returns the nodes that reach no compute switch.
+func (g *switchGraph) leafDomains(t *Tree, byNode map[string]NodeEvidence) ([]*Domain, []string) {
+	uf := newUnionFind()
+	var unplaced []string
+	for n, e := range byNode {
+		placed := false
+		for _, l := range e.Links {
+			if !l.Storage {
+				uf.union("n\x00"+n, "s\x00"+l.SwitchID)
+				placed = true
+			}
+		}
+		if !placed {
+			unplaced = append(unplaced, n)
+		}
+	}
+	slices.Sort(unplaced)
+
+	var leaves []*Domain
+	for _, keys := range uf.sets() {
+		d := &Domain{Tier: 1, TierName: TierName(1)}
+		for _, k := range keys {
+			kind, id, _ := strings.Cut(k, "\x00")
+			if kind == "s" {
+				d.Switches = append(d.Switches, id)
+				continue
+			}
+			d.Nodes = append(d.Nodes, id)
+			if src := byNode[id].Source; d.Source == "" || src < d.Source {
+				d.Source = src
+			}
+		}
+		slices.Sort(d.Nodes)
+		slices.Sort(d.Switches)
+		leaves = append(leaves, d)
+	}
+	return g.addDomains(t, leaves), unplaced
+}
+
+// addDomains names ds in a stable order (by smallest switch) and adds them to t.
+func (g *switchGraph) addDomains(t *Tree, ds []*Domain) []*Domain {
+	slices.SortFunc(ds, func(a, b *Domain) int { return strings.Compare(a.Switches[0], b.Switches[0]) })
+	for _, d := range ds {
+		d.Name = g.domainName(t, d.Switches, d.Tier)
+		_ = t.Add(d) // domainName returns a free name
+	}
+	return ds
+}
+
+// layers gives every switch reachable from the leaves its tier: 1 for the leaves' switches, then one more
+// per hop away from them, by breadth-first search over the switch links.
+func (g *switchGraph) layers(leaves []*Domain) map[string]int {
+	layer := map[string]int{}
+	var queue []string
+	for _, d := range leaves {
+		for _, s := range d.Switches {
+			layer[s] = 1
+			queue = append(queue, s)
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, n := range g.adj[s] {
+			if _, seen := layer[n]; !seen {
+				layer[n] = layer[s] + 1
+				queue = append(queue, n)
+			}
+		}
+	}
+	return layer
+}
+
+// stackTiers builds the tiers above the leaves: at each tier, the domains whose switches reach a common
+// switch of the next tier are joined under a new domain standing for those switches. It returns the
+// domains left without a parent.
+func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain) []*Domain {
+	layer := g.layers(leaves)
+	frontier := leaves
+	for tier := 1; ; tier++ {
+		uf := newUnionFind()
+		for _, d := range frontier {
+			for _, s := range d.Switches {
+				for _, n := range g.adj[s] {
+					if layer[n] == tier+1 {
+						uf.union("d\x00"+d.Name, "s\x00"+n)
+					}
+				}
+			}
+		}
+		sets := uf.sets()
+		if len(sets) == 0 {
+			return frontier
+		}
+		var next, joined []*Domain
+		grouped := map[string]bool{}
+		for _, keys := range sets {
+			d := &Domain{Tier: tier + 1, TierName: TierName(tier + 1)}
+			for _, k := range keys {
+				kind, id, _ := strings.Cut(k, "\x00")
+				if kind == "s" {
+					d.Switches = append(d.Switches, id)
+					if src := g.source[id]; d.Source == "" || src < d.Source {
+						d.Source = src
+					}
+				} else {
+					d.Children = append(d.Children, id)
+					grouped[id] = true
+				}
+			}
+			slices.Sort(d.Switches)
+			slices.Sort(d.Children)
+			joined = append(joined, d)
+		}
+		for _, d := range g.addDomains(t, joined) {
+			for _, c := range d.Children {
+				t.Domains[c].Parent = d.Name
+			}
+			next = append(next, d)
+		}
+		for _, d := range frontier {
+			if !grouped[d.Name] {
+				next = append(next, d) // nothing above it: it waits for the root
+			}
+		}
+		frontier = next
+	}
+}
