@@ -4,6 +4,7 @@ package agent
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,6 +70,7 @@ func buildReport(node string, outcomes []outcome, prev []v1alpha1.ProbeCondition
 	if len(domains) == 1 {
 		r.Spec.NVLinkDomain = domains[0]
 	}
+	linkRails(&r.Spec)
 	sortSpec(&r.Spec)
 	r.Status.Truncated = truncate(&r.Spec)
 	r.Spec.GPUCount = int32(len(r.Spec.GPUs))
@@ -115,6 +117,37 @@ func condition(o outcome, prev v1alpha1.ProbeCondition, now time.Time) v1alpha1.
 		c.LastTransitionTime = prev.LastTransitionTime
 	}
 	return c
+}
+
+// linkRails names each RDMA device's nearest GPU by UUID. The RDMA probe sees only the PCI tree, so it gives
+// the GPU's PCI address; the GPU probe knows which UUID sits at that address.
+func linkRails(s *v1alpha1.NodeFabricReportSpec) {
+	byAddr := map[string]string{}
+	for _, g := range s.GPUs {
+		if g.PCIBusID != "" && g.UUID != "" {
+			byAddr[strings.ToLower(g.PCIBusID)] = g.UUID
+		}
+	}
+	for i := range s.RDMADevices {
+		if uuid, ok := byAddr[strings.ToLower(s.RDMADevices[i].NearestGPU)]; ok {
+			s.RDMADevices[i].NearestGPU = uuid
+		}
+	}
+}
+
+// Observe runs every probe once and returns the node's report as the agent would publish it, without
+// publishing anything: what `fabricmap probe` prints.
+func Observe(ctx context.Context, node string, probes []discovery.Probe, now time.Time) *v1alpha1.NodeFabricReport {
+	outcomes := make([]outcome, 0, len(probes))
+	for _, p := range probes {
+		res, err := p.Run(ctx)
+		o := outcome{name: p.Name(), result: res, err: err}
+		if err == nil {
+			o.lastGood = now
+		}
+		outcomes = append(outcomes, o)
+	}
+	return buildReport(node, outcomes, nil, now)
 }
 
 // sortSpec puts every list in a canonical order so that equal observations give equal reports.

@@ -70,6 +70,23 @@ func TestBuildReport(t *testing.T) {
 			}
 		},
 	}, {
+		name: "an HCA's nearest GPU is named by UUID when the GPU probe knows its PCI address",
+		outcomes: []outcome{
+			{name: "nvml", result: discovery.Result{GPUs: []v1alpha1.GPU{{Index: 0, UUID: "GPU-aa", PCIBusID: "0000:1b:00.0"}}}},
+			{name: "rdma", result: discovery.Result{RDMADevices: []v1alpha1.RDMADevice{
+				{Name: "mlx5_0", NearestGPU: "0000:1B:00.0"}, {Name: "mlx5_1", NearestGPU: "0000:9a:00.0"}}}},
+		},
+		wantState: map[string]v1alpha1.ProbeState{"nvml": v1alpha1.ProbeAvailable, "rdma": v1alpha1.ProbeAvailable},
+		wantTrans: map[string]time.Time{"nvml": now, "rdma": now},
+		check: func(t *testing.T, r *v1alpha1.NodeFabricReport) {
+			if got := r.Spec.RDMADevices[0].NearestGPU; got != "GPU-aa" {
+				t.Errorf("mlx5_0 nearest GPU = %q, want GPU-aa", got)
+			}
+			if got := r.Spec.RDMADevices[1].NearestGPU; got != "0000:9a:00.0" {
+				t.Errorf("mlx5_1 nearest GPU = %q, want the PCI address kept (no GPU known there)", got)
+			}
+		},
+	}, {
 		name:      "a flood of neighbours is truncated, not rejected",
 		outcomes:  []outcome{{name: "lldp", result: discovery.Result{Neighbors: manyNeighbors(maxNeighbors + 50)}}},
 		wantState: map[string]v1alpha1.ProbeState{"lldp": v1alpha1.ProbeAvailable},

@@ -12,11 +12,11 @@ import (
 
 func sampleTree(t *testing.T) *topology.Tree {
 	t.Helper()
-	tree, probs := topology.Build([]topology.NodeEvidence{
+	tree, probs := topology.Build(topology.Input{Nodes: []topology.NodeEvidence{
 		{Node: "n1", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "mac:1", SwitchName: "leaf-a"}}},
 		{Node: "n2", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "mac:1", SwitchName: "leaf-a"}}},
 		{Node: "n3", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "mac:2", SwitchName: "leaf-b"}}},
-	}, topology.BuildOptions{})
+	}}, topology.BuildOptions{})
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}

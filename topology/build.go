@@ -18,8 +18,9 @@ type BuildOptions struct {
 // rail-optimised leaves that share hosts form one domain, and a host with some links down still joins it.
 // Storage links and switches reached only by storage links are ignored. Above the leaves, each switch gets
 // the tier of its distance from the hosts; domains whose switches reach a common switch of the next tier are
-// joined under one domain of that tier (spine, core, …), as many tiers as the fabric has. The domains left at
-// the top hang below one root; when a single domain is left at the top, it is the root. Nodes with no compute
+// joined under one domain of that tier (spine, core, …), as many tiers as the fabric has. Domains at the top
+// that stand above one domain only are dropped; those left hang below one root, and when a single domain
+// above the leaves is left, it is the root. Nodes with no compute
 // link are listed in Unplaced. Evidence that cannot be used is returned as Problems and left out. The result
 // is a valid tree and does not depend on the order of the input.
 func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
@@ -37,7 +38,7 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	if len(leaves) == 0 {
 		return t, problems
 	}
-	top := g.stackTiers(t, leaves)
+	top := collapseTop(t, g.stackTiers(t, leaves))
 	addRoot(t, top, rootName)
 	return t, problems
 }
@@ -59,6 +60,24 @@ func indexNodes(evidence []NodeEvidence) (map[string]NodeEvidence, []Problem) {
 		byNode[e.Node] = e
 	}
 	return byNode, problems
+}
+
+// collapseTop removes, from the top of each branch, domains that stand above a single domain only. They
+// hold the same nodes as their child and come from switches that lead to no further host (a leaf whose hosts
+// are all unknown is reached only through the spines, and so looks like a higher tier).
+func collapseTop(t *Tree, top []*Domain) []*Domain {
+	out := make([]*Domain, 0, len(top))
+	for _, d := range top {
+		for d.Tier >= 2 && len(d.Children) == 1 {
+			child := t.Domains[d.Children[0]]
+			delete(t.Domains, d.Name)
+			child.Parent = ""
+			d = child
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b *Domain) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // addRoot puts one root above the top domains. A single top domain above the leaves becomes the root itself,

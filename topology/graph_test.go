@@ -70,10 +70,25 @@ func TestBuildTiers(t *testing.T) {
 	}, {
 		name: "disconnected pods get a common root one tier up",
 		in: Input{
+			Nodes:       []NodeEvidence{host("a1", "la1"), host("a2", "la2"), host("b1", "lb1"), host("b2", "lb2")},
+			SwitchLinks: join(cables("sa", "la1", "la2"), cables("sb", "lb1", "lb2")),
+		},
+		want: []string{"fabric(3)sa,sb", "la1(1)a1", "la2(1)a2", "lb1(1)b1", "lb2(1)b2", "sa(2)la1,la2", "sb(2)lb1,lb2"},
+	}, {
+		name: "a spine above a single leaf at the top adds nothing",
+		in: Input{
 			Nodes:       []NodeEvidence{host("a1", "la1"), host("b1", "lb1")},
 			SwitchLinks: join(cables("sa", "la1"), cables("sb", "lb1")),
 		},
-		want: []string{"fabric(3)sa,sb", "la1(1)a1", "lb1(1)b1", "sa(2)la1", "sb(2)lb1"},
+		want: []string{"fabric(2)la1,lb1", "la1(1)a1", "lb1(1)b1"},
+	}, {
+		name: "a leaf with no known host is not taken for a higher tier",
+		in: Input{
+			Nodes: []NodeEvidence{host("a1", "la1"), host("a2", "la2")},
+			SwitchLinks: join(cables("sa", "la1", "la2"), cables("core", "sa", "sb"),
+				cables("sb", "hostless1", "hostless2"), cables("hostless1", "hostless2")),
+		},
+		want: []string{"fabric(2)la1,la2", "la1(1)a1", "la2(1)a2"},
 	}, {
 		name: "a leaf with no uplink hangs below the root beside deeper branches",
 		in: Input{
@@ -113,8 +128,8 @@ func TestBuildTiers(t *testing.T) {
 			SwitchLinks: join(cables("spine1", "leaf1"), cables("spine2", "leaf2"),
 				cables("spine1", "spine2"), cables("far", "spine2")),
 		},
-		// A cable between two switches of one tier joins nothing; "far" is a tier above spine2 only.
-		want: []string{"fabric(4)far,spine1", "far(3)spine2", "leaf1(1)n1", "leaf2(1)n2", "spine1(2)leaf1", "spine2(2)leaf2"},
+		// A cable between two switches of one tier joins nothing: each spine above one leaf collapses.
+		want: []string{"fabric(2)leaf1,leaf2", "leaf1(1)n1", "leaf2(1)n2"},
 	}, {
 		name: "a switch link with an empty end is reported and ignored",
 		in: Input{
@@ -142,8 +157,9 @@ func TestBuildTiers(t *testing.T) {
 
 func TestBuildTiersNamesAndSwitches(t *testing.T) {
 	tree, _ := Build(Input{
-		Nodes:       []NodeEvidence{host("a1", "la1"), host("b1", "lb1")},
-		SwitchLinks: join(cables("sa1", "la1"), cables("sa2", "la1"), cables("sb", "lb1"), cables("core", "sa1", "sb")),
+		Nodes: []NodeEvidence{host("a1", "la1"), host("a2", "la2"), host("b1", "lb1"), host("b2", "lb2")},
+		SwitchLinks: join(cables("sa1", "la1", "la2"), cables("sa2", "la1", "la2"), cables("sb", "lb1", "lb2"),
+			cables("core", "sa1", "sb")),
 	}, BuildOptions{RootName: "Cluster A"})
 	root := tree.Domains["cluster-a"]
 	if root == nil || root.Tier != 3 || root.TierName != TierNameRoot || !reflect.DeepEqual(root.Switches, []string{"core"}) {

@@ -9,12 +9,12 @@ import (
 )
 
 func tree() *topology.Tree {
-	t, _ := topology.Build([]topology.NodeEvidence{
+	t, _ := topology.Build(topology.Input{Nodes: []topology.NodeEvidence{
 		{Node: "n1", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "1", SwitchName: "leaf-a"}}},
 		{Node: "n2", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "1", SwitchName: "leaf-a"}}},
 		{Node: "n3", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "2", SwitchName: "leaf-b"}}},
 		{Node: "n4"},
-	}, topology.BuildOptions{})
+	}}, topology.BuildOptions{})
 	return t
 }
 

@@ -56,13 +56,7 @@ func flags(args []string) (*options, error) {
 	fs.StringVar(&o.addr, "health-addr", ":9464", "address serving /healthz, /readyz and /metrics (empty turns it off)")
 	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&o.probeConfig.SysfsRoot, "sysfs-root", "/sys", "where sysfs is mounted (a fixture tree in tests)")
-	fs.StringSliceVar(&o.probeConfig.LLDPInterfaces, "lldp-interfaces", nil, "interfaces to listen for LLDP on (default: the node's physical uplinks)")
-	fs.StringVar(&o.probeConfig.LLDPPcap, "lldp-pcap", "", "read LLDP frames from this pcap file instead of listening")
-	fs.IntVar(&o.probeConfig.LLDPListenSeconds, "lldp-listen-seconds", 35, "how long a one-shot LLDP probe listens")
-	fs.StringVar(&o.probeConfig.NVMLLibraryPath, "nvml-library", "", "path of libnvidia-ml.so.1 (default: the loader's search path)")
-	fs.StringVar(&o.probeConfig.RDMAClassRules, "rdma-class-rules", "", "class RDMA ports as compute or storage, e.g. storage:device=mlx5_8;storage:netdev=ens2*")
-	fs.StringVar(&o.probeConfig.IBNetDiscoverFile, "ibnetdiscover-file", "", "read ibnetdiscover output from this file instead of running the tool")
+	o.probeConfig.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,84 @@
+package ctl
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+)
+
+func TestTopologyFromIBNetDiscover(t *testing.T) {
+	for _, format := range []string{"json", "yaml"} {
+		t.Run(format, func(t *testing.T) {
+			out, stderr, err := run(t, "topology", "--from-ibnetdiscover", superPOD, "-o", format)
+			if err != nil {
+				t.Fatalf("topology: %v\n%s", err, stderr)
+			}
+			var list topologyv1alpha1.HyperNodeList
+			// sigs.k8s.io/yaml reads JSON too.
+			if err := yaml.Unmarshal([]byte(out), &list); err != nil {
+				t.Fatalf("output is not a List: %v", err)
+			}
+			if list.Kind != "List" || len(list.Items) != 3 {
+				t.Fatalf("kind %q with %d items, want a List of 3 HyperNodes", list.Kind, len(list.Items))
+			}
+			byName := map[string]topologyv1alpha1.HyperNode{}
+			for _, hn := range list.Items {
+				if hn.Kind != "HyperNode" || hn.APIVersion != "topology.volcano.sh/v1alpha1" {
+					t.Errorf("%s: %s %s", hn.Name, hn.APIVersion, hn.Kind)
+				}
+				byName[hn.Name] = hn
+			}
+			for _, su := range []string{"ib-su1-leaf-r1-rails", "ib-su2-leaf-r1-rails"} {
+				if hn := byName[su]; hn.Spec.Tier != 1 || len(hn.Spec.Members) != 16 {
+					t.Errorf("%s: tier %d with %d members, want tier 1 with the SU's 16 hosts", su, hn.Spec.Tier, len(hn.Spec.Members))
+				}
+			}
+			if root := byName["fabric"]; root.Spec.Tier != 2 || len(root.Spec.Members) != 2 {
+				t.Errorf("root: tier %d with %d members, want tier 2 above both SUs", root.Spec.Tier, len(root.Spec.Members))
+			}
+		})
+	}
+}
+
+func TestTopologyWarnsAndFails(t *testing.T) {
+	dir := t.TempDir()
+	// A capture with a garbage line and a host whose name is no valid node name.
+	capture, err := os.ReadFile(superPOD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed := strings.Replace(string(capture), `"dgx-005 mlx5_0"`, `"DGX_005 mlx5_0"`, -1) + "\n[9999 this is no port line\n"
+	mixedPath := filepath.Join(dir, "mixed.txt")
+	garbagePath := filepath.Join(dir, "garbage.txt")
+	if err := os.WriteFile(mixedPath, []byte(mixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(garbagePath, []byte("hello\nworld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	out, stderr, err := run(t, "topology", "--from-ibnetdiscover", mixedPath, "-o", "json")
+	if err != nil {
+		t.Fatalf("a capture with some bad lines must still give a tree: %v", err)
+	}
+	if !strings.Contains(stderr, "mixed.txt: line") || !strings.Contains(stderr, `"dgx_005"`) {
+		t.Errorf("stderr does not name the bad line and the bad host:\n%s", stderr)
+	}
+	if !strings.Contains(out, `"kind": "List"`) {
+		t.Errorf("no List printed:\n%s", out)
+	}
+
+	for _, args := range [][]string{
+		{"topology", "--from-ibnetdiscover", garbagePath},
+		{"topology", "--from-ibnetdiscover", filepath.Join(dir, "missing.txt")},
+		{"topology"},
+	} {
+		if _, _, err := run(t, args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

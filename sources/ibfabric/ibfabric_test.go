@@ -1,0 +1,128 @@
+package ibfabric
+
+import (
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+func parse(t *testing.T, path string) *ibnetdiscover.Fabric {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fab, warns, err := ibnetdiscover.Parse(f)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("parse %s: %v %v", path, err, warns)
+	}
+	return fab
+}
+
+// summary lists "name tier parent: members" for every domain, sorted.
+func summary(tr *topology.Tree) []string {
+	var out []string
+	for _, n := range tr.Names() {
+		d := tr.Domains[n]
+		members := d.Children
+		if len(members) == 0 {
+			members = d.Nodes
+		}
+		out = append(out, n+" "+string(rune('0'+d.Tier))+" "+d.Parent+": "+strings.Join(members, ","))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestEvidenceGivesTheFabricsTiers(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		opts Options
+		want []string
+	}{{
+		name: "three tiers: leaves, spines, one core as root",
+		file: "testdata/threetier.txt",
+		want: []string{
+			"fabric 3 : ib-spine-a,ib-spine-b",
+			"ib-leaf-a1 1 ib-spine-a: gpu-a1,gpu-a2",
+			"ib-leaf-a2 1 ib-spine-a: gpu-a3",
+			"ib-leaf-b1 1 ib-spine-b: gpu-b1",
+			"ib-spine-a 2 fabric: ib-leaf-a1,ib-leaf-a2",
+			"ib-spine-b 2 fabric: ib-leaf-b1",
+		},
+	}, {
+		name: "a node-name rule renames and drops hosts",
+		file: "testdata/threetier.txt",
+		opts: Options{NodeName: func(h string) string {
+			if h == "gpu-b1" {
+				return ""
+			}
+			return "k8s-" + h
+		}},
+		want: []string{
+			"fabric 2 : ib-leaf-a1,ib-leaf-a2",
+			"ib-leaf-a1 1 fabric: k8s-gpu-a1,k8s-gpu-a2",
+			"ib-leaf-a2 1 fabric: k8s-gpu-a3",
+		},
+	}, {
+		name: "SuperPOD: rail leaves of a scalable unit form one domain, the spines the root",
+		file: "../../discovery/ibnetdiscover/testdata/superpod.txt",
+		want: superPODWant(),
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tree, probs := topology.Build(Evidence(parse(t, tc.file), tc.opts), topology.BuildOptions{})
+			if len(probs) > 0 {
+				t.Errorf("problems: %v", probs)
+			}
+			if err := tree.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got := summary(tree); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+// superPODWant is the tree of the generated two-SU SuperPOD capture: 16 hosts per SU behind 8 rail leaves,
+// 8 spines above all leaves. dgx-021 has one rail down and must still be in SU 2's domain.
+func superPODWant() []string {
+	var su [2][]string
+	for h := 1; h <= 32; h++ {
+		su[(h-1)/16] = append(su[(h-1)/16], "dgx-0"+string(rune('0'+h/10))+string(rune('0'+h%10)))
+	}
+	return []string{
+		"fabric 2 : ib-su1-leaf-r1-rails,ib-su2-leaf-r1-rails",
+		"ib-su1-leaf-r1-rails 1 fabric: " + strings.Join(su[0], ","),
+		"ib-su2-leaf-r1-rails 1 fabric: " + strings.Join(su[1], ","),
+	}
+}
+
+func TestEvidence(t *testing.T) {
+	in := Evidence(parse(t, "testdata/threetier.txt"), Options{StorageDevice: func(d string) bool { return d == "mlx5_0" }})
+	if len(in.Nodes) != 4 {
+		t.Fatalf("nodes = %d, want 4", len(in.Nodes))
+	}
+	a1 := in.Nodes[0]
+	want := topology.SwitchLink{SwitchID: "guid:b83fd20300a10021", SwitchName: "ib-leaf-a1", Port: "1", Storage: true}
+	if a1.Node != "gpu-a1" || a1.Source != Source || len(a1.Links) != 1 || a1.Links[0] != want {
+		t.Errorf("gpu-a1 = %+v, want one storage link %+v", a1, want)
+	}
+	// Five cables between switches, the two parallel leaf-a1–spine-a cables counted once.
+	if len(in.SwitchLinks) != 5 {
+		t.Errorf("switch links = %d, want 5: %+v", len(in.SwitchLinks), in.SwitchLinks)
+	}
+	for _, e := range in.SwitchLinks {
+		if e.A >= e.B || e.AName == "" || e.BName == "" || e.Source != Source {
+			t.Errorf("switch link %+v: want ordered ends, names and source", e)
+		}
+	}
+}
