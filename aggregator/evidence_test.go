@@ -23,7 +23,7 @@ func TestEvidenceFromReport(t *testing.T) {
 	if l := e.Links[0]; l.SwitchID != "mac:02:00:00:00:00:01" || l.SwitchName != "sw-01" || l.Storage {
 		t.Errorf("LLDP link = %+v", l)
 	}
-	if l := e.Links[1]; l.SwitchID != "guid:0xabc" || !l.Storage {
+	if l := e.Links[1]; l.SwitchID != "guid:0000000000000abc" || !l.Storage {
 		t.Errorf("storage link = %+v", l)
 	}
 }

@@ -48,6 +48,10 @@ type Config struct {
 	LLDPPcap string
 	// LLDPListenSeconds is how long a live LLDP probe listens for frames in one run.
 	LLDPListenSeconds int
+	// LLDPCLIPath is the lldpcli binary the lldpd probe runs ("lldpcli" on the PATH when empty).
+	LLDPCLIPath string
+	// LLDPCLIFile, when set, is "lldpcli -f json show neighbors" output for the lldpd probe to read instead.
+	LLDPCLIFile string
 	// IBNetDiscoverFile, when set, is ibnetdiscover output to read instead of running the tool.
 	IBNetDiscoverFile string
 	// NodeName is the Kubernetes name of the node being probed.

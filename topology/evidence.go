@@ -28,10 +28,11 @@ type SwitchEdge struct {
 
 // SwitchID builds the identifier of a switch from an identifier and its kind ("mac", "guid", "local", …):
 // "<kind>:<id>", so that an LLDP chassis MAC and an InfiniBand GUID can never be taken for one another.
-// GUIDs are normalised (no "0x", lower case, 16 digits) because tools print them differently.
+// GUIDs are normalised (no "0x", lower case, 16 digits) because tools print them differently. An empty id
+// gives "", which NodeEvidence.Check refuses.
 func SwitchID(kind, id string) string {
 	id = strings.TrimSpace(id)
-	if kind == "" {
+	if kind == "" || id == "" {
 		return id
 	}
 	if kind == "guid" {

@@ -26,9 +26,10 @@ type NodeFabricReport struct {
 
 // NodeFabricReportSpec carries the node's observations, each item tagged with the source that saw it.
 type NodeFabricReportSpec struct {
-	// GPUCount is the number of GPUs the node has.
+	// GPUCount is the number of GPUs the node has. It is always written, also when 0: server-side apply turns
+	// a spec with no field left into null, which the schema refuses.
 	// +optional
-	GPUCount int32 `json:"gpuCount,omitempty"`
+	GPUCount int32 `json:"gpuCount"`
 	// GPUs lists the node's GPUs.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
