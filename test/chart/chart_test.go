@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,10 +82,7 @@ func TestLint(t *testing.T) {
 func TestRenderedManifestsPassServerSideDryRun(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.Shared.Client
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	ensureNamespace(t, ctx, c)
 	for _, v := range valuesFiles(t) {
 		t.Run(filepath.Base(v), func(t *testing.T) {
 			objs := render(t, v)

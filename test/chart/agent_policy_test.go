@@ -1,0 +1,170 @@
+package chart
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/agent"
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+const agentSA = "fabricmap-agent" // the chart's agent service account for release "fabricmap"
+
+// installAgentAccess applies, for real, what the chart renders for the agent's identity: its service account,
+// RBAC and the admission policy that binds each agent to its own node's report.
+func installAgentAccess(t *testing.T, ctx context.Context, c client.Client) {
+	t.Helper()
+	ensureNamespace(t, ctx, c)
+	wanted := map[string]bool{"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true,
+		"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true}
+	applied := 0
+	for _, o := range render(t, valuesFiles(t)[0]) {
+		if !wanted[o.GetKind()] || !strings.Contains(o.GetName(), "agent") {
+			continue
+		}
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("chart-test"), client.ForceOwnership); err != nil {
+			t.Fatalf("applying %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+		applied++
+	}
+	if applied != len(wanted) {
+		t.Fatalf("applied %d of the agent's %d access objects", applied, len(wanted))
+	}
+}
+
+func ensureNamespace(t *testing.T, ctx context.Context, c client.Client) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// agentClientOn returns a client that authenticates as the agent's service account with a token bound to a
+// pod scheduled on node, exactly what the kubelet gives the DaemonSet's pod there.
+func agentClientOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, node string) client.Client {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent-" + node, Namespace: namespace},
+		Spec: corev1.PodSpec{NodeName: node, ServiceAccountName: agentSA,
+			Containers: []corev1.Container{{Name: "agent", Image: "fabricmap:test"}}},
+	}
+	pod, err := cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, agentSA, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{
+			Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tokenClient(t, tr.Status.Token)
+}
+
+func tokenClient(t *testing.T, token string) client.Client {
+	t.Helper()
+	admin := testenv.Shared.Config
+	cfg := &rest.Config{Host: admin.Host, BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, CAFile: admin.CAFile}}
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func report(name string) *v1alpha1.NodeFabricReport {
+	return &v1alpha1.NodeFabricReport{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "NodeFabricReport"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.NodeFabricReportSpec{Neighbors: []v1alpha1.LinkNeighbor{{
+			Source: v1alpha1.SourceLLDP, Interface: "eth0", ChassisID: "02:00:00:00:00:01", ChassisIDSubtype: "mac", PortID: "1"}}},
+	}
+}
+
+// TestAgentWritesOnlyItsOwnReport proves the chart's admission policy with real pod-bound tokens: the agent
+// on node A writes report A and is refused on report B, also when it pretends to be node B's publisher.
+func TestAgentWritesOnlyItsOwnReport(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := testenv.Shared.Client
+	cs := kubernetes.NewForConfigOrDie(testenv.Shared.Config)
+	installAgentAccess(t, ctx, admin)
+	for _, n := range []string{"policy-node-a", "policy-node-b"} {
+		if err := admin.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onA := agentClientOn(t, ctx, cs, "policy-node-a")
+
+	// The policy takes effect a moment after its binding exists: wait until a dry-run write of B is refused.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := onA.Create(ctx, report("policy-node-b"), client.DryRunAll)
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admission policy never refused node A's write of report B (last answer: %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	own := &agent.Publisher{Client: onA, NodeName: "policy-node-a"}
+	if err := own.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := own.Publish(ctx, report("policy-node-a")); err != nil || !wrote {
+		t.Fatalf("the agent on node A could not write its own report: wrote=%v err=%v", wrote, err)
+	}
+
+	other := &agent.Publisher{Client: onA, NodeName: "policy-node-b"}
+	if err := other.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := other.Publish(ctx, report("policy-node-b"))
+	if err == nil || !strings.Contains(err.Error(), "may write only NodeFabricReport policy-node-a") {
+		t.Fatalf("node A's agent wrote report B, or was refused for another reason: %v", err)
+	}
+	var b v1alpha1.NodeFabricReport
+	if err := admin.Get(ctx, client.ObjectKey{Name: "policy-node-b"}, &b); !apierrors.IsNotFound(err) {
+		t.Fatalf("report B exists after the refused write: %v", err)
+	}
+
+	// Nor may node A's agent change report B once node B's agent (or anyone) created it.
+	if err := admin.Create(ctx, report("policy-node-b")); err != nil {
+		t.Fatal(err)
+	}
+	b = v1alpha1.NodeFabricReport{}
+	if err := onA.Get(ctx, client.ObjectKey{Name: "policy-node-b"}, &b); err != nil {
+		t.Fatal(err)
+	}
+	b.Spec.NVLinkDomain = "forged.1"
+	if err := onA.Update(ctx, &b); !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+		t.Fatalf("node A's agent updated report B: %v", err)
+	}
+
+	// A token of the agent's account that is bound to no pod carries no node claim: refused outright.
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, agentSA, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tokenClient(t, tr.Status.Token).Create(ctx, report("policy-node-c"))
+	if err == nil || !strings.Contains(err.Error(), "no node-name claim") {
+		t.Fatalf("a token without node claim wrote a report, or was refused for another reason: %v", err)
+	}
+}
