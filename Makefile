@@ -6,7 +6,7 @@ BIN       := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 export KUBEBUILDER_ASSETS := $(BIN)/k8s
 GO_TEST_FLAGS ?= -count=1
-FUZZTIME ?= 10s
+FUZZTIME ?= 5000x
 
 .PHONY: all tools build generate verify-generated vet test unit fuzz demo bench clean help
 
@@ -38,7 +38,7 @@ vet: ## go vet every package
 unit: ## tests that need no control plane
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/ -e /internal/testenv)
 
-fuzz: ## a short run of every fuzz target (FUZZTIME each)
+fuzz: ## a short run of every fuzz target (FUZZTIME each: an execution count such as 5000x, or a duration)
 	@hack/fuzz.sh $(FUZZTIME)
 
 test: tools verify-generated vet ## unit and integration tests on a real kube-apiserver and etcd, plus a short fuzz run
