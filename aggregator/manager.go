@@ -3,7 +3,11 @@ package aggregator
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"log/slog"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
@@ -77,6 +81,11 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, log *slog.Lo
 		Named("fabric-topology").
 		Watches(&v1alpha1.NodeFabricReport{}, toFabric).
 		Watches(&topologyv1alpha1.HyperNode{}, toFabric).
+		// Nodes matter only when they come or go (a report of a deleted node is no evidence); their frequent
+		// status updates must not rebuild the tree. Metadata is all the aggregator keeps of them.
+		WatchesMetadata(&corev1.Node{}, toFabric, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(event.UpdateEvent) bool { return false },
+		})).
 		Complete(r)
 	if err != nil {
 		return nil, fmt.Errorf("registering the topology controller: %w", err)

@@ -29,7 +29,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}),
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_writes_total", Help: "Writes sent to the API server, by kind (apply, status, delete).",
+			Name: "fabricmap_aggregator_writes_total", Help: "Writes sent to the API server, by kind (apply, status, delete of a HyperNode; delete-report of an orphaned report).",
 		}, []string{"kind"}),
 		reports: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "fabricmap_aggregator_reports", Help: "NodeFabricReports seen in the last reconcile.",

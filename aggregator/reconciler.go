@@ -75,7 +75,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err := r.Client.List(ctx, &reports); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing reports: %w", err)
 	}
-	evidence := r.evidence(reports.Items)
+	live, err := r.dropOrphans(ctx, reports.Items)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	evidence := r.evidence(live)
 	tree, problems := topology.Build(topology.Input{Nodes: evidence}, topology.BuildOptions{RootName: r.Config.RootName})
 	for _, p := range problems {
 		r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
@@ -89,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.Log.Error("inferred tree is invalid; existing HyperNodes left untouched", "err", err)
 		return reconcile.Result{}, nil
 	}
-	r.Metrics.observeTree(tree, len(reports.Items))
+	r.Metrics.observeTree(tree, len(live))
 
 	var existing topologyv1alpha1.HyperNodeList
 	if err := r.Client.List(ctx, &existing, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil {

@@ -1,0 +1,191 @@
+// Package footprint measures what the agent costs a node: the CPU time of one probe cycle on fixtures (a Go
+// benchmark of the cycle itself), and the peak RSS and CPU per cycle of the real agent binary looping on the
+// same fixtures against a real API server. Targets (issue 4): at most 30 MiB RSS and 50 ms CPU per cycle;
+// hack/bench.sh prints the measured figures as ratios of those targets.
+package footprint
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fabricmap/fabricmap/agent"
+	"github.com/fabricmap/fabricmap/discovery"
+	_ "github.com/fabricmap/fabricmap/discovery/all"
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+// TestMain starts the control plane only when benchmarks run: the package has no tests, so `go test ./...`
+// should not pay for one.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run())
+	}
+	testenv.Main(m)
+}
+
+// fixtureFlags are the agent flags that point every probe at the repository's fixtures of a DGX H100 node.
+func fixtureFlags(root string) []string {
+	return []string{
+		"--sysfs-root", filepath.Join(root, "discovery/rdma/testdata/dgx-h100-ib"),
+		"--ibnetdiscover-file", filepath.Join(root, "discovery/ibnetdiscover/testdata/superpod.txt"),
+		"--lldp-pcap", filepath.Join(root, "discovery/lldp/testdata/switches.pcap"),
+		"--lldpcli-file", filepath.Join(root, "discovery/lldp/testdata/lldpcli-multi.json"),
+	}
+}
+
+func fixtureConfig(root string) discovery.Config {
+	return discovery.Config{
+		NodeName:          "dgx-001",
+		SysfsRoot:         filepath.Join(root, "discovery/rdma/testdata/dgx-h100-ib"),
+		IBNetDiscoverFile: filepath.Join(root, "discovery/ibnetdiscover/testdata/superpod.txt"),
+		LLDPPcap:          filepath.Join(root, "discovery/lldp/testdata/switches.pcap"),
+		LLDPCLIFile:       filepath.Join(root, "discovery/lldp/testdata/lldpcli-multi.json"),
+	}
+}
+
+// BenchmarkProbeCycle is one full cycle of every probe on the fixtures, merged into the node's report.
+func BenchmarkProbeCycle(b *testing.B) {
+	probes, err := discovery.New(fixtureConfig(testenv.RepoRoot()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	if r := agent.Observe(ctx, "dgx-001", probes, now); len(r.Spec.RDMADevices) == 0 || len(r.Spec.Neighbors) == 0 {
+		b.Fatalf("the fixtures gave an empty report: %+v", r.Spec)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		agent.Observe(ctx, "dgx-001", probes, now)
+	}
+}
+
+// BenchmarkAgentBinary runs the real agent binary on the fixtures, one cycle every 100 ms, against the test
+// API server, and reports its CPU time per cycle and its peak RSS. One benchmark operation is one cycle.
+func BenchmarkAgentBinary(b *testing.B) {
+	root := testenv.RepoRoot()
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "fabricmap-agent")
+	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd/fabricmap-agent")).CombinedOutput(); err != nil {
+		b.Fatalf("building the agent: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := testenv.Shared.Kubeconfig(kubeconfig); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "dgx-001"}}
+	if err := testenv.Shared.Client.Create(ctx, node); err != nil && !strings.Contains(err.Error(), "already exists") {
+		b.Fatal(err)
+	}
+	addr := freeAddr(b)
+	args := append([]string{"--kubeconfig", kubeconfig, "--node-name", "dgx-001", "--interval", "100ms",
+		"--jitter", "0s", "--health-addr", addr, "--log-level", "warn"}, fixtureFlags(root)...)
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	// Warm up: the first cycle writes the report; later ones find it unchanged.
+	waitCycles(b, addr, 5, &stderr)
+	start, startCPU := cycles(b, addr), cpuTime(b, cmd.Process.Pid)
+	b.ResetTimer()
+	waitCycles(b, addr, start+float64(b.N), &stderr)
+	b.StopTimer()
+	done, doneCPU := cycles(b, addr), cpuTime(b, cmd.Process.Pid)
+	b.ReportMetric(float64((doneCPU-startCPU).Microseconds())/1000/(done-start), "cpu-ms/cycle")
+	b.ReportMetric(peakRSS(b, cmd.Process.Pid)/1024, "peak-RSS-MiB")
+}
+
+func freeAddr(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// cycles reads from the agent's /metrics how many cycles completed (written or skipped).
+func cycles(b *testing.B, addr string) float64 {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if ok && (name == "fabricmap_agent_report_writes_total" || name == "fabricmap_agent_report_skipped_writes_total") {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				b.Fatalf("metric %s: %v", name, err)
+			}
+			total += v
+		}
+	}
+	return total
+}
+
+func waitCycles(b *testing.B, addr string, n float64, stderr *bytes.Buffer) {
+	deadline := time.Now().Add(time.Duration(n+100) * time.Second)
+	for cycles(b, addr) < n {
+		if time.Now().After(deadline) {
+			b.Fatalf("the agent did not reach %v cycles; its log:\n%s", n, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cpuTime is the process's user plus system time, from /proc/PID/stat.
+func cpuTime(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	const clockTicks = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// peakRSS is the process's peak resident set size in KiB (VmHWM).
+func peakRSS(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb
+		}
+	}
+	b.Fatal("no VmHWM in /proc status")
+	return 0
+}
