@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# bench.sh runs fabricmap's Go benchmarks and prints each measured figure next to its target as a ratio
+# (below 1.00 meets the target). Benchmarks, not timed tests, check speed and memory; this only reports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+go test -run '^$' -bench . -benchtime "${BENCHTIME:-50x}" -count 1 ./test/footprint/ | tee "$out"
+
+# ratio NAME BENCH UNIT TARGET: the mean of the benchmark's UNIT column over the target.
+ratio() {
+  awk -v bench="$2" -v unit="$3" -v target="$4" -v name="$1" '
+    $1 ~ "^"bench"(-[0-9]+)?$" { for (i = 3; i < NF; i++) if ($(i+1) == unit) { sum += $i; n++ } }
+    END { if (n == 0) { printf "%-34s no figure\n", name; exit }
+          v = sum / n; printf "%-34s %10.2f %-14s target %6.1f  ratio %.2f\n", name, v, unit, target, v / target }' "$out"
+}
+echo
+echo "== measured / target =="
+ratio "agent probe cycle, CPU (in-process)" BenchmarkProbeCycle cpu-ms/cycle 50
+ratio "agent binary, CPU per cycle" BenchmarkAgentBinary cpu-ms/cycle 50
+ratio "agent binary, peak RSS" BenchmarkAgentBinary peak-RSS-MiB 30
