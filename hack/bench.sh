@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench . -benchtime "${BENCHTIME:-50x}" -count 1 ./test/footprint/ | tee "$out"
+go test -run '^$' -bench Merge10k -benchtime "${SCALE_BENCHTIME:-5x}" -count 1 ./topology/ | tee -a "$out"
 
 # ratio NAME BENCH UNIT TARGET: the mean of the benchmark's UNIT column over the target.
 ratio() {
@@ -19,3 +20,5 @@ echo "== measured / target =="
 ratio "agent probe cycle, CPU (in-process)" BenchmarkProbeCycle cpu-ms/cycle 50
 ratio "agent binary, CPU per cycle" BenchmarkAgentBinary cpu-ms/cycle 50
 ratio "agent binary, peak RSS" BenchmarkAgentBinary peak-RSS-MiB 30
+ratio "merge 10k reports, wall" BenchmarkMerge10kReports ns/op 2000000000
+ratio "merge 10k reports, peak heap" BenchmarkMerge10kReports peak-heap-MiB 1024
