@@ -35,7 +35,8 @@ func newReconciler(t *testing.T, grace time.Duration, clock *fakeClock) *Reconci
 	c := testenv.Shared.Client
 	return &Reconciler{
 		Client: c, Live: c,
-		Config:  Config{RootName: "fabric", DeleteGracePeriod: grace},
+		Config: Config{RootName: "fabric", DeleteGracePeriod: grace, NodeLabels: true,
+			LabelKeys: hypernodegen.DefaultLabelKeys()},
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics: NewMetrics(prometheus.NewRegistry()),
 		Now:     clock.now,

@@ -4,6 +4,7 @@ package aggregator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -28,6 +29,10 @@ const FieldManager = "fabricmap-aggregator"
 type Config struct {
 	// RootName names the top domain of the tree.
 	RootName string
+	// NodeLabels turns on the node labels that state each node's place in the tree.
+	NodeLabels bool
+	// LabelKeys are the label keys written when NodeLabels is on.
+	LabelKeys hypernodegen.LabelKeys
 	// DeleteGracePeriod is how long a HyperNode must stay absent from the inferred tree before it is deleted,
 	// so that a flapping report never deletes a domain a scheduler relies on.
 	DeleteGracePeriod time.Duration
@@ -100,6 +105,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, fmt.Errorf("listing owned HyperNodes: %w", err)
 	}
 	requeue, err := r.sync(ctx, desired, existing.Items)
+	if lerr := r.syncNodeLabels(ctx, tree, evidence); lerr != nil {
+		err = errors.Join(err, lerr)
+	}
 	return reconcile.Result{RequeueAfter: requeue}, err
 }
 

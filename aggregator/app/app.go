@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/aggregator"
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
 )
 
@@ -33,11 +34,18 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&mo.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
 	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
+	defaults := hypernodegen.DefaultLabelKeys()
+	fs.BoolVar(&conf.NodeLabels, "node-labels", true, "label each node with its domain at every tier and its NVLink domain")
+	fs.StringSliceVar(&conf.LabelKeys.Tiers, "label-keys", defaults.Tiers, "node-label keys for tier 1, 2, … in order (e.g. fabric.topograph.run/tier-1,fabric.topograph.run/tier-2)")
+	fs.StringVar(&conf.LabelKeys.Accelerator, "accelerator-label-key", defaults.Accelerator, "node-label key for the NVLink domain (empty: none)")
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
 		return nil
 	} else if err != nil {
+		return err
+	}
+	if err := conf.LabelKeys.Validate(); err != nil {
 		return err
 	}
 	log, err := cli.NewLogger(logFormat, logLevel)
@@ -54,6 +62,6 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	log.Info("aggregator starting", "leaderElection", mo.LeaderElection, "leaseNamespace", mo.LeaderElectionNamespace,
-		"deleteGracePeriod", conf.DeleteGracePeriod)
+		"deleteGracePeriod", conf.DeleteGracePeriod, "nodeLabels", conf.NodeLabels, "labelKeys", conf.LabelKeys.All())
 	return mgr.Start(ctx)
 }

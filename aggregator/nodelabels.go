@@ -1,0 +1,116 @@
+package aggregator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// LabelFieldManager is the field manager of the node labels the aggregator writes. Server-side apply under
+// its own manager means that a key fabricmap stops writing is removed only where fabricmap owns it: a label
+// an admin set by hand is never taken away.
+const LabelFieldManager = "fabricmap-aggregator-labels"
+
+// syncNodeLabels makes the labels fabricmap owns on each placed node state its place in tree. Nodes not in the
+// tree (no evidence) and nodes with no Node object are left alone; a node whose labels already match costs
+// no write.
+func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence) error {
+	if !r.Config.NodeLabels {
+		return nil
+	}
+	nvlink := map[string]string{}
+	for _, e := range evidence {
+		if e.NVLinkDomain != "" {
+			nvlink[e.Node] = e.NVLinkDomain
+		}
+	}
+	desired := hypernodegen.NodeLabels(tree, nvlink, r.Config.LabelKeys)
+	names := make([]string, 0, len(desired))
+	for n := range desired {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	keys := r.Config.LabelKeys.All()
+	var errs []error
+	for _, n := range names {
+		node := &metav1.PartialObjectMetadata{}
+		node.SetGroupVersionKind(nodeGVK)
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: n}, node); err != nil {
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("reading node %q: %w", n, err))
+			}
+			continue
+		}
+		if !labelsDiffer(node, desired[n], keys) {
+			continue
+		}
+		labels := map[string]any{}
+		for k, v := range desired[n] {
+			labels[k] = v
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": n, "labels": labels},
+		}}
+		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(LabelFieldManager), client.ForceOwnership); err != nil {
+			errs = append(errs, fmt.Errorf("labelling node %q: %w", n, err))
+			continue
+		}
+		r.Metrics.writes.WithLabelValues("node-labels").Inc()
+		r.Log.Info("node labels updated", "node", n, "labels", desired[n])
+	}
+	return errors.Join(errs...)
+}
+
+// labelsDiffer reports whether node lacks a wanted label value, or carries a fabricmap key that is no longer
+// wanted and that fabricmap owns.
+func labelsDiffer(node *metav1.PartialObjectMetadata, want map[string]string, keys []string) bool {
+	for k, v := range want {
+		if node.Labels[k] != v {
+			return true
+		}
+	}
+	owned := ownedLabels(node.ManagedFields)
+	for _, k := range keys {
+		if _, wanted := want[k]; !wanted && owned[k] {
+			if _, has := node.Labels[k]; has {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ownedLabels returns the label keys that LabelFieldManager applied, from the object's managed fields.
+func ownedLabels(fields []metav1.ManagedFieldsEntry) map[string]bool {
+	owned := map[string]bool{}
+	for _, f := range fields {
+		if f.Manager != LabelFieldManager || f.Operation != metav1.ManagedFieldsOperationApply || f.FieldsV1 == nil {
+			continue
+		}
+		var set struct {
+			Metadata struct {
+				Labels map[string]json.RawMessage `json:"f:labels"`
+			} `json:"f:metadata"`
+		}
+		if json.Unmarshal(f.FieldsV1.Raw, &set) != nil {
+			continue
+		}
+		for k := range set.Metadata.Labels {
+			if key, ok := strings.CutPrefix(k, "f:"); ok {
+				owned[key] = true
+			}
+		}
+	}
+	return owned
+}
