@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
@@ -17,25 +18,40 @@ import (
 const maxWarnings = 20
 
 func newTopology() *cobra.Command {
-	var from, output, rootName string
+	var from, reportsDir, output, rootName string
 	cmd := &cobra.Command{
-		Use:   "topology --from-ibnetdiscover FILE",
-		Short: "Print the HyperNodes a fabric capture implies, as the aggregator would apply them",
-		Long: "Read ibnetdiscover output (FILE, or - for standard input), infer the tree (rail-optimised leaves that\n" +
-			"share hosts form one tier-1 domain, spines and cores above, one root) and print the Volcano HyperNodes\n" +
-			"as a Kubernetes List. Lines that could not be used, hosts that are not valid node names and hosts with\n" +
-			"no switch link are reported on standard error.",
+		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR)",
+		Short: "Print the HyperNodes a fabric capture or a dump of node reports implies, as the aggregator would apply them",
+		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List. --from-ibnetdiscover reads\n" +
+			"ibnetdiscover output (FILE, or - for standard input): rail-optimised leaves that share hosts form one\n" +
+			"tier-1 domain, spines and cores above, one root. --from-reports reads NodeFabricReports (YAML or JSON\n" +
+			"files in DIR, single objects or Lists such as `kubectl get nfr -o yaml` prints). Given both, the reports\n" +
+			"place their nodes, the capture adds the switch links above the leaves and the hosts without a report.\n" +
+			"Lines, reports and hosts that could not be used are reported on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" {
-				return fmt.Errorf("--from-ibnetdiscover is required")
+			if from == "" && reportsDir == "" {
+				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, or both")
 			}
-			fab, err := readFabric(from, cmd.InOrStdin(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			tree, problems := topology.Build(ibfabric.Evidence(fab, ibfabric.Options{}), topology.BuildOptions{RootName: rootName})
 			errw := cmd.ErrOrStderr()
+			var in topology.Input
+			if reportsDir != "" {
+				reports, err := readReports(reportsDir, errw)
+				if err != nil {
+					return err
+				}
+				for i := range reports {
+					in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
+				}
+			}
+			if from != "" {
+				fab, err := readFabric(from, cmd.InOrStdin(), errw)
+				if err != nil {
+					return err
+				}
+				in = mergeInputs(in, ibfabric.Evidence(fab, ibfabric.Options{}))
+			}
+			tree, problems := topology.Build(in, topology.BuildOptions{RootName: rootName})
 			for _, p := range problems {
 				fmt.Fprintln(errw, "warning:", p)
 			}
@@ -53,9 +69,25 @@ func newTopology() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&from, "from-ibnetdiscover", "", "ibnetdiscover output to read (- for standard input)")
+	cmd.Flags().StringVar(&reportsDir, "from-reports", "", "folder of NodeFabricReport YAML/JSON files (objects or Lists)")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
 	return cmd
+}
+
+// mergeInputs adds to base (from reports) the switch links of extra and the nodes that base lacks.
+func mergeInputs(base, extra topology.Input) topology.Input {
+	have := map[string]bool{}
+	for _, n := range base.Nodes {
+		have[n.Node] = true
+	}
+	for _, n := range extra.Nodes {
+		if !have[n.Node] {
+			base.Nodes = append(base.Nodes, n)
+		}
+	}
+	base.SwitchLinks = append(base.SwitchLinks, extra.SwitchLinks...)
+	return base
 }
 
 // readFabric parses an ibnetdiscover capture and reports the lines it could not use on errw.

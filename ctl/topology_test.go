@@ -82,3 +82,56 @@ func TestTopologyWarnsAndFails(t *testing.T) {
 		}
 	}
 }
+
+func TestTopologyFromReports(t *testing.T) {
+	dir := t.TempDir()
+	// Reports as the agent would publish them, made by `fabricmap probe` on the SuperPOD capture: one as a
+	// single object, two in a List, plus a foreign object that is skipped.
+	probe := func(node, format string) string {
+		out, stderr, err := run(t, "probe", "-o", format, "--probes", "ibnetdiscover", "--node-name", node, "--ibnetdiscover-file", superPOD)
+		if err != nil {
+			t.Fatalf("probe %s: %v\n%s", node, err, stderr)
+		}
+		return out
+	}
+	list := `{"apiVersion": "v1", "kind": "List", "items": [` + probe("dgx-017", "json") + "," + probe("dgx-021", "json") + "]}"
+	files := map[string]string{
+		"a.yaml": probe("dgx-001", "yaml") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+		"b.json": list,
+		"c.txt":  "ignored: not a manifest extension",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	out, stderr, err := run(t, "topology", "--from-reports", dir, "-o", "tree")
+	if err != nil {
+		t.Fatalf("topology: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"ib-su1-leaf-r1-rails", "dgx-001", "ib-su2-leaf-r1-rails", "dgx-017", "dgx-021"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tree lacks %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, `skipping a ConfigMap "other"`) {
+		t.Errorf("the foreign object was not reported: %s", stderr)
+	}
+
+	// With the capture as well, hosts without a report join from it: all 32.
+	out, _, err = run(t, "topology", "--from-reports", dir, "--from-ibnetdiscover", superPOD, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"nodeCount": 32`) {
+		t.Errorf("merged reports and capture do not give the 32 hosts:\n%s", out)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "d.json"), []byte("{broken"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "topology", "--from-reports", dir); err == nil || !strings.Contains(err.Error(), "d.json") {
+		t.Errorf("a broken file gave %v, want an error naming it", err)
+	}
+}

@@ -1,0 +1,94 @@
+package ctl
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+)
+
+// readReports reads every NodeFabricReport in the YAML and JSON files of dir: single objects, several
+// documents per file, or Lists. Objects of other kinds are skipped with a warning on errw; a file that is not
+// YAML or JSON is an error naming it.
+func readReports(dir string, errw io.Writer) ([]v1alpha1.NodeFabricReport, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		switch strings.ToLower(filepath.Ext(e.Name())) {
+		case ".yaml", ".yml", ".json":
+			if !e.IsDir() {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	sort.Strings(files)
+	var out []v1alpha1.NodeFabricReport
+	for _, f := range files {
+		reports, err := readReportFile(f, errw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, reports...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no NodeFabricReport found in its .yaml, .yml or .json files", dir)
+	}
+	return out, nil
+}
+
+func readReportFile(path string, errw io.Writer) ([]v1alpha1.NodeFabricReport, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []v1alpha1.NodeFabricReport
+	for doc := 1; ; doc++ {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s, document %d: %w", path, doc, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		objs := []*unstructured.Unstructured{u}
+		if u.IsList() {
+			list, err := u.ToList()
+			if err != nil {
+				return nil, fmt.Errorf("%s, document %d: %w", path, doc, err)
+			}
+			objs = objs[:0]
+			for i := range list.Items {
+				objs = append(objs, &list.Items[i])
+			}
+		}
+		for _, o := range objs {
+			if o.GetKind() != "NodeFabricReport" {
+				fmt.Fprintf(errw, "warning: %s, document %d: skipping a %s %q\n", path, doc, o.GetKind(), o.GetName())
+				continue
+			}
+			var r v1alpha1.NodeFabricReport
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &r); err != nil {
+				return nil, fmt.Errorf("%s, document %d, report %q: %w", path, doc, o.GetName(), err)
+			}
+			out = append(out, r)
+		}
+	}
+}
