@@ -19,6 +19,8 @@ type Metrics struct {
 	rejectedReports   prometheus.Counter
 	invalidTrees      prometheus.Counter
 	nameConflicts     prometheus.Counter
+	conflicts         *prometheus.CounterVec
+	sourceErrors      *prometheus.CounterVec
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -52,8 +54,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		nameConflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_name_conflicts_total", Help: "HyperNodes not written because a foreign HyperNode has the name.",
 		}),
+		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_source_conflicts_total", Help: "Nodes two sources placed behind different switches, by the source kept and the source dropped.",
+		}, []string{"kept", "dropped"}),
+		sourceErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_source_errors_total", Help: "Times a source could not be read or parsed (its last good data stayed in use).",
+		}, []string{"source"}),
 	}
-	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
+	reg.MustRegister(m.conflicts, m.sourceErrors, m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
 		m.rejectedReports, m.invalidTrees, m.nameConflicts)
 	return m
 }

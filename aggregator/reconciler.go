@@ -3,6 +3,7 @@
 package aggregator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -33,6 +35,12 @@ type Config struct {
 	NodeLabels bool
 	// LabelKeys are the label keys written when NodeLabels is on.
 	LabelKeys hypernodegen.LabelKeys
+	// IBNetDiscoverFile, when set, is an ibnetdiscover capture of the whole fabric. Its switch links give the
+	// tiers above the leaves, and it places the hosts that have no report; where a report and the capture
+	// disagree about a node, the report wins and the conflict is counted and logged.
+	IBNetDiscoverFile string
+	// FabricRecheck is how often the capture file is looked at for changes (1 minute when zero).
+	FabricRecheck time.Duration
 	// DeleteGracePeriod is how long a HyperNode must stay absent from the inferred tree before it is deleted,
 	// so that a flapping report never deletes a domain a scheduler relies on.
 	DeleteGracePeriod time.Duration
@@ -53,6 +61,7 @@ type Reconciler struct {
 
 	// lastGood holds each node's last usable evidence, used when its current report cannot be used.
 	lastGood map[string]topology.NodeEvidence
+	fabric   *fabricFile
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
 	absentSince map[string]time.Time
 }
@@ -85,7 +94,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	evidence := r.evidence(live)
-	tree, problems := topology.Build(topology.Input{Nodes: evidence}, topology.BuildOptions{RootName: r.Config.RootName})
+	in := topology.Input{Nodes: evidence}
+	requeueFabric := time.Duration(0)
+	if r.Config.IBNetDiscoverFile != "" {
+		in = r.mergeFabric(in)
+		requeueFabric = cmp.Or(r.Config.FabricRecheck, time.Minute)
+	}
+	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName})
 	for _, p := range problems {
 		r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
 	}
@@ -108,7 +123,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if lerr := r.syncNodeLabels(ctx, tree, evidence); lerr != nil {
 		err = errors.Join(err, lerr)
 	}
+	if requeueFabric > 0 && (requeue == 0 || requeueFabric < requeue) {
+		requeue = requeueFabric
+	}
 	return reconcile.Result{RequeueAfter: requeue}, err
+}
+
+// mergeFabric adds the capture's switch links and report-less hosts to the reports' evidence.
+func (r *Reconciler) mergeFabric(in topology.Input) topology.Input {
+	if r.fabric == nil || r.fabric.path != r.Config.IBNetDiscoverFile {
+		r.fabric = &fabricFile{path: r.Config.IBNetDiscoverFile}
+	}
+	fab, err := r.fabric.evidence()
+	if err != nil {
+		r.Metrics.sourceErrors.WithLabelValues(ibfabric.Source).Inc()
+		r.Log.Error("fabric capture unusable; using the last good one", "source", ibfabric.Source, "err", err)
+	}
+	merged, conflicts := topology.Merge(in, fab)
+	for _, c := range conflicts {
+		r.Metrics.conflicts.WithLabelValues(c.Kept, c.Dropped).Inc()
+		r.Log.Warn("sources disagree about a node's switches; the higher-priority source wins",
+			"node", c.Node, "kept", c.Kept, "dropped", c.Dropped)
+	}
+	return merged
 }
 
 // evidence turns reports into evidence, falling back to a node's last good evidence when its report cannot

@@ -49,7 +49,11 @@ func newTopology() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				in = mergeInputs(in, ibfabric.Evidence(fab, ibfabric.Options{}))
+				var conflicts []topology.Conflict
+				in, conflicts = topology.Merge(in, ibfabric.Evidence(fab, ibfabric.Options{}))
+				for _, c := range conflicts {
+					fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
+				}
 			}
 			tree, problems := topology.Build(in, topology.BuildOptions{RootName: rootName})
 			for _, p := range problems {
@@ -73,21 +77,6 @@ func newTopology() *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
 	return cmd
-}
-
-// mergeInputs adds to base (from reports) the switch links of extra and the nodes that base lacks.
-func mergeInputs(base, extra topology.Input) topology.Input {
-	have := map[string]bool{}
-	for _, n := range base.Nodes {
-		have[n.Node] = true
-	}
-	for _, n := range extra.Nodes {
-		if !have[n.Node] {
-			base.Nodes = append(base.Nodes, n)
-		}
-	}
-	base.SwitchLinks = append(base.SwitchLinks, extra.SwitchLinks...)
-	return base
 }
 
 // readFabric parses an ibnetdiscover capture and reports the lines it could not use on errw.

@@ -34,6 +34,8 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&mo.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
 	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
+	fs.StringVar(&conf.IBNetDiscoverFile, "ibnetdiscover-file", "", "ibnetdiscover capture of the whole fabric (e.g. a mounted ConfigMap): gives the tiers above the leaves")
+	fs.DurationVar(&conf.FabricRecheck, "fabric-recheck", time.Minute, "how often the capture file is checked for changes")
 	defaults := hypernodegen.DefaultLabelKeys()
 	fs.BoolVar(&conf.NodeLabels, "node-labels", true, "label each node with its domain at every tier and its NVLink domain")
 	fs.StringSliceVar(&conf.LabelKeys.Tiers, "label-keys", defaults.Tiers, "node-label keys for tier 1, 2, … in order (e.g. fabric.topograph.run/tier-1,fabric.topograph.run/tier-2)")

@@ -1,0 +1,60 @@
+package topology
+
+import "slices"
+
+// Conflict is a node that two sources place behind different switches.
+type Conflict struct {
+	// Node is the Kubernetes node.
+	Node string
+	// Kept is the source whose evidence was used; Dropped the one whose evidence was not.
+	Kept, Dropped string
+}
+
+// Merge combines the evidence of two sources, primary first: every node of primary is kept as it is, a node
+// only secondary knows is added, and the switch links of both are joined. A node both know whose compute
+// switches have nothing in common is a conflict; primary wins, so the result is deterministic.
+func Merge(primary, secondary Input) (Input, []Conflict) {
+	out := Input{
+		Nodes:       slices.Clone(primary.Nodes),
+		SwitchLinks: slices.Concat(primary.SwitchLinks, secondary.SwitchLinks),
+	}
+	byNode := make(map[string]NodeEvidence, len(primary.Nodes))
+	for _, n := range primary.Nodes {
+		byNode[n.Node] = n
+	}
+	var conflicts []Conflict
+	for _, n := range secondary.Nodes {
+		p, known := byNode[n.Node]
+		if !known {
+			out.Nodes = append(out.Nodes, n)
+			continue
+		}
+		if disjoint(p.computeSwitches(), n.computeSwitches()) {
+			conflicts = append(conflicts, Conflict{Node: n.Node, Kept: p.Source, Dropped: n.Source})
+		}
+	}
+	return out, conflicts
+}
+
+func (e NodeEvidence) computeSwitches() []string {
+	var out []string
+	for _, l := range e.Links {
+		if !l.Storage {
+			out = append(out, l.SwitchID)
+		}
+	}
+	return out
+}
+
+// disjoint reports whether two non-empty switch sets share nothing; an empty side is no disagreement.
+func disjoint(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
