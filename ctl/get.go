@@ -1,13 +1,11 @@
 package ctl
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
@@ -67,17 +65,7 @@ func printHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNode, outp
 			list.Items[i].Kind = "HyperNode"
 			list.Items[i].ManagedFields = nil
 		}
-		b, err := json.MarshalIndent(list, "", "  ")
-		if err != nil {
-			return err
-		}
-		if output == "yaml" {
-			if b, err = yaml.JSONToYAML(b); err != nil {
-				return err
-			}
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
+		return writeObject(w, list, output)
 	case "tree", "dot":
 		if len(items) == 0 {
 			_, err := fmt.Fprintln(errw, "No HyperNodes found.")

@@ -1,13 +1,11 @@
 package ctl
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fabricmap/fabricmap/agent"
 	"github.com/fabricmap/fabricmap/discovery"
@@ -41,17 +39,7 @@ func newProbe() *cobra.Command {
 				return err
 			}
 			report := agent.Observe(cmd.Context(), cfg.NodeName, ps, time.Now().Truncate(time.Second))
-			b, err := json.MarshalIndent(report, "", "  ")
-			if err != nil {
-				return err
-			}
-			if output == "yaml" {
-				if b, err = yaml.JSONToYAML(b); err != nil {
-					return err
-				}
-			}
-			_, err = cmd.OutOrStdout().Write(append(b, '\n'))
-			return err
+			return writeObject(cmd.OutOrStdout(), report, output)
 		},
 	}
 	cfg.AddFlags(cmd.Flags())
