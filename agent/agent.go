@@ -85,11 +85,11 @@ func (a *Agent) Cycle(ctx context.Context) (bool, error) {
 	}
 	if wrote {
 		a.Metrics.writes.Inc()
-		a.Log.Info("report written", "node", report.Name, "neighbors", len(report.Spec.Neighbors),
+		a.Log.Info("report written", "neighbors", len(report.Spec.Neighbors),
 			"gpus", len(report.Spec.GPUs), "rdmaDevices", len(report.Spec.RDMADevices), "truncated", report.Status.Truncated)
 	} else {
 		a.Metrics.skippedWrites.Inc()
-		a.Log.Debug("report unchanged, nothing written", "node", report.Name)
+		a.Log.Debug("report unchanged, nothing written")
 	}
 	return wrote, nil
 }
