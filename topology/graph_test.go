@@ -28,21 +28,6 @@ func cables(a string, bs ...string) []SwitchEdge {
 
 func join(parts ...[]SwitchEdge) []SwitchEdge { return slices.Concat(parts...) }
 
-// shape renders a tree as "name(tier)[children or nodes]" lines, sorted, for compact comparison.
-func shape(t *Tree) []string {
-	var out []string
-	for _, n := range t.Names() {
-		d := t.Domains[n]
-		members := d.Children
-		if len(members) == 0 {
-			members = d.Nodes
-		}
-		out = append(out, n+"("+string(rune('0'+d.Tier))+")"+strings.Join(members, ","))
-	}
-	slices.Sort(out)
-	return out
-}
-
 func TestBuildTiers(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -145,7 +130,7 @@ func TestBuildTiers(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatalf("invalid tree: %v", err)
 			}
-			if got := shape(tree); !reflect.DeepEqual(got, tc.want) {
+			if got := tree.Outline(); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}
 			if len(probs) != tc.wantProbs {
@@ -191,7 +176,7 @@ func TestBuildTiersIsOrderIndependent(t *testing.T) {
 			}
 		}
 		if got, _ := Build(in, BuildOptions{}); !reflect.DeepEqual(got, want) {
-			t.Fatalf("a reordered input gave a different tree:\n%v\nwant\n%v", shape(got), shape(want))
+			t.Fatalf("a reordered input gave a different tree:\n%v\nwant\n%v", got.Outline(), want.Outline())
 		}
 	}
 }

@@ -6,6 +6,8 @@ package topology
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Tier names the levels of the tree. Tier 1 is the closest domain (the leaf switch, or the NVLink domain
@@ -125,4 +127,20 @@ func (t *Tree) PathOf(node string) []*Domain {
 		}
 	}
 	return nil
+}
+
+// Outline lists every domain as "name(tier)members" (members: its child domains, or else its nodes,
+// comma-separated), sorted: a compact, stable rendering for logs and tests.
+func (t *Tree) Outline() []string {
+	out := make([]string, 0, len(t.Domains))
+	for _, n := range t.Names() {
+		d := t.Domains[n]
+		members := d.Children
+		if len(members) == 0 {
+			members = d.Nodes
+		}
+		out = append(out, n+"("+strconv.Itoa(d.Tier)+")"+strings.Join(members, ","))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -3,7 +3,6 @@ package ibfabric
 import (
 	"os"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -25,21 +24,6 @@ func parse(t *testing.T, path string) *ibnetdiscover.Fabric {
 	return fab
 }
 
-// summary lists "name tier parent: members" for every domain, sorted.
-func summary(tr *topology.Tree) []string {
-	var out []string
-	for _, n := range tr.Names() {
-		d := tr.Domains[n]
-		members := d.Children
-		if len(members) == 0 {
-			members = d.Nodes
-		}
-		out = append(out, n+" "+string(rune('0'+d.Tier))+" "+d.Parent+": "+strings.Join(members, ","))
-	}
-	slices.Sort(out)
-	return out
-}
-
 func TestEvidenceGivesTheFabricsTiers(t *testing.T) {
 	tests := []struct {
 		name string
@@ -50,12 +34,12 @@ func TestEvidenceGivesTheFabricsTiers(t *testing.T) {
 		name: "three tiers: leaves, spines, one core as root",
 		file: "testdata/threetier.txt",
 		want: []string{
-			"fabric 3 : ib-spine-a,ib-spine-b",
-			"ib-leaf-a1 1 ib-spine-a: gpu-a1,gpu-a2",
-			"ib-leaf-a2 1 ib-spine-a: gpu-a3",
-			"ib-leaf-b1 1 ib-spine-b: gpu-b1",
-			"ib-spine-a 2 fabric: ib-leaf-a1,ib-leaf-a2",
-			"ib-spine-b 2 fabric: ib-leaf-b1",
+			"fabric(3)ib-spine-a,ib-spine-b",
+			"ib-leaf-a1(1)gpu-a1,gpu-a2",
+			"ib-leaf-a2(1)gpu-a3",
+			"ib-leaf-b1(1)gpu-b1",
+			"ib-spine-a(2)ib-leaf-a1,ib-leaf-a2",
+			"ib-spine-b(2)ib-leaf-b1",
 		},
 	}, {
 		name: "a node-name rule renames and drops hosts",
@@ -67,9 +51,9 @@ func TestEvidenceGivesTheFabricsTiers(t *testing.T) {
 			return "k8s-" + h
 		}},
 		want: []string{
-			"fabric 2 : ib-leaf-a1,ib-leaf-a2",
-			"ib-leaf-a1 1 fabric: k8s-gpu-a1,k8s-gpu-a2",
-			"ib-leaf-a2 1 fabric: k8s-gpu-a3",
+			"fabric(2)ib-leaf-a1,ib-leaf-a2",
+			"ib-leaf-a1(1)k8s-gpu-a1,k8s-gpu-a2",
+			"ib-leaf-a2(1)k8s-gpu-a3",
 		},
 	}, {
 		name: "SuperPOD: rail leaves of a scalable unit form one domain, the spines the root",
@@ -85,7 +69,7 @@ func TestEvidenceGivesTheFabricsTiers(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			if got := summary(tree); !reflect.DeepEqual(got, tc.want) {
+			if got := tree.Outline(); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}
 		})
@@ -100,9 +84,9 @@ func superPODWant() []string {
 		su[(h-1)/16] = append(su[(h-1)/16], "dgx-0"+string(rune('0'+h/10))+string(rune('0'+h%10)))
 	}
 	return []string{
-		"fabric 2 : ib-su1-leaf-r1-rails,ib-su2-leaf-r1-rails",
-		"ib-su1-leaf-r1-rails 1 fabric: " + strings.Join(su[0], ","),
-		"ib-su2-leaf-r1-rails 1 fabric: " + strings.Join(su[1], ","),
+		"fabric(2)ib-su1-leaf-r1-rails,ib-su2-leaf-r1-rails",
+		"ib-su1-leaf-r1-rails(1)" + strings.Join(su[0], ","),
+		"ib-su2-leaf-r1-rails(1)" + strings.Join(su[1], ","),
 	}
 }
 
