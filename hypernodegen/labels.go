@@ -1,6 +1,8 @@
 package hypernodegen
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/topology"
@@ -50,15 +52,11 @@ func (k LabelKeys) All() []string {
 func (k LabelKeys) Validate() error {
 	for _, key := range k.All() {
 		if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
-			return &invalidKeyError{key: key, reason: msgs[0]}
+			return fmt.Errorf("label key %s is invalid: %s", key, msgs[0])
 		}
 	}
 	return nil
 }
-
-type invalidKeyError struct{ key, reason string }
-
-func (e *invalidKeyError) Error() string { return "label key " + e.key + " is invalid: " + e.reason }
 
 // NodeLabels returns, for every node placed in t, the labels that state its place: each tier key set to the
 // name of the node's domain at that tier (domains are named to be valid label values), and the accelerator
@@ -69,7 +67,7 @@ func NodeLabels(t *topology.Tree, nvlink map[string]string, keys LabelKeys) map[
 	for _, d := range t.Domains {
 		for _, n := range d.Nodes {
 			labels := map[string]string{}
-			for dom, hops := d, 0; dom != nil && hops <= len(t.Domains); dom, hops = t.Domains[dom.Parent], hops+1 {
+			for _, dom := range t.PathFrom(d.Name) {
 				if i := dom.Tier - 1; i >= 0 && i < len(keys.Tiers) && keys.Tiers[i] != "" {
 					labels[keys.Tiers[i]] = dom.Name
 				}

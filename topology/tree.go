@@ -5,6 +5,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,20 +114,21 @@ func (t *Tree) NodeCount(name string) int {
 // PathOf returns the domains that hold node, from the closest up to the root; nil when the node is not in the tree.
 func (t *Tree) PathOf(node string) []*Domain {
 	for _, d := range t.Domains {
-		for _, n := range d.Nodes {
-			if n == node {
-				var path []*Domain
-				for cur := d; cur != nil; cur = t.Domains[cur.Parent] {
-					path = append(path, cur)
-					if len(path) > len(t.Domains) {
-						return path // a cycle; Validate reports it
-					}
-				}
-				return path
-			}
+		if slices.Contains(d.Nodes, node) {
+			return t.PathFrom(d.Name)
 		}
 	}
 	return nil
+}
+
+// PathFrom returns the named domain and its ancestors up to the root. A parent chain that loops (Validate
+// reports it) ends the path once every domain could have been visited.
+func (t *Tree) PathFrom(name string) []*Domain {
+	var path []*Domain
+	for cur := t.Domains[name]; cur != nil && len(path) <= len(t.Domains); cur = t.Domains[cur.Parent] {
+		path = append(path, cur)
+	}
+	return path
 }
 
 // Outline lists every domain as "name(tier)members" (members: its child domains, or else its nodes,
