@@ -61,8 +61,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "fabricmap_aggregator_source_errors_total", Help: "Times a source could not be read or parsed (its last good data stayed in use).",
 		}, []string{"source"}),
 	}
-	reg.MustRegister(m.conflicts, m.sourceErrors, m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
-		m.rejectedReports, m.invalidTrees, m.nameConflicts)
+	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
+		m.rejectedReports, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors)
 	return m
 }
 

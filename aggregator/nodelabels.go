@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +24,7 @@ const LabelFieldManager = "fabricmap-aggregator-labels"
 // syncNodeLabels makes the labels fabricmap owns on each placed node state its place in tree. Nodes not in the
 // tree (no evidence) and nodes with no Node object are left alone; a node whose labels already match costs
 // no write.
-func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence) error {
+func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, nodes map[string]*metav1.PartialObjectMetadata) error {
 	if !r.Config.NodeLabels {
 		return nil
 	}
@@ -44,15 +43,8 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 	keys := r.Config.LabelKeys.All()
 	var errs []error
 	for _, n := range names {
-		node := &metav1.PartialObjectMetadata{}
-		node.SetGroupVersionKind(nodeGVK)
-		if err := r.Client.Get(ctx, client.ObjectKey{Name: n}, node); err != nil {
-			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("reading node %q: %w", n, err))
-			}
-			continue
-		}
-		if !labelsDiffer(node, desired[n], keys) {
+		node, ok := nodes[n]
+		if !ok || !labelsDiffer(node, desired[n], keys) {
 			continue
 		}
 		labels := map[string]any{}

@@ -17,20 +17,16 @@ import (
 // UID): the node was deleted, and its links are no evidence. Orphans are deleted, as the garbage collector
 // would (the aggregator does it at once, so that no reconcile counts a deleted node and no cluster without a
 // running garbage collector keeps them). Reports without a Node owner (made by hand) are kept as they are.
-func (r *Reconciler) dropOrphans(ctx context.Context, reports []v1alpha1.NodeFabricReport) ([]v1alpha1.NodeFabricReport, error) {
+func (r *Reconciler) dropOrphans(ctx context.Context, reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) []v1alpha1.NodeFabricReport {
 	kept := reports[:0]
 	for i := range reports {
 		rep := &reports[i]
-		gone, err := r.ownerNodeGone(ctx, rep)
-		if err != nil {
-			return nil, err
-		}
-		if !gone {
+		if !ownerNodeGone(rep, nodes) {
 			kept = append(kept, *rep)
 			continue
 		}
 		uid := rep.UID
-		err = r.Client.Delete(ctx, rep, client.Preconditions{UID: &uid})
+		err := r.Client.Delete(ctx, rep, client.Preconditions{UID: &uid})
 		switch {
 		case err == nil:
 			r.Metrics.writes.WithLabelValues("delete-report").Inc()
@@ -41,28 +37,32 @@ func (r *Reconciler) dropOrphans(ctx context.Context, reports []v1alpha1.NodeFab
 			r.Log.Warn("could not delete the report of a node that no longer exists", "node", rep.Name, "err", err)
 		}
 	}
-	return kept, nil
+	return kept
 }
 
-// ownerNodeGone reports whether rep is owned by a Node that no longer exists.
-func (r *Reconciler) ownerNodeGone(ctx context.Context, rep *v1alpha1.NodeFabricReport) (bool, error) {
+// ownerNodeGone reports whether rep is owned by a Node that no longer exists in nodes (by name and UID).
+func ownerNodeGone(rep *v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) bool {
 	for _, ref := range rep.OwnerReferences {
-		if ref.Kind != "Node" || ref.APIVersion != "v1" {
-			continue
-		}
-		node := &metav1.PartialObjectMetadata{}
-		node.SetGroupVersionKind(nodeGVK)
-		err := r.Client.Get(ctx, client.ObjectKey{Name: ref.Name}, node)
-		switch {
-		case apierrors.IsNotFound(err):
-			return true, nil
-		case err != nil:
-			return false, fmt.Errorf("reading node %q, owner of its report: %w", ref.Name, err)
-		case node.UID != ref.UID:
-			return true, nil
+		if ref.Kind == "Node" && ref.APIVersion == "v1" {
+			if n, ok := nodes[ref.Name]; !ok || n.UID != ref.UID {
+				return true
+			}
 		}
 	}
-	return false, nil
+	return false
 }
 
-var nodeGVK = corev1.SchemeGroupVersion.WithKind("Node")
+// listNodes returns the metadata of every Node by name; read once per reconcile (from the manager's cache)
+// for both the orphan check and the node labels.
+func (r *Reconciler) listNodes(ctx context.Context) (map[string]*metav1.PartialObjectMetadata, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	out := make(map[string]*metav1.PartialObjectMetadata, len(list.Items))
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out, nil
+}

@@ -89,10 +89,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err := r.Client.List(ctx, &reports); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing reports: %w", err)
 	}
-	live, err := r.dropOrphans(ctx, reports.Items)
+	nodes, err := r.listNodes(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	live := r.dropOrphans(ctx, reports.Items, nodes)
 	evidence := r.evidence(live)
 	in := topology.Input{Nodes: evidence}
 	requeueFabric := time.Duration(0)
@@ -120,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, fmt.Errorf("listing owned HyperNodes: %w", err)
 	}
 	requeue, err := r.sync(ctx, desired, existing.Items)
-	if lerr := r.syncNodeLabels(ctx, tree, evidence); lerr != nil {
+	if lerr := r.syncNodeLabels(ctx, tree, evidence, nodes); lerr != nil {
 		err = errors.Join(err, lerr)
 	}
 	if requeueFabric > 0 && (requeue == 0 || requeueFabric < requeue) {
