@@ -7,8 +7,8 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 )
 
 // NearestBridge is the multicast address LLDP frames are sent to (IEEE 802.1AB nearest-bridge group).
