@@ -42,7 +42,7 @@ func newAgent(t *testing.T, node string, clock *time.Time, probes ...discovery.P
 	return &Agent{
 		Config:    Config{Interval: time.Minute, DataExpiry: 10 * time.Minute},
 		Probes:    probes,
-		Publisher: &Publisher{Client: testenv.Shared.Client, NodeName: node},
+		Publisher: &Publisher{Client: reportClient(t), NodeName: node},
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics:   NewMetrics(prometheus.NewRegistry()),
 		Now:       func() time.Time { return *clock },
@@ -158,7 +158,7 @@ func TestAgentPublishesOnlyOnChange(t *testing.T) {
 }
 
 func TestAgentRefusesAnotherNodesReport(t *testing.T) {
-	p := &Publisher{Client: testenv.Shared.Client, NodeName: "node-a"}
+	p := &Publisher{Client: reportClient(t), NodeName: "node-a"}
 	r := buildReport("node-b", nil, nil, time.Now())
 	if _, err := p.Publish(context.Background(), r); err == nil {
 		t.Fatal("the publisher wrote another node's report")
@@ -195,4 +195,14 @@ func probeCondition(r *v1alpha1.NodeFabricReport, name string) v1alpha1.ProbeCon
 		}
 	}
 	return v1alpha1.ProbeCondition{}
+}
+
+// reportClient is the agent's own REST client, with the test administrator's credentials.
+func reportClient(t *testing.T) ReportClient {
+	t.Helper()
+	c, err := NewReportClient(testenv.Shared.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

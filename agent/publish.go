@@ -7,14 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/internal/kube"
 )
 
 // FieldManager is the server-side apply field manager of the agent.
@@ -27,7 +24,7 @@ const ContentHashAnnotation = "fabricmap.io/content-hash"
 // Publisher writes one node's report, and only when its content changed.
 type Publisher struct {
 	// Client talks to the API server.
-	Client client.Client
+	Client ReportClient
 	// NodeName is the node whose report this publisher writes; it writes no other.
 	NodeName string
 
@@ -39,15 +36,14 @@ type Publisher struct {
 
 // Load reads the node's current report, if any, so that an agent restart writes nothing when nothing changed.
 func (p *Publisher) Load(ctx context.Context) error {
-	var cur v1alpha1.NodeFabricReport
-	err := p.Client.Get(ctx, client.ObjectKey{Name: p.NodeName}, &cur)
+	cur, err := p.Client.GetReport(ctx, p.NodeName)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
-		return fmt.Errorf("reading report %q: %w", p.NodeName, err)
+		return err
 	}
-	p.lastHash = contentHash(&cur)
+	p.lastHash = contentHash(cur)
 	p.Previous = cur.Status.Probes
 	if len(cur.OwnerReferences) > 0 {
 		p.nodeUID = cur.OwnerReferences[0].UID
@@ -71,10 +67,10 @@ func (p *Publisher) Publish(ctx context.Context, r *v1alpha1.NodeFabricReport) (
 	} else if ref != nil {
 		obj.OwnerReferences = []metav1.OwnerReference{*ref}
 	}
-	if err := kube.Apply(ctx, p.Client, obj, FieldManager); err != nil {
+	if err := p.Client.ApplyReport(ctx, obj, FieldManager); err != nil {
 		return false, err
 	}
-	if err := kube.ApplyStatus(ctx, p.Client, obj, FieldManager); err != nil {
+	if err := p.Client.ApplyReportStatus(ctx, obj, FieldManager); err != nil {
 		return false, err
 	}
 	p.lastHash = h
@@ -86,15 +82,14 @@ func (p *Publisher) Publish(ctx context.Context, r *v1alpha1.NodeFabricReport) (
 // agent cannot see yet gives no reference (and no error); it is tried again on the next write.
 func (p *Publisher) ownerRef(ctx context.Context) (*metav1.OwnerReference, error) {
 	if p.nodeUID == "" {
-		var node corev1.Node
-		err := p.Client.Get(ctx, client.ObjectKey{Name: p.NodeName}, &node)
+		uid, err := p.Client.NodeUID(ctx, p.NodeName)
 		switch {
 		case apierrors.IsNotFound(err):
 			return nil, nil
 		case err != nil:
-			return nil, fmt.Errorf("reading node %q for the report's owner reference: %w", p.NodeName, err)
+			return nil, fmt.Errorf("the report's owner reference: %w", err)
 		}
-		p.nodeUID = node.UID
+		p.nodeUID = uid
 	}
 	return &metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: p.NodeName, UID: p.nodeUID}, nil
 }

@@ -1,6 +1,10 @@
 package discovery
 
-import "github.com/spf13/pflag"
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+)
 
 // AddFlags binds the probes' inputs to command-line flags, so that the agent and `fabricmap probe` take
 // the same ones. NodeName is left to the caller.
@@ -14,4 +18,5 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.NVMLLibraryPath, "nvml-library", "", "path of libnvidia-ml.so.1 (default: the loader's search path)")
 	fs.StringVar(&c.RDMAClassRules, "rdma-class-rules", "", "class RDMA ports as compute or storage, e.g. storage:device=mlx5_8;storage:netdev=ens2*")
 	fs.StringVar(&c.IBNetDiscoverFile, "ibnetdiscover-file", "", "read ibnetdiscover output from this file instead of running the tool")
+	fs.DurationVar(&c.IBNetDiscoverInterval, "ibnetdiscover-interval", 30*time.Minute, "least time between two fabric sweeps by ibnetdiscover (each sweeps the whole subnet); runs in between reuse the last sweep")
 }

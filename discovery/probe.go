@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 )
@@ -54,6 +55,9 @@ type Config struct {
 	LLDPCLIFile string
 	// IBNetDiscoverFile, when set, is ibnetdiscover output to read instead of running the tool.
 	IBNetDiscoverFile string
+	// IBNetDiscoverInterval is the least time between two fabric sweeps by the ibnetdiscover tool; runs in
+	// between reuse the last sweep. Zero sweeps on every run.
+	IBNetDiscoverInterval time.Duration
 	// NodeName is the Kubernetes name of the node being probed.
 	NodeName string
 	// NVMLLibraryPath, when set, is the libnvidia-ml.so to load (for a host driver mounted at a custom path).

@@ -20,5 +20,10 @@ echo "== measured / target =="
 ratio "agent probe cycle, CPU (in-process)" BenchmarkProbeCycle cpu-ms/cycle 50
 ratio "agent binary, CPU per cycle" BenchmarkAgentBinary cpu-ms/cycle 50
 ratio "agent binary, peak RSS" BenchmarkAgentBinary peak-RSS-MiB 30
+# The machine's charge for a timer wake-up (see BenchmarkWakeBaseline), and the agent's figure net of it.
+ratio "wake-up baseline, CPU per cycle" BenchmarkWakeBaseline cpu-ms/cycle 50
+awk '$1 ~ /^BenchmarkAgentBinary(-[0-9]+)?$/ { for (i = 3; i < NF; i++) if ($(i+1) == "cpu-ms/cycle") { a += $i; na++ } }
+     $1 ~ /^BenchmarkWakeBaseline(-[0-9]+)?$/ { for (i = 3; i < NF; i++) if ($(i+1) == "cpu-ms/cycle") { w += $i; nw++ } }
+     END { if (na && nw) { v = a / na - w / nw; printf "%-34s %10.2f %-14s target %6.1f  ratio %.2f\n", "agent binary, CPU net of baseline", v, "cpu-ms/cycle", 50, v / 50 } }' "$out"
 ratio "merge 10k reports, wall" BenchmarkMerge10kReports ns/op 2000000000
 ratio "merge 10k reports, peak heap" BenchmarkMerge10kReports peak-heap-MiB 1024

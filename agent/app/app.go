@@ -15,13 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/agent"
 	"github.com/fabricmap/fabricmap/discovery"
 	_ "github.com/fabricmap/fabricmap/discovery/all" // registers every probe
 	"github.com/fabricmap/fabricmap/internal/cli"
-	"github.com/fabricmap/fabricmap/internal/kube"
 )
 
 type options struct {
@@ -86,7 +84,7 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	restCfg.UserAgent = "fabricmap-agent/" + o.nodeName
-	c, err := client.New(restCfg, client.Options{Scheme: kube.Scheme()})
+	c, err := agent.NewReportClient(restCfg)
 	if err != nil {
 		return fmt.Errorf("creating Kubernetes client: %w", err)
 	}

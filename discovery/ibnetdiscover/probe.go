@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
@@ -29,6 +30,10 @@ type Probe struct {
 	Config discovery.Config
 	// Runner runs the tool when Config.IBNetDiscoverFile is empty.
 	Runner Runner
+	// Now is the clock that spaces the tool's sweeps; time.Now when nil.
+	Now func() time.Time
+
+	cache fabricCache
 }
 
 // New builds the probe with a default Runner (ibnetdiscover on PATH).
@@ -81,16 +86,8 @@ func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 // fabric gets the topology from the configured file or from the tool. na is set when there is nothing to see.
 func (p *Probe) fabric(ctx context.Context) (f *Fabric, warns []Warning, na string, err error) {
 	if path := p.Config.IBNetDiscoverFile; path != "" {
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("ibnetdiscover: %w", err)
-		}
-		defer fh.Close()
-		f, warns, err = Parse(fh)
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("ibnetdiscover: %s: %w", path, err)
-		}
-		return f, warns, "", nil
+		f, warns, err = p.parseFile(path)
+		return f, warns, "", err
 	}
 	root := p.Config.SysfsRoot
 	if root == "" {
@@ -99,6 +96,13 @@ func (p *Probe) fabric(ctx context.Context) (f *Fabric, warns []Warning, na stri
 	if has, known := hasInfiniBandPort(root); known && !has {
 		return nil, nil, "no InfiniBand port under " + filepath.Join(root, "class/infiniband"), nil
 	}
+	now := time.Now()
+	if p.Now != nil {
+		now = p.Now()
+	}
+	if f, warns, ok := p.cache.sweep(now, p.Config.IBNetDiscoverInterval); ok {
+		return f, warns, "", nil
+	}
 	f, warns, err = p.Runner.Discover(ctx)
 	if errors.Is(err, ErrNotAvailable) {
 		return nil, nil, err.Error(), nil
@@ -106,7 +110,30 @@ func (p *Probe) fabric(ctx context.Context) (f *Fabric, warns []Warning, na stri
 	if err != nil {
 		return nil, nil, "", err
 	}
+	p.cache.keepSweep(now, f, warns)
 	return f, warns, "", nil
+}
+
+// parseFile parses the capture at path, or returns the last parse when the file has not changed since.
+func (p *Probe) parseFile(path string) (*Fabric, []Warning, error) {
+	stamp, err := stampOf(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ibnetdiscover: %w", err)
+	}
+	if f, warns, ok := p.cache.file(stamp); ok {
+		return f, warns, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ibnetdiscover: %w", err)
+	}
+	defer fh.Close()
+	f, warns, err := Parse(fh)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ibnetdiscover: %s: %w", path, err)
+	}
+	p.cache.keepFile(stamp, f, warns)
+	return f, warns, nil
 }
 
 // hasInfiniBandPort tells whether any RDMA device port under root has the InfiniBand link layer. known is

@@ -52,9 +52,10 @@ func ensureNamespace(t *testing.T, ctx context.Context, c client.Client) {
 	}
 }
 
-// agentClientOn returns a client that authenticates as the agent's service account with a token bound to a
-// pod scheduled on node, exactly what the kubelet gives the DaemonSet's pod there.
-func agentClientOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, node string) client.Client {
+// agentClientOn returns a generic client and the agent's own report client, both authenticating as the agent's
+// service account with a token bound to a pod scheduled on node, exactly what the kubelet gives the DaemonSet's
+// pod there.
+func agentClientOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, node string) (client.Client, agent.ReportClient) {
 	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent-" + node, Namespace: namespace},
@@ -72,15 +73,24 @@ func agentClientOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, n
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tokenClient(t, tr.Status.Token)
+	c := tokenClient(t, tr.Status.Token)
+	rc, err := agent.NewReportClient(tokenConfig(tr.Status.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rc
+}
+
+// tokenConfig is a client configuration that authenticates with token alone.
+func tokenConfig(token string) *rest.Config {
+	admin := testenv.Shared.Config
+	return &rest.Config{Host: admin.Host, BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, CAFile: admin.CAFile}}
 }
 
 func tokenClient(t *testing.T, token string) client.Client {
 	t.Helper()
-	admin := testenv.Shared.Config
-	cfg := &rest.Config{Host: admin.Host, BearerToken: token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, CAFile: admin.CAFile}}
-	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	c, err := client.New(tokenConfig(token), client.Options{Scheme: kube.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +119,7 @@ func TestAgentWritesOnlyItsOwnReport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	onA := agentClientOn(t, ctx, cs, "policy-node-a")
+	onA, reportsOnA := agentClientOn(t, ctx, cs, "policy-node-a")
 
 	// The policy takes effect a moment after its binding exists: wait until a dry-run write of B is refused.
 	deadline := time.Now().Add(60 * time.Second)
@@ -124,7 +134,7 @@ func TestAgentWritesOnlyItsOwnReport(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	own := &agent.Publisher{Client: onA, NodeName: "policy-node-a"}
+	own := &agent.Publisher{Client: reportsOnA, NodeName: "policy-node-a"}
 	if err := own.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +142,7 @@ func TestAgentWritesOnlyItsOwnReport(t *testing.T) {
 		t.Fatalf("the agent on node A could not write its own report: wrote=%v err=%v", wrote, err)
 	}
 
-	other := &agent.Publisher{Client: onA, NodeName: "policy-node-b"}
+	other := &agent.Publisher{Client: reportsOnA, NodeName: "policy-node-b"}
 	if err := other.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
