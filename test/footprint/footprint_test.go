@@ -24,8 +24,8 @@ import (
 
 	"github.com/fabricmap/fabricmap/agent"
 	"github.com/fabricmap/fabricmap/discovery"
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
 	_ "github.com/fabricmap/fabricmap/discovery/all"
+	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
