@@ -21,11 +21,15 @@ tools: ## build the pinned etcd, kube-apiserver, kube-scheduler, helm and contro
 build: ## build fabricmap's binaries into bin/
 	go build -o $(BIN)/ ./cmd/...
 
-generate: ## regenerate deepcopy code and CRD YAML (fabricmap's own and Volcano's HyperNode)
+generate: ## regenerate deepcopy code and CRD YAML (fabricmap's own, Volcano's HyperNode, Kueue's Topology)
 	@hack/install-tools.sh controller-gen
 	controller-gen object paths=./api/...
 	controller-gen crd paths=./api/... output:crd:dir=charts/fabricmap/crds
 	controller-gen crd paths=volcano.sh/apis/pkg/apis/topology/v1alpha1/... output:crd:dir=charts/fabricmap/files/crds
+# Kueue's packages hold all its CRDs: generate them aside and keep Topology (v1beta1 storage, v1beta2 served).
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  controller-gen crd paths=sigs.k8s.io/kueue/apis/kueue/v1beta1/... paths=sigs.k8s.io/kueue/apis/kueue/v1beta2/... output:crd:dir="$$tmp"; \
+	  cp "$$tmp/kueue.x-k8s.io_topologies.yaml" charts/fabricmap/files/crds/
 
 verify-generated: generate ## fail when a generated file is stale
 	@if [ -n "$$(git status --porcelain -- api charts/fabricmap/crds charts/fabricmap/files/crds)" ]; then \

@@ -1,0 +1,46 @@
+package hypernodegen
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// kueueMaxLevels is the most levels Kueue's Topology schema accepts.
+const kueueMaxLevels = 16
+
+// KueueTopology returns a Kueue Topology (kueue.x-k8s.io/v1beta2) named name for Topology Aware Scheduling:
+// its levels are the node-label keys of the tree's tiers, from the highest tier present down to the leaf
+// (tiers without a key in keys.Tiers are left out), then keys.Accelerator when the tree has accelerator
+// domains, and kubernetes.io/hostname last, the lowest level as Kueue requires. An empty or invalid tree, bad
+// keys, or more levels than Kueue accepts give an error.
+func KueueTopology(name string, keys LabelKeys, tree *topology.Tree) (*kueuev1beta2.Topology, error) {
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return nil, fmt.Errorf("kueue Topology name %q is invalid: %s", name, msgs[0])
+	}
+	levels, err := treeLevels(keys, tree)
+	if err != nil {
+		return nil, fmt.Errorf("building kueue Topology %s: %w", name, err)
+	}
+	out := make([]kueuev1beta2.TopologyLevel, 0, len(levels)+1)
+	for _, l := range levels {
+		if l.key == corev1.LabelHostname {
+			return nil, fmt.Errorf("building kueue Topology %s: label key %s is reserved for the node level", name, l.key)
+		}
+		out = append(out, kueuev1beta2.TopologyLevel{NodeLabel: l.key})
+	}
+	out = append(out, kueuev1beta2.TopologyLevel{NodeLabel: corev1.LabelHostname})
+	if len(out) > kueueMaxLevels {
+		return nil, fmt.Errorf("building kueue Topology %s: %d levels, Kueue accepts at most %d", name, len(out), kueueMaxLevels)
+	}
+	return &kueuev1beta2.Topology{
+		TypeMeta:   metav1.TypeMeta{APIVersion: kueuev1beta2.GroupVersion.String(), Kind: "Topology"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: OwnedSelector()},
+		Spec:       kueuev1beta2.TopologySpec{Levels: out},
+	}, nil
+}

@@ -1,0 +1,102 @@
+package hypernodegen
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+func TestKueueTopology(t *testing.T) {
+	const hostname = "kubernetes.io/hostname"
+	tests := []struct {
+		name string
+		tree func(*testing.T) *topology.Tree
+		keys LabelKeys
+		want []string
+	}{{
+		name: "2-tier tree",
+		tree: twoTierTree,
+		keys: DefaultLabelKeys(),
+		want: []string{DefaultTierKeys[1], DefaultTierKeys[0], hostname},
+	}, {
+		name: "3 switch tiers with accelerator domains",
+		tree: acceleratorTree,
+		keys: DefaultLabelKeys(),
+		want: []string{DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, hostname},
+	}, {
+		name: "topograph keys, no accelerator key",
+		tree: acceleratorTree,
+		keys: topographKeys,
+		want: []string{"fabric.topograph.run/tier-3", "fabric.topograph.run/tier-2", "fabric.topograph.run/tier-1", hostname},
+	}, {
+		name: "fewer keys than tiers: the top tier is left out",
+		tree: acceleratorTree,
+		keys: LabelKeys{Tiers: topographKeys.Tiers[:2]},
+		want: []string{"fabric.topograph.run/tier-2", "fabric.topograph.run/tier-1", hostname},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, err := KueueTopology("fabric", tc.keys, tc.tree(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if topo.APIVersion != "kueue.x-k8s.io/v1beta2" || topo.Kind != "Topology" {
+				t.Errorf("TypeMeta = %+v", topo.TypeMeta)
+			}
+			if topo.Name != "fabric" || topo.Namespace != "" || topo.Labels[ManagedByLabel] != ManagedByValue {
+				t.Errorf("ObjectMeta = %+v", topo.ObjectMeta)
+			}
+			var got []string
+			for _, l := range topo.Spec.Levels {
+				got = append(got, l.NodeLabel)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("levels = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestKueueTopologyErrors(t *testing.T) {
+	// A chain of 16 switch tiers (and 16 keys): with the hostname level that is one level more than Kueue takes.
+	tall := func(t *testing.T) *topology.Tree {
+		var ds []dom
+		for tier := 1; tier <= 16; tier++ {
+			d := dom{name: fmt.Sprintf("t%d", tier), tier: tier}
+			if tier < 16 {
+				d.parent = fmt.Sprintf("t%d", tier+1)
+			}
+			if tier == 1 {
+				d.nodes = []string{"n1"}
+			}
+			ds = append(ds, d)
+		}
+		return buildTree(t, ds...)
+	}
+	var tallKeys LabelKeys
+	for i := 1; i <= 16; i++ {
+		tallKeys.Tiers = append(tallKeys.Tiers, fmt.Sprintf("example.com/tier-%d", i))
+	}
+	tests := []struct {
+		name, topoName string
+		tree           func(*testing.T) *topology.Tree
+		keys           LabelKeys
+		want           string
+	}{
+		{name: "empty tree", topoName: "fabric", tree: func(*testing.T) *topology.Tree { return topology.NewTree() }, keys: DefaultLabelKeys(), want: "no domains"},
+		{name: "bad name", topoName: "Fabric!", tree: twoTierTree, keys: DefaultLabelKeys(), want: "invalid"},
+		{name: "hostname as a tier key", topoName: "fabric", tree: twoTierTree, keys: LabelKeys{Tiers: []string{"kubernetes.io/hostname"}}, want: "reserved for the node level"},
+		{name: "too many levels", topoName: "fabric", tree: tall, keys: tallKeys, want: "at most 16"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topo, err := KueueTopology(tc.topoName, tc.keys, tc.tree(t))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q (object %v)", err, tc.want, topo)
+			}
+		})
+	}
+}
