@@ -19,19 +19,22 @@ const maxWarnings = 20
 
 func newTopology() *cobra.Command {
 	var from, reportsDir, output, rootName string
+	var fromUFM ufmFlags
 	cmd := &cobra.Command{
-		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR)",
+		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR)",
 		Short: "Print the HyperNodes a fabric capture or a dump of node reports implies, as the aggregator would apply them",
 		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List. --from-ibnetdiscover reads\n" +
 			"ibnetdiscover output (FILE, or - for standard input): rail-optimised leaves that share hosts form one\n" +
 			"tier-1 domain, spines and cores above, one root. --from-reports reads NodeFabricReports (YAML or JSON\n" +
 			"files in DIR, single objects or Lists such as `kubectl get nfr -o yaml` prints). Given both, the reports\n" +
 			"place their nodes, the capture adds the switch links above the leaves and the hosts without a report.\n" +
+			"--from-ufm reads the fabric from NVIDIA UFM's REST API, --from-ufm-dump from saved answers of it; like a\n" +
+			"capture, it adds switch links and hosts, and reports (and a capture) win where they place a node elsewhere.\n" +
 			"Lines, reports and hosts that could not be used are reported on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" && reportsDir == "" {
-				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, or both")
+			if from == "" && reportsDir == "" && !fromUFM.given() {
+				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL or --from-ufm-dump DIR")
 			}
 			errw := cmd.ErrOrStderr()
 			var in topology.Input
@@ -55,6 +58,10 @@ func newTopology() *cobra.Command {
 					fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
 				}
 			}
+			in, err := fromUFM.mergeInto(cmd.Context(), in, errw)
+			if err != nil {
+				return err
+			}
 			tree, problems := topology.Build(in, topology.BuildOptions{RootName: rootName})
 			for _, p := range problems {
 				fmt.Fprintln(errw, "warning:", p)
@@ -76,6 +83,7 @@ func newTopology() *cobra.Command {
 	cmd.Flags().StringVar(&reportsDir, "from-reports", "", "folder of NodeFabricReport YAML/JSON files (objects or Lists)")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
+	fromUFM.register(cmd.Flags())
 	return cmd
 }
 

@@ -1,0 +1,234 @@
+package ctl
+
+import (
+	"encoding/pem"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+)
+
+const (
+	ufmFixtures = "../sources/ufm/testdata"
+	ufmUser     = "fabricmap"
+	ufmPassword = "ufm-pa55-4e1d"
+)
+
+// ufmServer serves a UFM fixture dump under /ufmRest/ with basic authentication, as UFM does, and counts
+// the requests.
+func ufmServer(t *testing.T, fixture string, tlsServer bool) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var requests atomic.Int32
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if user, pass, ok := r.BasicAuth(); !ok || user != ufmUser || pass != ufmPassword {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		name, ok := strings.CutPrefix(r.URL.Path, "/ufmRest/resources/")
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeFile(w, r, filepath.Join(ufmFixtures, fixture, name+".json"))
+	})
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are expected
+	if tlsServer {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	t.Cleanup(srv.Close)
+	return srv, &requests
+}
+
+func ufmPasswordFile(t *testing.T, password string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(path, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// hyperNodeMembers reads a HyperNode List and returns each HyperNode's tier and member names.
+func hyperNodeMembers(t *testing.T, out string) map[string][]string {
+	t.Helper()
+	var list topologyv1alpha1.HyperNodeList
+	if err := yaml.Unmarshal([]byte(out), &list); err != nil || list.Kind != "List" {
+		t.Fatalf("output is not a List (%v):\n%s", err, out)
+	}
+	members := map[string][]string{}
+	for _, hn := range list.Items {
+		var names []string
+		for _, m := range hn.Spec.Members {
+			if m.Selector.ExactMatch != nil {
+				names = append(names, m.Selector.ExactMatch.Name)
+			}
+		}
+		slices.Sort(names)
+		members[hn.Name] = append([]string{string(rune('0' + hn.Spec.Tier))}, names...)
+	}
+	return members
+}
+
+func TestTopologyFromUFM(t *testing.T) {
+	srv, requests := ufmServer(t, "threetier", false)
+	for _, format := range []string{"json", "yaml"} {
+		t.Run(format, func(t *testing.T) {
+			out, stderr, err := run(t, "topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser,
+				"--ufm-password-file", ufmPasswordFile(t, ufmPassword), "-o", format)
+			if err != nil {
+				t.Fatalf("topology: %v\n%s", err, stderr)
+			}
+			got := hyperNodeMembers(t, out)
+			want := map[string][]string{
+				"fabric":               {"3", "ib-p1-spine-1-spines", "ib-p2-spine-1-spines"},
+				"ib-p1-spine-1-spines": {"2", "ib-p1-leaf-1", "ib-p1-leaf-2"},
+				"ib-p2-spine-1-spines": {"2", "ib-p2-leaf-1", "ib-p2-leaf-2"},
+				"ib-p1-leaf-1":         {"1", "node-01", "node-02"},
+				"ib-p1-leaf-2":         {"1", "node-03", "node-04"},
+				"ib-p2-leaf-1":         {"1", "node-05", "node-06"},
+				"ib-p2-leaf-2":         {"1", "node-07", "node-08"},
+			}
+			if len(got) != len(want) {
+				t.Fatalf("HyperNodes = %v, want %v", got, want)
+			}
+			for name, m := range want {
+				if !slices.Equal(got[name], m) {
+					t.Errorf("%s: tier and members %v, want %v", name, got[name], m)
+				}
+			}
+		})
+	}
+	if n := requests.Load(); n != 6 {
+		t.Errorf("%d requests, want systems, links and ports twice", n)
+	}
+}
+
+func TestTopologyFromUFMRejectedCredentials(t *testing.T) {
+	srv, requests := ufmServer(t, "threetier", false)
+	_, stderr, err := run(t, "topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser,
+		"--ufm-password-file", ufmPasswordFile(t, "wrong"))
+	if err == nil || !strings.Contains(err.Error(), "credentials rejected") || !strings.Contains(err.Error(), "--ufm-password-file") {
+		t.Fatalf("error = %v, want the rejected credentials named", err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1: rejected credentials are not retried", n)
+	}
+	if strings.Contains(stderr+err.Error(), "wrong") {
+		t.Error("the password appears in the output")
+	}
+}
+
+func TestTopologyFromUFMOverTLS(t *testing.T) {
+	srv, _ := ufmServer(t, "director", true)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser, "--ufm-password-file", ufmPasswordFile(t, ufmPassword), "-o", "json"}
+
+	out, stderr, err := run(t, append(base, "--ufm-ca-file", caFile)...)
+	if err != nil || len(hyperNodeMembers(t, out)) != 7 {
+		t.Fatalf("with the CA file: %v\n%s", err, stderr)
+	}
+	if _, _, err := run(t, base...); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without the CA file: %v, want a certificate error", err)
+	}
+	out, stderr, err = run(t, append(base, "--ufm-insecure-skip-verify")...)
+	if err != nil || len(hyperNodeMembers(t, out)) != 7 {
+		t.Fatalf("insecure: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "UFM server certificate is not verified") {
+		t.Errorf("no warning about the unverified certificate:\n%s", stderr)
+	}
+}
+
+func TestTopologyFromUFMDump(t *testing.T) {
+	out, stderr, err := run(t, "topology", "--from-ufm-dump", filepath.Join(ufmFixtures, "director"), "-o", "json")
+	if err != nil {
+		t.Fatalf("topology: %v\n%s", err, stderr)
+	}
+	got := hyperNodeMembers(t, out)
+	if m := got["ib-director-01-l04"]; !slices.Equal(m, []string{"1", "gpu-09", "gpu-10"}) {
+		t.Errorf("line card L04: %v, want the two hosts cabled to it", m)
+	}
+	if m := got["fabric"]; !slices.Equal(m, []string{"3", "ib-director-01-l01-spines", "ib-director-01-l04"}) {
+		t.Errorf("root: %v", m)
+	}
+
+	// An irregular fabric: what cannot be used is reported, the rest printed.
+	out, stderr, err = run(t, "topology", "--from-ufm-dump", filepath.Join(ufmFixtures, "lab"), "-o", "tree")
+	if err != nil {
+		t.Fatalf("lab: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"warning: UFM: left out: link", "loopback", `(LAB_03): mapped to "lab_03"`,
+		`host "lab-04" reaches no switch`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if !strings.Contains(out, "lab-sw-1-rails") || !strings.Contains(out, "lab-02") {
+		t.Errorf("tree:\n%s", out)
+	}
+}
+
+// Reports win where they place a node behind another switch than UFM does; where they agree (the same
+// switch GUID, written differently), nothing is reported.
+func TestTopologyMergesUFMBelowReports(t *testing.T) {
+	dir := t.TempDir()
+	report := func(node, guid, leaf string) string {
+		return "apiVersion: fabricmap.io/v1alpha1\nkind: NodeFabricReport\nmetadata:\n  name: " + node + "\nspec:\n  gpuCount: 8\n" +
+			"  neighbors:\n  - source: ibnetdiscover\n    interface: mlx5_0/1\n    chassisID: \"" + guid + "\"\n" +
+			"    chassisIDSubtype: guid\n    portID: \"9\"\n    systemName: " + leaf + "\n"
+	}
+	body := report("node-01", "0xB83FD20300C02120", "ib-p2-leaf-1") + "---\n" + report("node-03", "0xb83fd20300c01220", "ib-p1-leaf-2")
+	if err := os.WriteFile(filepath.Join(dir, "reports.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, "topology", "--from-reports", dir, "--from-ufm-dump", filepath.Join(ufmFixtures, "threetier"), "-o", "json")
+	if err != nil {
+		t.Fatalf("topology: %v\n%s", err, stderr)
+	}
+	if want := `warning: node "node-01": reports and ufm place it behind different switches; reports wins`; strings.Count(stderr, "different switches") != 1 ||
+		!strings.Contains(stderr, want) {
+		t.Errorf("stderr = %s\nwant exactly: %s", stderr, want)
+	}
+	got := hyperNodeMembers(t, out)
+	if m := got["ib-p2-leaf-1"]; !slices.Equal(m, []string{"1", "node-01", "node-05", "node-06"}) {
+		t.Errorf("ib-p2-leaf-1: %v, want node-01 where its report puts it", m)
+	}
+	if m := got["ib-p1-leaf-2"]; !slices.Equal(m, []string{"1", "node-03", "node-04"}) {
+		t.Errorf("ib-p1-leaf-2: %v", m)
+	}
+}
+
+func TestTopologyUFMFlagErrors(t *testing.T) {
+	dump := filepath.Join(ufmFixtures, "lab")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from-ufm", "https://ufm", "--from-ufm-dump", dump}, "not both"},
+		{[]string{"--from-ufm-dump", dump, "--ufm-username", "u"}, "go with --from-ufm"},
+		{[]string{"--from-ufm-dump", t.TempDir()}, "systems.json"},
+		{[]string{"--from-ufm", "https://ufm.example.com"}, "no UFM credentials"},
+		{[]string{"--from-ufm", "https://admin:secret@ufm.example.com", "--ufm-username", "u", "--ufm-password-file", "p"}, "must not hold credentials"},
+	} {
+		_, _, err := run(t, append([]string{"topology"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package ufm
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// Options tunes the conversion.
+type Options struct {
+	// NodeName maps a host to its Kubernetes node name; nil uses DefaultNodeName. An empty result leaves the
+	// host out and lists it in Report.Unmapped.
+	NodeName func(h Host) string
+	// StorageDevice reports whether an HCA device (e.g. "mlx5_4", the second word of the HCA's node
+	// description) belongs to the storage network; its links then never join compute domains. Nil treats
+	// every HCA as compute.
+	StorageDevice func(device string) bool
+}
+
+// Host is a host system as UFM knows it: what a node-name rule can go by.
+type Host struct {
+	// SystemGUID is the host's system GUID, normalised (16 lower-case hex digits).
+	SystemGUID string
+	// SystemName is the host's system name as UFM gave it (often its host name).
+	SystemName string
+	// Descriptions are the node descriptions of the host's HCAs ("gpu-01 mlx5_0"), sorted, each once.
+	Descriptions []string
+	// IP is the host's address as UFM knows it; empty when unknown.
+	IP string
+}
+
+// DefaultNodeName is the first word of the host's system name, lower-cased, or when the system name is
+// empty, that of its first HCA node description. SHARP aggregation nodes map to nothing.
+func DefaultNodeName(h Host) string {
+	for _, s := range append([]string{h.SystemName}, h.Descriptions...) {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		name, _ := ibnetdiscover.HostDevice(s)
+		return name
+	}
+	return ""
+}
+
+// Report says what Evidence could not use.
+type Report struct {
+	// Unmapped are the hosts the node-name rule mapped to no usable Kubernetes node name, sorted by GUID.
+	Unmapped []UnmappedHost
+	// Skipped describes the systems, ports and links that were left out and why, in input order.
+	Skipped []string
+}
+
+// UnmappedHost is a host that got no node.
+type UnmappedHost struct {
+	// SystemGUID and SystemName identify the host.
+	SystemGUID, SystemName string
+	// Reason says why it got no node.
+	Reason string
+}
+
+// String describes the host and the reason.
+func (u UnmappedHost) String() string {
+	return "host " + u.SystemGUID + " (" + strings.TrimSpace(u.SystemName) + "): " + u.Reason
+}
+
+// Evidence returns the nodes and switch links the fabric shows, with Source "ufm". Every host (a system of
+// type "host") becomes the node the node-name rule gives, linked to the switch ASICs its HCAs are cabled to
+// (Port: the switch port number; SwitchName: the switch's name); hosts that map to the same node are merged.
+// Every cable between two switches becomes one SwitchEdge, parallel cables once. A modular switch (a
+// director: one system whose several ASICs carry cables) gets an extra switch for its chassis, linked to
+// each of those ASICs, as its internal spine modules would be, so that the domains below its line cards
+// join there. Links to gateways, routers and unknown nodes, loopback cables and host-to-host cables are left
+// out and reported. Nodes are sorted by name, their links by HCA device, and the switch links by their ends,
+// so the same fabric always gives the same input.
+func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
+	ix := newIndex(f, true)
+	c := newCollector(ix)
+	for _, l := range f.Links {
+		c.add(l)
+	}
+	nameOf := opts.NodeName
+	if nameOf == nil {
+		nameOf = DefaultNodeName
+	}
+	rep := Report{Skipped: append(ix.skipped, c.skipped...)}
+	byNode := map[string]*topology.NodeEvidence{}
+	for _, h := range c.hostList() {
+		name := nameOf(h.Host)
+		reason := "the node-name rule maps it to no node"
+		if name != "" {
+			if reason = (topology.NodeEvidence{Node: name}).Check(); reason != "" {
+				reason = fmt.Sprintf("mapped to %q: %s", name, reason)
+			}
+		}
+		if reason != "" {
+			rep.Unmapped = append(rep.Unmapped, UnmappedHost{SystemGUID: h.SystemGUID, SystemName: h.SystemName, Reason: reason})
+			continue
+		}
+		e := byNode[name]
+		if e == nil {
+			e = &topology.NodeEvidence{Node: name, Source: Source}
+			byNode[name] = e
+		}
+		for _, u := range h.uplinks {
+			e.Links = append(e.Links, topology.SwitchLink{
+				SwitchID:   switchID(u.asic),
+				SwitchName: c.switchName(u.asic),
+				Port:       u.port,
+				Storage:    opts.StorageDevice != nil && opts.StorageDevice(u.device),
+			})
+		}
+	}
+	var in topology.Input
+	for _, e := range byNode {
+		in.Nodes = append(in.Nodes, *e)
+	}
+	slices.SortFunc(in.Nodes, func(a, b topology.NodeEvidence) int { return strings.Compare(a.Node, b.Node) })
+	in.SwitchLinks = c.switchEdges()
+	return in, rep
+}
+
+// switchID is the identifier the agents' reports and ibnetdiscover give the same switch ASIC.
+func switchID(guid string) string { return topology.SwitchID("guid", guid) }
+
+// uplink is one HCA port cabled to a switch port.
+type uplink struct {
+	device string // the HCA's device ("mlx5_0"), when its description gives one
+	hca    string // the HCA's node GUID
+	hport  string // the HCA port number
+	asic   string // the switch ASIC's node GUID
+	port   string // the switch port number
+}
+
+type hostAcc struct {
+	Host
+	uplinks []uplink
+}
+
+func (h *hostAcc) sortUplinks() {
+	slices.SortFunc(h.uplinks, func(a, b uplink) int {
+		return cmp.Or(cmp.Compare(a.device, b.device), cmp.Compare(a.hca, b.hca), comparePorts(a.hport, b.hport),
+			cmp.Compare(a.asic, b.asic), comparePorts(a.port, b.port))
+	})
+}
+
+// comparePorts orders port numbers numerically, then as text.
+func comparePorts(a, b string) int {
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
+}

@@ -1,0 +1,306 @@
+package ufm
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+func loadFixture(t testing.TB, name string) *Fabric {
+	t.Helper()
+	f, err := LoadDump("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func isStorage(dev string) bool { return dev == "mlx5_8" }
+
+// onlyNodes is a node-name rule that knows a fixed set of Kubernetes nodes.
+func onlyNodes(nodes ...string) func(Host) string {
+	return func(h Host) string {
+		if n := DefaultNodeName(h); slices.Contains(nodes, n) {
+			return n
+		}
+		return ""
+	}
+}
+
+func TestEvidenceGivesTheFabricsTree(t *testing.T) {
+	tests := []struct {
+		name, fixture string
+		opts          Options
+		want          []string // tree outline
+		unplaced      []string
+		unmapped      []string // "<system GUID>: <part of the reason>"
+		skipped       []string // a substring of each skipped item, in order
+	}{{
+		name:    "two tiers, rail-optimised: each scalable unit's rail leaves share hosts and form one domain",
+		fixture: "railopt",
+		opts:    Options{StorageDevice: isStorage},
+		want: []string{
+			"fabric(2)ib-su1-leaf-r1-rails,ib-su2-leaf-r1-rails",
+			"ib-su1-leaf-r1-rails(1)dgx-01,dgx-02,dgx-03,dgx-04,ufm-01",
+			"ib-su2-leaf-r1-rails(1)dgx-05,dgx-06,dgx-07,dgx-08", // dgx-06 with one rail down
+		},
+	}, {
+		name:    "without storage classification the storage leaf joins both units into one domain",
+		fixture: "railopt",
+		want: []string{
+			"fabric(2)ib-stor-leaf-1-rails",
+			"ib-stor-leaf-1-rails(1)dgx-01,dgx-02,dgx-03,dgx-04,dgx-05,dgx-06,dgx-07,dgx-08,ufm-01",
+		},
+	}, {
+		name:     "hosts that are no Kubernetes node are reported, not placed",
+		fixture:  "railopt",
+		opts:     Options{StorageDevice: isStorage, NodeName: onlyNodes("dgx-01", "dgx-02", "dgx-05", "dgx-06", "dgx-07", "dgx-08")},
+		unmapped: []string{"946dae0300c10300: no node", "946dae0300c10400: no node", "946dae0300c1ff00: no node"},
+		want: []string{
+			"fabric(2)ib-su1-leaf-r1-rails,ib-su2-leaf-r1-rails",
+			"ib-su1-leaf-r1-rails(1)dgx-01,dgx-02",
+			"ib-su2-leaf-r1-rails(1)dgx-05,dgx-06,dgx-07,dgx-08",
+		},
+	}, {
+		name:    "three tiers: leaves, pod spines, cores as root; hosts placed through the ports",
+		fixture: "threetier",
+		want: []string{
+			"fabric(3)ib-p1-spine-1-spines,ib-p2-spine-1-spines",
+			"ib-p1-leaf-1(1)node-01,node-02",
+			"ib-p1-leaf-2(1)node-03,node-04",
+			"ib-p1-spine-1-spines(2)ib-p1-leaf-1,ib-p1-leaf-2",
+			"ib-p2-leaf-1(1)node-05,node-06",
+			"ib-p2-leaf-2(1)node-07,node-08",
+			"ib-p2-spine-1-spines(2)ib-p2-leaf-1,ib-p2-leaf-2",
+		},
+	}, {
+		// The leaves reach the line cards, which join under the director. Line card L04 has hosts of its own,
+		// so it is a leaf too; topology.Build puts a leaf whose only way up is a switch of its own tier (the
+		// 1U leaves) below the root.
+		name:    "a director: line cards named by module, joined by the chassis",
+		fixture: "director",
+		want: []string{
+			"fabric(3)ib-director-01-l01-spines,ib-director-01-l04",
+			"ib-director-01-l01-spines(2)ib-leaf-1,ib-leaf-2,ib-leaf-3,ib-leaf-4",
+			"ib-director-01-l04(1)gpu-09,gpu-10",
+			"ib-leaf-1(1)gpu-01,gpu-02",
+			"ib-leaf-2(1)gpu-03,gpu-04",
+			"ib-leaf-3(1)gpu-05,gpu-06",
+			"ib-leaf-4(1)gpu-07,gpu-08",
+		},
+	}, {
+		name:     "an irregular lab fabric: what cannot be used is reported, the rest is a valid tree",
+		fixture:  "lab",
+		want:     []string{"fabric(2)lab-sw-1-rails", "lab-sw-1-rails(1)lab-01,lab-02"},
+		unplaced: []string{"lab-04", "lab-05"},
+		unmapped: []string{`b8599f03000a7900: mapped to "lab_03": node name is not a DNS-1123 subdomain`},
+		skipped: []string{
+			`system 9 ("broken")`,
+			"two hosts",
+			"0002c90300a1b2c0 is a gateway",
+			"loopback",
+			"e41d2d0300226020",
+			`"zzz" is no GUID`,
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, rep := Evidence(loadFixture(t, tc.fixture), tc.opts)
+			tree, probs := topology.Build(in, topology.BuildOptions{})
+			if len(probs) > 0 {
+				t.Errorf("problems: %v", probs)
+			}
+			if err := tree.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got := tree.Outline(); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			if !slices.Equal(tree.Unplaced, tc.unplaced) {
+				t.Errorf("unplaced = %v, want %v", tree.Unplaced, tc.unplaced)
+			}
+			if len(rep.Unmapped) != len(tc.unmapped) {
+				t.Fatalf("unmapped = %v, want %d hosts", rep.Unmapped, len(tc.unmapped))
+			}
+			for i, u := range rep.Unmapped {
+				if guid, part, _ := strings.Cut(tc.unmapped[i], ": "); u.SystemGUID != guid || !strings.Contains(u.Reason, part) {
+					t.Errorf("unmapped[%d] = %v, want %s", i, u, tc.unmapped[i])
+				}
+			}
+			if len(rep.Skipped) != len(tc.skipped) {
+				t.Fatalf("skipped = %q, want %d items", rep.Skipped, len(tc.skipped))
+			}
+			for i, s := range tc.skipped {
+				if !strings.Contains(rep.Skipped[i], s) {
+					t.Errorf("skipped[%d] = %q, want it to mention %q", i, rep.Skipped[i], s)
+				}
+			}
+		})
+	}
+}
+
+// The switch identifiers must be those the agents' InfiniBand evidence gives (ChassisIDSubtype "guid",
+// the GUID as ibnetdiscover prints it): UFM and the reports must agree on the switch, whatever the case or
+// "0x" prefix of the GUIDs.
+func TestEvidenceSwitchIDsMatchReports(t *testing.T) {
+	in, _ := Evidence(loadFixture(t, "threetier"), Options{})
+	// node-01 and node-02 are on ib-p1-leaf-1; a report names it as ibnetdiscover prints it.
+	report := topology.NodeEvidence{Node: "node-01", Source: "reports", Links: []topology.SwitchLink{
+		{SwitchID: topology.SwitchID("guid", "0xB83FD20300C01120"), SwitchName: "ib-p1-leaf-1", Port: "1"},
+	}}
+	var node01 topology.NodeEvidence
+	for _, n := range in.Nodes {
+		if n.Node == "node-01" {
+			node01 = n
+		}
+	}
+	want := topology.SwitchLink{SwitchID: "guid:b83fd20300c01120", SwitchName: "ib-p1-leaf-1", Port: "1"}
+	if node01.Source != Source || len(node01.Links) != 1 || node01.Links[0] != want || report.Links[0].SwitchID != want.SwitchID {
+		t.Fatalf("node-01 = %+v, want one link %+v", node01, want)
+	}
+	merged, conflicts := topology.Merge(topology.Input{Nodes: []topology.NodeEvidence{report}}, in)
+	if len(conflicts) > 0 {
+		t.Errorf("conflicts between the report and UFM: %v", conflicts)
+	}
+	tree, _ := topology.Build(merged, topology.BuildOptions{})
+	if got := tree.PathOf("node-01"); len(got) != 3 || got[0].Name != "ib-p1-leaf-1" {
+		t.Errorf("node-01 path = %v, want ib-p1-leaf-1 below the spines and the root", got)
+	}
+}
+
+func TestEvidenceLinksAndEdges(t *testing.T) {
+	in, rep := Evidence(loadFixture(t, "railopt"), Options{StorageDevice: isStorage})
+	if len(rep.Skipped)+len(rep.Unmapped) > 0 {
+		t.Errorf("report = %+v, want nothing left out", rep)
+	}
+	if len(in.Nodes) != 9 {
+		t.Fatalf("nodes = %d, want 8 DGX and the UFM server", len(in.Nodes))
+	}
+	dgx01 := in.Nodes[0]
+	wantLinks := []topology.SwitchLink{
+		{SwitchID: "guid:b83fd20300b01100", SwitchName: "ib-su1-leaf-r1", Port: "1"},
+		{SwitchID: "guid:b83fd20300b01200", SwitchName: "ib-su1-leaf-r2", Port: "1"},
+		{SwitchID: "guid:b83fd20300b01300", SwitchName: "ib-su1-leaf-r3", Port: "1"},
+		{SwitchID: "guid:b83fd20300b01400", SwitchName: "ib-su1-leaf-r4", Port: "1"},
+		{SwitchID: "guid:b83fd20300b00101", SwitchName: "ib-stor-leaf-1", Port: "1", Storage: true},
+	}
+	if dgx01.Node != "dgx-01" || dgx01.Source != Source || !reflect.DeepEqual(dgx01.Links, wantLinks) {
+		t.Errorf("dgx-01 = %+v\nwant links %+v", dgx01, wantLinks)
+	}
+	if n := in.Nodes[5]; n.Node != "dgx-06" || len(n.Links) != 4 {
+		t.Errorf("%s has %d links, want dgx-06 with 4 (rail 3 down)", n.Node, len(n.Links))
+	}
+	// 9 leaves × 2 spines, each pair once although two cables join it.
+	if len(in.SwitchLinks) != 18 {
+		t.Errorf("switch links = %d, want 18", len(in.SwitchLinks))
+	}
+	for i, e := range in.SwitchLinks {
+		if e.A >= e.B || e.AName == "" || e.BName == "" || e.Source != Source {
+			t.Errorf("switch link %+v: want ordered, named ends from ufm", e)
+		}
+		if i > 0 && (in.SwitchLinks[i-1].A > e.A || in.SwitchLinks[i-1].A == e.A && in.SwitchLinks[i-1].B >= e.B) {
+			t.Errorf("switch links out of order at %d: %+v", i, e)
+		}
+	}
+}
+
+func TestEvidenceDirectorChassis(t *testing.T) {
+	in, _ := Evidence(loadFixture(t, "director"), Options{})
+	chassis := 0
+	for _, e := range in.SwitchLinks {
+		if e.A == "guid:0c42a10300d10000" {
+			chassis++
+			if e.AName != "ib-director-01" || !strings.HasPrefix(e.BName, "ib-director-01/L0") {
+				t.Errorf("chassis edge %+v: want the director and a line card by name", e)
+			}
+		}
+	}
+	// The four line cards carry cables; the spine cards (no cable UFM lists) get no edge.
+	if chassis != 4 {
+		t.Errorf("chassis edges = %d, want 4", chassis)
+	}
+	for _, n := range in.Nodes {
+		if n.Node == "gpu-09" && (len(n.Links) != 1 || n.Links[0].SwitchName != "ib-director-01/L04" || n.Links[0].Port != "29") {
+			t.Errorf("gpu-09 = %+v, want a link to line card L04, port 29", n)
+		}
+	}
+}
+
+// A director seen as one entry per ASIC (system_name "MF0;<name>:<model>/<module>/U1", shared system GUID)
+// gets the same treatment.
+func TestEvidenceDirectorPerASICEntries(t *testing.T) {
+	f := &Fabric{
+		Systems: []System{
+			{SystemGUID: "248a07030077c3b0", GUID: "7cfe900300f73d80", SystemName: "MF0;dc-dir-01:CS7520/L01/U1", Type: "switch"},
+			{SystemGUID: "248a07030077c3b0", GUID: "7cfe900300f73dc0", SystemName: "MF0;dc-dir-01:CS7520/L02/U1", Type: "switch"},
+			{SystemGUID: "b8599f0300b048b0", GUID: "b8599f0300b048b0", SystemName: "mtlx843 HCA-1", Type: "host"},
+			{SystemGUID: "b8599f0300b049b0", GUID: "b8599f0300b049b0", SystemName: "mtlx844 HCA-1", Type: "host"},
+		},
+		Links: []Link{
+			{SourceGUID: "0x7cfe900300f73d80", SourcePort: "1", DestinationGUID: "0xb8599f0300b048b0", DestinationPort: "1"},
+			{SourceGUID: "0x7cfe900300f73dc0", SourcePort: "1", DestinationGUID: "0xb8599f0300b049b0", DestinationPort: "1"},
+		},
+	}
+	in, rep := Evidence(f, Options{})
+	tree, _ := topology.Build(in, topology.BuildOptions{})
+	want := []string{"dc-dir-01-l01(1)mtlx843", "dc-dir-01-l02(1)mtlx844", "fabric(2)dc-dir-01-l01,dc-dir-01-l02"}
+	if got := tree.Outline(); !reflect.DeepEqual(got, want) || tree.Validate() != nil || len(rep.Skipped) > 0 {
+		t.Errorf("tree = %v (%v), report %+v; want %v", got, tree.Validate(), rep, want)
+	}
+}
+
+// The same fabric, its entries in another order, gives the same input.
+func TestEvidenceIsDeterministic(t *testing.T) {
+	for _, name := range []string{"railopt", "threetier", "director", "lab"} {
+		f := loadFixture(t, name)
+		want, wantRep := Evidence(f, Options{})
+		r := rand.New(rand.NewPCG(1, 2))
+		for range 5 {
+			r.Shuffle(len(f.Links), func(i, j int) { f.Links[i], f.Links[j] = f.Links[j], f.Links[i] })
+			r.Shuffle(len(f.Ports), func(i, j int) { f.Ports[i], f.Ports[j] = f.Ports[j], f.Ports[i] })
+			got, rep := Evidence(f, Options{})
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rep.Unmapped, wantRep.Unmapped) || len(rep.Skipped) != len(wantRep.Skipped) {
+				t.Fatalf("%s: shuffled links give another input", name)
+			}
+		}
+	}
+}
+
+func TestNeedsPorts(t *testing.T) {
+	three := loadFixture(t, "threetier")
+	if !loadFixture(t, "threetier").NeedsPorts() || loadFixture(t, "railopt").NeedsPorts() {
+		t.Error("NeedsPorts: want true for the brief systems of threetier only")
+	}
+	three.Ports = nil
+	in, rep := Evidence(three, Options{})
+	// Without the ports, no HCA can be placed: the hosts have no link, the switches are still cabled.
+	for _, n := range in.Nodes {
+		if len(n.Links) > 0 {
+			t.Errorf("%s placed without ports: %+v", n.Node, n.Links)
+		}
+	}
+	if len(rep.Skipped) != 8 || len(in.SwitchLinks) != 16 {
+		t.Errorf("skipped %d links and kept %d switch links, want 8 and 16", len(rep.Skipped), len(in.SwitchLinks))
+	}
+}
+
+func TestDefaultNodeName(t *testing.T) {
+	for _, tc := range []struct {
+		h    Host
+		want string
+	}{
+		{Host{SystemName: "luna-0218"}, "luna-0218"},
+		{Host{SystemName: "DGX-001 HCA-1"}, "dgx-001"},
+		{Host{SystemName: "  ", Descriptions: []string{"gpu-01 mlx5_0"}}, "gpu-01"},
+		{Host{SystemName: "Mellanox Technologies Aggregation Node"}, ""},
+		{Host{}, ""},
+	} {
+		if got := DefaultNodeName(tc.h); got != tc.want {
+			t.Errorf("DefaultNodeName(%+v) = %q, want %q", tc.h, got, tc.want)
+		}
+	}
+}

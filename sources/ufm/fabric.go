@@ -1,0 +1,112 @@
+// Package ufm reads the InfiniBand fabric as NVIDIA UFM Enterprise knows it and turns it into topology
+// evidence: every host becomes a node linked to the switches its HCAs are cabled to, every cable between
+// switches a switch link, so that topology.Build can stack the spine and core tiers above the leaves.
+//
+// The fabric comes from three REST resources of UFM (or from a dump of their answers, see LoadDump):
+// /resources/systems, /resources/links and, when the first two do not say which system a link end belongs
+// to, /resources/ports. Client fetches them with retries; Evidence converts them. Switches are identified as
+// topology.SwitchID("guid", <node GUID>), the identifier the agents' InfiniBand evidence and ibnetdiscover
+// give the same switch, so the sources agree.
+package ufm
+
+// Source is the source name the evidence carries.
+const Source = "ufm"
+
+// Endpoint names: the UFM REST resources this package reads, relative to the API prefix (/ufmRest/ or
+// /ufmRestV3/), and the file names LoadDump expects (<endpoint>.json).
+const (
+	EndpointSystems = "resources/systems"
+	EndpointLinks   = "resources/links"
+	EndpointPorts   = "resources/ports"
+)
+
+// Fabric is what UFM reported, as it reported it: the answers of the systems, links and ports resources.
+// Ports may be empty; they are needed only when a link end is a node GUID that no system lists.
+type Fabric struct {
+	// Systems is the answer of /resources/systems.
+	Systems []System
+	// Links is the answer of /resources/links.
+	Links []Link
+	// Ports is the answer of /resources/ports; nil when it was not needed.
+	Ports []Port
+}
+
+// System is one entry of /resources/systems: a switch (a 1U switch, or a director with one entry for the
+// whole chassis), a host with its HCAs, a gateway or a router. Only the fields fabricmap uses are kept.
+type System struct {
+	// SystemGUID is the system's GUID (the system image GUID): shared by all ASICs of a director and all
+	// HCAs of a host.
+	SystemGUID string `json:"system_guid"`
+	// GUID is the GUID UFM keys the entry by; for a 1U switch, its node GUID.
+	GUID string `json:"guid"`
+	// Name is UFM's name of the entry (usually the GUID again).
+	Name string `json:"name"`
+	// SystemName is the system's name: a switch's host name, a host's host name.
+	SystemName string `json:"system_name"`
+	// Type is "switch", "host", "gateway" or "router".
+	Type string `json:"type"`
+	// Description is UFM's description (a switch model, "server", …).
+	Description string `json:"description"`
+	// IP is the system's management address ("0.0.0.0" when unknown).
+	IP string `json:"ip"`
+	// Model is the system's model, e.g. "MQM9700".
+	Model string `json:"model"`
+	// Role is UFM's guess of the system's place: "core" (switch to switches), "tor" (switch to hosts),
+	// "endpoint" (host).
+	Role string `json:"role"`
+	// Ports are the names of the system's ports, "<node GUID>_<port number>": they tell which node GUIDs
+	// (ASICs, HCAs) belong to the system.
+	Ports []string `json:"ports"`
+	// Modules are the names of the system's modules (line and spine cards, HCAs).
+	Modules []string `json:"modules"`
+}
+
+// Link is one entry of /resources/links: a cable between two ports, each given by the node GUID and port
+// number of its end.
+type Link struct {
+	// Name is UFM's name of the link, "<guid>_<port>:<guid>_<port>".
+	Name string `json:"name"`
+	// SourceGUID and DestinationGUID are the node GUIDs of the two ends (an ASIC, an HCA).
+	SourceGUID      string `json:"source_guid"`
+	DestinationGUID string `json:"destination_guid"`
+	// SourcePort and DestinationPort are the port numbers of the two ends.
+	SourcePort      string `json:"source_port"`
+	DestinationPort string `json:"destination_port"`
+	// SourcePortDName and DestinationPortDName are the ports' display names ("1/3/1", "HCA-1/2").
+	SourcePortDName      string `json:"source_port_dname"`
+	DestinationPortDName string `json:"destination_port_dname"`
+	// SourceNodeDescription and DestinationNodeDescription are the node descriptions of the two ends, with
+	// the port for switches ("sw-leaf-01:33") and the device for HCAs ("gpu-01 mlx5_0").
+	SourceNodeDescription      string `json:"source_port_node_description"`
+	DestinationNodeDescription string `json:"destination_port_node_description"`
+	// Width is the link's width, e.g. "4x".
+	Width string `json:"width"`
+}
+
+// Port is one entry of /resources/ports: a port of a node, with the system it belongs to and its peer.
+type Port struct {
+	// Name is "<node GUID>_<port number>".
+	Name string `json:"name"`
+	// GUID is the node GUID of the port's node (the ASIC or the HCA).
+	GUID string `json:"guid"`
+	// SystemID is the GUID of the port's system (UFM's "systemID").
+	SystemID string `json:"systemID"`
+	// SystemName is the name of the port's system.
+	SystemName string `json:"system_name"`
+	// NodeDescription is the port's node description ("sw-leaf-01:1", "gpu-01 mlx5_0").
+	NodeDescription string `json:"node_description"`
+	// Description is UFM's kind of port, e.g. "Switch IB Port", "Computer IB Port".
+	Description string `json:"description"`
+	// Number is the port number on its node; ExternalNumber the number on the front panel.
+	Number         string `json:"number"`
+	ExternalNumber string `json:"external_number"`
+	// DName is the port's display name ("1/3/1", "HCA-1/1").
+	DName string `json:"dname"`
+	// Module is the module the port sits on in a modular system (a line card), "N/A" otherwise.
+	Module string `json:"module"`
+	// PeerGUID is the node GUID at the other end of the port's cable, PeerNodeName its system name and
+	// PeerNodeDescription its node description.
+	PeerGUID            string `json:"peer_guid"`
+	PeerNodeName        string `json:"peer_node_name"`
+	PeerNodeDescription string `json:"peer_node_description"`
+}
