@@ -21,6 +21,7 @@ type Metrics struct {
 	nameConflicts     prometheus.Counter
 	conflicts         *prometheus.CounterVec
 	sourceErrors      *prometheus.CounterVec
+	outputErrors      *prometheus.CounterVec
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -57,12 +58,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_source_conflicts_total", Help: "Nodes two sources placed behind different switches, by the source kept and the source dropped.",
 		}, []string{"kept", "dropped"}),
+		outputErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_output_errors_total", Help: "Times a single-object output (cluster-network-topology, kueue-topology, tree-configmap) could not be built or written.",
+		}, []string{"output"}),
 		sourceErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_source_errors_total", Help: "Times a source could not be read or parsed (its last good data stayed in use).",
 		}, []string{"source"}),
 	}
 	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
-		m.rejectedReports, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors)
+		m.rejectedReports, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors)
 	return m
 }
 

@@ -41,6 +41,8 @@ type Config struct {
 	IBNetDiscoverFile string
 	// FabricRecheck is how often the capture file is looked at for changes (1 minute when zero).
 	FabricRecheck time.Duration
+	// Outputs switches on the single-object outputs (ClusterNetworkTopology, Kueue Topology, tree ConfigMap).
+	Outputs Outputs
 	// DeleteGracePeriod is how long a HyperNode must stay absent from the inferred tree before it is deleted,
 	// so that a flapping report never deletes a domain a scheduler relies on.
 	DeleteGracePeriod time.Duration
@@ -123,6 +125,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	requeue, err := r.sync(ctx, desired, existing.Items)
 	if lerr := r.syncNodeLabels(ctx, tree, evidence, nodes); lerr != nil {
 		err = errors.Join(err, lerr)
+	}
+	if oerr := r.syncOutputs(ctx, tree); oerr != nil {
+		err = errors.Join(err, oerr)
 	}
 	if requeueFabric > 0 && (requeue == 0 || requeueFabric < requeue) {
 		requeue = requeueFabric

@@ -40,6 +40,9 @@ func Main(ctx context.Context, args []string) error {
 	fs.BoolVar(&conf.NodeLabels, "node-labels", true, "label each node with its domain at every tier and its NVLink domain")
 	fs.StringSliceVar(&conf.LabelKeys.Tiers, "label-keys", defaults.Tiers, "node-label keys for tier 1, 2, … in order (e.g. fabric.topograph.run/tier-1,fabric.topograph.run/tier-2)")
 	fs.StringVar(&conf.LabelKeys.Accelerator, "accelerator-label-key", defaults.Accelerator, "node-label key for the NVLink domain (empty: none)")
+	fs.BoolVar(&conf.Outputs.ClusterNetworkTopology, "cluster-network-topology", false, "write Koordinator's ClusterNetworkTopology \"default\" (layers = the node-label keys)")
+	fs.StringVar(&conf.Outputs.KueueTopology, "kueue-topology", "", "name of a Kueue Topology to write (levels = the node-label keys, kubernetes.io/hostname last; empty: none)")
+	fs.StringVar(&conf.Outputs.TreeConfigMap, "tree-configmap", "", "namespace/name of a ConfigMap to hold the whole tree as JSON (empty: none)")
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
@@ -49,6 +52,12 @@ func Main(ctx context.Context, args []string) error {
 	}
 	if err := conf.LabelKeys.Validate(); err != nil {
 		return err
+	}
+	if err := conf.Outputs.Validate(); err != nil {
+		return err
+	}
+	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels {
+		return errors.New("--cluster-network-topology and --kueue-topology name node-label keys: they need --node-labels")
 	}
 	log, err := cli.NewLogger(logFormat, logLevel)
 	if err != nil {
