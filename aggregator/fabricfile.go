@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -24,9 +25,12 @@ type fabricFile struct {
 	loaded  bool
 }
 
-// evidence returns the capture's evidence; err says why the file could not be (re)read, in which case the
-// last good evidence (if any) is returned with it.
-func (f *fabricFile) evidence() (topology.Input, error) {
+// Name implements FabricSource.
+func (f *fabricFile) Name() string { return ibfabric.Source }
+
+// Evidence implements FabricSource: the capture's evidence; err says why the file could not be (re)read, in
+// which case the last good evidence (if any) is returned with it.
+func (f *fabricFile) Evidence(context.Context) (topology.Input, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st, err := os.Stat(f.path)

@@ -56,6 +56,7 @@ func TestFabricCaptureGivesUpperTiers(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := writes(r)
+		clock.t = clock.t.Add(time.Minute) // the next look at the file is due
 		reconcileOnce(t, r)
 		if got := hyperNodes(t); !equal(got, want) || writes(r) != before {
 			t.Fatalf("a broken capture changed the HyperNodes: %v", got)

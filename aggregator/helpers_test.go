@@ -21,3 +21,11 @@ func counterValue(c prometheus.Counter) float64 {
 func createUnstructured(ctx context.Context, obj map[string]any) error {
 	return testenv.Shared.Client.Create(ctx, &unstructured.Unstructured{Object: obj})
 }
+
+func gaugeValue(t interface{ Fatal(...any) }, g prometheus.Gauge) float64 {
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
+}

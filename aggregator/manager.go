@@ -41,9 +41,10 @@ type ManagerOptions struct {
 	HealthAddr string
 }
 
-// NewManager builds the controller manager with the aggregator's reconciler registered. The HyperNode cache
+// NewManager builds the controller manager with the aggregator's reconciler registered, polling sources besides
+// the reports. The HyperNode cache
 // holds only the HyperNodes fabricmap owns.
-func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, log *slog.Logger) (manager.Manager, error) {
+func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []SourceSpec, log *slog.Logger) (manager.Manager, error) {
 	owned := labels.SelectorFromSet(hypernodegen.OwnedSelector())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        kube.Scheme(),
@@ -73,6 +74,8 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, log *slog.Lo
 		Config:  conf,
 		Log:     log,
 		Metrics: NewMetrics(ctrlmetrics.Registry),
+		Sources: sources,
+		Events:  mgr.GetEventRecorder("fabricmap-aggregator"),
 	}
 	toFabric := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{Request}

@@ -22,6 +22,8 @@ type Metrics struct {
 	conflicts         *prometheus.CounterVec
 	sourceErrors      *prometheus.CounterVec
 	outputErrors      *prometheus.CounterVec
+	sourceStale       *prometheus.GaugeVec
+	sourceLastSuccess *prometheus.GaugeVec
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -58,6 +60,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_source_conflicts_total", Help: "Nodes two sources placed behind different switches, by the source kept and the source dropped.",
 		}, []string{"kept", "dropped"}),
+		sourceStale: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_source_stale", Help: "1 when the source's last poll failed and its last good evidence is in use, else 0.",
+		}, []string{"source"}),
+		sourceLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_source_last_success_timestamp_seconds", Help: "When the source was last read successfully.",
+		}, []string{"source"}),
 		outputErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_output_errors_total", Help: "Times a single-object output (cluster-network-topology, kueue-topology, tree-configmap) could not be built or written.",
 		}, []string{"output"}),
@@ -66,7 +74,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"source"}),
 	}
 	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
-		m.rejectedReports, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors)
+		m.rejectedReports, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors,
+		m.sourceStale, m.sourceLastSuccess)
 	return m
 }
 

@@ -3,7 +3,6 @@
 package aggregator
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
-	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -41,6 +39,8 @@ type Config struct {
 	IBNetDiscoverFile string
 	// FabricRecheck is how often the capture file is looked at for changes (1 minute when zero).
 	FabricRecheck time.Duration
+	// SourcePriority orders the sources for conflicts, first wins (DefaultSourcePriority when empty).
+	SourcePriority []string
 	// Outputs switches on the single-object outputs (ClusterNetworkTopology, Kueue Topology, tree ConfigMap).
 	Outputs Outputs
 	// DeleteGracePeriod is how long a HyperNode must stay absent from the inferred tree before it is deleted,
@@ -58,12 +58,16 @@ type Reconciler struct {
 	Config  Config
 	Log     *slog.Logger
 	Metrics *Metrics
+	// Sources are the fabric-wide sources polled besides the reports (Config.IBNetDiscoverFile adds one).
+	Sources []SourceSpec
+	// Events records conflicts between sources on the Node concerned; nil records none.
+	Events EventRecorder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
 	// lastGood holds each node's last usable evidence, used when its current report cannot be used.
 	lastGood map[string]topology.NodeEvidence
-	fabric   *fabricFile
+	polled   []*polledSource
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
 	absentSince map[string]time.Time
 }
@@ -97,12 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	live := r.dropOrphans(ctx, reports.Items, nodes)
 	evidence := r.evidence(live)
-	in := topology.Input{Nodes: evidence}
-	requeueFabric := time.Duration(0)
-	if r.Config.IBNetDiscoverFile != "" {
-		in = r.mergeFabric(in)
-		requeueFabric = cmp.Or(r.Config.FabricRecheck, time.Minute)
-	}
+	in, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
 	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName})
 	for _, p := range problems {
 		r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
@@ -133,25 +132,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		requeue = requeueFabric
 	}
 	return reconcile.Result{RequeueAfter: requeue}, err
-}
-
-// mergeFabric adds the capture's switch links and report-less hosts to the reports' evidence.
-func (r *Reconciler) mergeFabric(in topology.Input) topology.Input {
-	if r.fabric == nil || r.fabric.path != r.Config.IBNetDiscoverFile {
-		r.fabric = &fabricFile{path: r.Config.IBNetDiscoverFile}
-	}
-	fab, err := r.fabric.evidence()
-	if err != nil {
-		r.Metrics.sourceErrors.WithLabelValues(ibfabric.Source).Inc()
-		r.Log.Error("fabric capture unusable; using the last good one", "source", ibfabric.Source, "err", err)
-	}
-	merged, conflicts := topology.Merge(in, fab)
-	for _, c := range conflicts {
-		r.Metrics.conflicts.WithLabelValues(c.Kept, c.Dropped).Inc()
-		r.Log.Warn("sources disagree about a node's switches; the higher-priority source wins",
-			"node", c.Node, "kept", c.Kept, "dropped", c.Dropped)
-	}
-	return merged
 }
 
 // evidence turns reports into evidence, falling back to a node's last good evidence when its report cannot

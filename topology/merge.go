@@ -1,6 +1,9 @@
 package topology
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Conflict is a node that two sources place behind different switches.
 type Conflict struct {
@@ -46,15 +49,28 @@ func (e NodeEvidence) computeSwitches() []string {
 	return out
 }
 
-// disjoint reports whether two non-empty switch sets share nothing; an empty side is no disagreement.
+// disjoint reports whether two switch sets that can be compared share nothing. Identifiers of different kinds
+// (an LLDP chassis MAC, an InfiniBand GUID, a label value) name different things, so only kinds both sides
+// have are compared; an empty side, or no kind in common, is no disagreement.
 func disjoint(a, b []string) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
+	common := false
 	for _, x := range a {
 		if slices.Contains(b, x) {
 			return false
 		}
+		if !common {
+			kind := idKind(x)
+			common = slices.ContainsFunc(b, func(y string) bool { return idKind(y) == kind })
+		}
 	}
-	return true
+	return common
+}
+
+// idKind is the kind prefix of a switch identifier ("guid" of "guid:…"); "" when it has none.
+func idKind(id string) string {
+	kind, _, ok := strings.Cut(id, ":")
+	if !ok {
+		return ""
+	}
+	return kind
 }

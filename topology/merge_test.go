@@ -11,13 +11,15 @@ func TestMerge(t *testing.T) {
 		from("reports", host("a", "leaf1")),
 		from("reports", host("b", "leaf1")),
 		from("reports", NodeEvidence{Node: "c"}),
+		from("reports", host("e", "mac:02:00:00:00:00:01")),
 	}}
 	capture := Input{
 		Nodes: []NodeEvidence{
-			from("ib", host("a", "leaf1", "leaf2")), // agrees (shares leaf1)
-			from("ib", host("b", "leaf9")),          // disagrees
-			from("ib", host("c", "leaf3")),          // the report knew no switch: no disagreement
-			from("ib", host("d", "leaf3")),          // only the capture knows d
+			from("ib", host("a", "leaf1", "leaf2")),        // agrees (shares leaf1)
+			from("ib", host("b", "leaf9")),                 // disagrees
+			from("ib", host("c", "leaf3")),                 // the report knew no switch: no disagreement
+			from("ib", host("d", "leaf3")),                 // only the capture knows d
+			from("ib", host("e", "guid:0000000000000001")), // Ethernet seen by one, InfiniBand by the other: nothing to compare
 		},
 		SwitchLinks: cables("spine", "leaf1", "leaf3"),
 	}
@@ -26,7 +28,7 @@ func TestMerge(t *testing.T) {
 	for _, n := range got.Nodes {
 		nodes = append(nodes, n.Node+"/"+n.Source)
 	}
-	if want := []string{"a/reports", "b/reports", "c/reports", "d/ib"}; !reflect.DeepEqual(nodes, want) {
+	if want := []string{"a/reports", "b/reports", "c/reports", "e/reports", "d/ib"}; !reflect.DeepEqual(nodes, want) {
 		t.Errorf("nodes = %v, want %v", nodes, want)
 	}
 	if len(got.SwitchLinks) != 2 {

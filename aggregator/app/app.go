@@ -21,6 +21,7 @@ func Main(ctx context.Context, args []string) error {
 		kubeconfig, logFormat, logLevel string
 		mo                              aggregator.ManagerOptions
 		conf                            aggregator.Config
+		uo                              ufmOptions
 	)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -43,6 +44,8 @@ func Main(ctx context.Context, args []string) error {
 	fs.BoolVar(&conf.Outputs.ClusterNetworkTopology, "cluster-network-topology", false, "write Koordinator's ClusterNetworkTopology \"default\" (layers = the node-label keys)")
 	fs.StringVar(&conf.Outputs.KueueTopology, "kueue-topology", "", "name of a Kueue Topology to write (levels = the node-label keys, kubernetes.io/hostname last; empty: none)")
 	fs.StringVar(&conf.Outputs.TreeConfigMap, "tree-configmap", "", "namespace/name of a ConfigMap to hold the whole tree as JSON (empty: none)")
+	fs.StringSliceVar(&conf.SourcePriority, "source-priority", aggregator.DefaultSourcePriority, "sources in the order they win conflicts about a node's switches")
+	uo.addFlags(fs)
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
@@ -54,6 +57,9 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := conf.Outputs.Validate(); err != nil {
+		return err
+	}
+	if err := aggregator.ValidateSourcePriority(conf.SourcePriority); err != nil {
 		return err
 	}
 	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels {
@@ -68,7 +74,11 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	restCfg.UserAgent = "fabricmap-aggregator"
-	mgr, err := aggregator.NewManager(restCfg, mo, conf, log)
+	sources, err := uo.sources(log)
+	if err != nil {
+		return err
+	}
+	mgr, err := aggregator.NewManager(restCfg, mo, conf, sources, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,108 @@
+package aggregator
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// EventRecorder is the part of an events.k8s.io recorder the aggregator uses.
+type EventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// SourceSpec is a fabric-wide source and how often to poll it.
+type SourceSpec struct {
+	// Source is the source.
+	Source FabricSource
+	// Interval is the least time between two polls (1 minute when zero).
+	Interval time.Duration
+}
+
+// sourceList returns the polled sources, built once from r.Sources and Config.IBNetDiscoverFile.
+func (r *Reconciler) sourceList() []*polledSource {
+	if r.polled != nil {
+		return r.polled
+	}
+	specs := slices.Clone(r.Sources)
+	if r.Config.IBNetDiscoverFile != "" {
+		specs = append(specs, SourceSpec{Source: &fabricFile{path: r.Config.IBNetDiscoverFile}, Interval: r.Config.FabricRecheck})
+	}
+	r.polled = []*polledSource{}
+	for _, s := range specs {
+		r.polled = append(r.polled, &polledSource{src: s.Source, interval: cmp.Or(s.Interval, time.Minute)})
+	}
+	return r.polled
+}
+
+// mergeSources merges the reports' evidence with every fabric-wide source, in priority order: the first source
+// that knows a node places it, later ones add what it lacks (nodes, switch links). A node two sources place
+// behind different switches is a conflict: counted, logged and recorded as an Event on the Node. It returns
+// the merged input and when the next source poll is due (0 when there is no source).
+func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (topology.Input, time.Duration) {
+	type named struct {
+		name string
+		in   topology.Input
+	}
+	inputs := []named{{SourceReports, reports}}
+	now := r.now()
+	var next time.Duration
+	for _, p := range r.sourceList() {
+		in, err := p.evidence(ctx, now)
+		name := p.src.Name()
+		stale := 0.0
+		polledNow := p.attempt.Equal(now)
+		if err != nil {
+			stale = 1
+			if polledNow {
+				r.Metrics.sourceErrors.WithLabelValues(name).Inc()
+				r.Log.Error("source unusable; its last good evidence stays in use", "source", name, "haveLastGood", p.good, "err", err)
+			}
+		} else if polledNow {
+			r.Metrics.sourceLastSuccess.WithLabelValues(name).Set(float64(p.attempt.Unix()))
+		}
+		r.Metrics.sourceStale.WithLabelValues(name).Set(stale)
+		if d := p.nextPoll(now); next == 0 || d < next {
+			next = d
+		}
+		if p.good {
+			inputs = append(inputs, named{name, in})
+		}
+	}
+	priority := r.Config.SourcePriority
+	if len(priority) == 0 {
+		priority = DefaultSourcePriority
+	}
+	byRank := rank(priority)
+	slices.SortStableFunc(inputs, func(a, b named) int { return byRank(a.name, b.name) })
+	merged := inputs[0].in
+	for _, next := range inputs[1:] {
+		var conflicts []topology.Conflict
+		merged, conflicts = topology.Merge(merged, next.in)
+		for _, c := range conflicts {
+			r.conflict(c, nodes)
+		}
+	}
+	return merged, next
+}
+
+// conflict reports two sources that disagree about a node's switches.
+func (r *Reconciler) conflict(c topology.Conflict, nodes map[string]*metav1.PartialObjectMetadata) {
+	r.Metrics.conflicts.WithLabelValues(c.Kept, c.Dropped).Inc()
+	r.Log.Warn("sources disagree about a node's switches; the higher-priority source wins",
+		"node", c.Node, "kept", c.Kept, "dropped", c.Dropped)
+	n, ok := nodes[c.Node]
+	if r.Events == nil || !ok {
+		return
+	}
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: c.Node, UID: n.UID}
+	r.Events.Eventf(ref, nil, corev1.EventTypeWarning, "SourceConflict", "MergeTopology",
+		"sources %s and %s place this node behind different switches; %s wins (higher priority)", c.Kept, c.Dropped, c.Kept)
+}
