@@ -15,3 +15,6 @@ app.kubernetes.io/name: {{ include "fabricmap.name" .root }}
 app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
+{{- define "fabricmap.ufmSecret" -}}
+{{- .Values.ufm.existingSecret | default (printf "%s-ufm" (include "fabricmap.fullname" .)) -}}
+{{- end -}}
