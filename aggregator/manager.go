@@ -68,6 +68,11 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []So
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
 	}
+	for _, s := range sources {
+		if ls, ok := s.Source.(*LabelSource); ok && ls.Reader == nil {
+			ls.Reader = mgr.GetClient() // the Node metadata cache the reconciler already keeps
+		}
+	}
 	r := &Reconciler{
 		Client:  mgr.GetClient(),
 		Live:    mgr.GetAPIReader(),

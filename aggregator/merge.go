@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -85,7 +86,11 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, n
 	merged := inputs[0].in
 	for _, next := range inputs[1:] {
 		var conflicts []topology.Conflict
-		merged, conflicts = topology.Merge(merged, next.in)
+		if next.name == labels.Source {
+			merged, conflicts = labels.MergeBelow(merged, next.in)
+		} else {
+			merged, conflicts = topology.Merge(merged, next.in)
+		}
 		for _, c := range conflicts {
 			r.conflict(c, nodes)
 		}

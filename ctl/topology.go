@@ -20,8 +20,9 @@ const maxWarnings = 20
 func newTopology() *cobra.Command {
 	var from, reportsDir, output, rootName string
 	var fromUFM ufmFlags
+	var fromLabels labelFlags
 	cmd := &cobra.Command{
-		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR)",
+		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS)",
 		Short: "Print the HyperNodes a fabric capture or a dump of node reports implies, as the aggregator would apply them",
 		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List. --from-ibnetdiscover reads\n" +
 			"ibnetdiscover output (FILE, or - for standard input): rail-optimised leaves that share hosts form one\n" +
@@ -30,11 +31,13 @@ func newTopology() *cobra.Command {
 			"place their nodes, the capture adds the switch links above the leaves and the hosts without a report.\n" +
 			"--from-ufm reads the fabric from NVIDIA UFM's REST API, --from-ufm-dump from saved answers of it; like a\n" +
 			"capture, it adds switch links and hosts, and reports (and a capture) win where they place a node elsewhere.\n" +
+			"--from-labels reads the tree from node labels (keys top to bottom), of the cluster or --from-labels-file;\n" +
+			"it places the nodes that no other source knows.\n" +
 			"Lines, reports and hosts that could not be used are reported on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" && reportsDir == "" && !fromUFM.given() {
-				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL or --from-ufm-dump DIR")
+			if from == "" && reportsDir == "" && !fromUFM.given() && !fromLabels.given() {
+				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL, --from-ufm-dump DIR or --from-labels KEYS")
 			}
 			errw := cmd.ErrOrStderr()
 			var in topology.Input
@@ -62,6 +65,9 @@ func newTopology() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if in, err = fromLabels.mergeInto(cmd, in); err != nil {
+				return err
+			}
 			tree, problems := topology.Build(in, topology.BuildOptions{RootName: rootName})
 			for _, p := range problems {
 				fmt.Fprintln(errw, "warning:", p)
@@ -84,6 +90,7 @@ func newTopology() *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
 	fromUFM.register(cmd.Flags())
+	fromLabels.register(cmd.Flags())
 	return cmd
 }
 

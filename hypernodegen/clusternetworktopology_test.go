@@ -119,6 +119,27 @@ func TestClusterNetworkTopology(t *testing.T) {
 			node("NVLink"),
 		},
 	}, {
+		name: "a tree Build made with accelerator domains",
+		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) },
+		keys: DefaultLabelKeys(),
+		want: []layer{
+			{name: "DatacenterLayer", key: DefaultTierKeys[2]},
+			{name: "SpineLayer", parent: "DatacenterLayer", key: DefaultTierKeys[1]},
+			{name: "BlockLayer", parent: "SpineLayer", key: DefaultTierKeys[0]},
+			{name: "AcceleratorLayer", parent: "BlockLayer", key: DefaultAcceleratorKey},
+			node("AcceleratorLayer"),
+		},
+	}, {
+		name: "a tree Build made from the same evidence without accelerator domains",
+		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, false) },
+		keys: DefaultLabelKeys(),
+		want: []layer{
+			{name: "DatacenterLayer", key: DefaultTierKeys[2]},
+			{name: "SpineLayer", parent: "DatacenterLayer", key: DefaultTierKeys[1]},
+			{name: "BlockLayer", parent: "SpineLayer", key: DefaultTierKeys[0]},
+			node("BlockLayer"),
+		},
+	}, {
 		name: "a tier without a key is left out",
 		tree: acceleratorTree,
 		keys: LabelKeys{Tiers: []string{"example.com/leaf", "", "example.com/top"}},

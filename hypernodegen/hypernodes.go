@@ -32,8 +32,10 @@ func OwnedSelector() map[string]string { return map[string]string{ManagedByLabel
 type Options struct{}
 
 // HyperNodes returns one HyperNode per domain of t, sorted by name. A domain's members are its child domains
-// (type HyperNode) or its nodes (type Node), each by exact name. status.nodeCount holds the number of nodes at
-// or below the domain. An invalid tree yields an error and no objects: fabricmap never writes an invalid HyperNode.
+// (type HyperNode) or its nodes (type Node), each by exact name; spec.tier and spec.tierName are the domain's,
+// so accelerator domains become tier-1 HyperNodes of tierName "accelerator" with node members, below leaves
+// with HyperNode members. status.nodeCount holds the number of nodes at or below the domain. An invalid tree
+// yields an error and no objects: fabricmap never writes an invalid HyperNode.
 func HyperNodes(t *topology.Tree, _ Options) ([]topologyv1alpha1.HyperNode, error) {
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("refusing to generate HyperNodes from an invalid tree: %w", err)

@@ -1,6 +1,7 @@
 package hypernodegen
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -103,5 +104,47 @@ func TestTreeFromHyperNodesWarnings(t *testing.T) {
 	}
 	if !reflect.DeepEqual(warnings, want) {
 		t.Fatalf("warnings = %q", warnings)
+	}
+}
+
+// TestHyperNodesWithAcceleratorDomains: accelerator domains are tier-1 HyperNodes of node members, leaves
+// above them tier-2 HyperNodes of HyperNode members (or of nodes, for a leaf Build left unsplit), and the
+// HyperNodes read back into the same tree.
+func TestHyperNodesWithAcceleratorDomains(t *testing.T) {
+	tree := nvlinkTree(t, true)
+	hns, err := HyperNodes(tree, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := topology.SafeName("nvl-" + nvlinkLong)
+	want := map[string]string{
+		"fabric":       "4 fabric: HyperNode/sa HyperNode/sb",
+		"sa":           "3 spine: HyperNode/la1 HyperNode/la2",
+		"sb":           "3 spine: HyperNode/lb1 HyperNode/lb2",
+		"la1":          "2 leaf: HyperNode/nvl-uuid-1-1",
+		"la2":          "2 leaf: HyperNode/nvl-uuid-1-2",
+		"lb1":          "2 leaf: Node/b1 Node/b2",
+		"lb2":          "2 leaf: HyperNode/" + long,
+		"nvl-uuid-1-1": "1 accelerator: Node/a1 Node/a2",
+		"nvl-uuid-1-2": "1 accelerator: Node/a3",
+		long:           "1 accelerator: Node/b3",
+	}
+	got := map[string]string{}
+	for _, hn := range hns {
+		s := fmt.Sprintf("%d %s:", hn.Spec.Tier, hn.Spec.TierName)
+		for _, m := range hn.Spec.Members {
+			s += " " + string(m.Type) + "/" + m.Selector.ExactMatch.Name
+		}
+		got[hn.Name] = s
+		if hn.Labels[TierNameLabel] != hn.Spec.TierName {
+			t.Errorf("HyperNode %s: tier-name label %q, want %q", hn.Name, hn.Labels[TierNameLabel], hn.Spec.TierName)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("HyperNodes =\n%v\nwant\n%v", got, want)
+	}
+	back, warnings := TreeFromHyperNodes(hns)
+	if len(warnings) > 0 || !reflect.DeepEqual(back.Outline(), tree.Outline()) {
+		t.Errorf("read back %v (warnings %v), want %v", back.Outline(), warnings, tree.Outline())
 	}
 }

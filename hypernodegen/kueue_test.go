@@ -32,6 +32,11 @@ func TestKueueTopology(t *testing.T) {
 		keys: topographKeys,
 		want: []string{"fabric.topograph.run/tier-3", "fabric.topograph.run/tier-2", "fabric.topograph.run/tier-1", hostname},
 	}, {
+		name: "a tree Build made with accelerator domains",
+		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) },
+		keys: DefaultLabelKeys(),
+		want: []string{DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, hostname},
+	}, {
 		name: "fewer keys than tiers: the top tier is left out",
 		tree: acceleratorTree,
 		keys: LabelKeys{Tiers: topographKeys.Tiers[:2]},

@@ -1,6 +1,7 @@
 package hypernodegen
 
 import (
+	"cmp"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -14,7 +15,8 @@ const (
 	DefaultAcceleratorKey = "network.topology.nvidia.com/accelerator"
 )
 
-// DefaultTierKeys label a node with its domain at tier 1 (leaf: "block"), 2 (spine) and 3 (datacenter).
+// DefaultTierKeys label a node with its domain at the leaf tier ("block"), the spine tier and the one above it
+// ("datacenter"): tiers 1, 2 and 3, or 2, 3 and 4 when the tree has accelerator domains.
 var DefaultTierKeys = []string{
 	"network.topology.nvidia.com/block",
 	"network.topology.nvidia.com/spine",
@@ -25,7 +27,8 @@ var DefaultTierKeys = []string{
 type LabelKeys struct {
 	// Accelerator is the key for the node's NVLink domain; empty writes none.
 	Accelerator string
-	// Tiers[i] is the key for the node's domain at tier i+1; tiers beyond the list are not labelled.
+	// Tiers[i] is the key for the node's domain at switch tier i+1: tier i+1 of the tree, or tier i+2 when
+	// the tree has accelerator domains (they take tier 1). Tiers beyond the list are not labelled.
 	Tiers []string
 }
 
@@ -60,25 +63,48 @@ func (k LabelKeys) Validate() error {
 
 // NodeLabels returns, for every node placed in t, the labels that state its place: each tier key set to the
 // name of the node's domain at that tier (domains are named to be valid label values), and the accelerator
-// key set to the node's NVLink domain from nvlink (hashed when it is no valid label value). A tier the
-// node's branch skips gets no label.
+// key set to the node's NVLink domain (hashed when it is no valid label value). A tier the node's branch
+// skips gets no label.
+//
+// When t has accelerator domains (TierName "accelerator", one tier below every switch tier, as Build makes
+// them with BuildOptions.AcceleratorDomains), keys.Tiers[0] labels the tier just above them, as
+// ClusterNetworkTopology and KueueTopology count, so a node's labels are the same with and without them. The
+// accelerator value is the NVLink domain its accelerator domain stands for; for a node in none, or an
+// accelerator domain that does not record it (a tree read back from HyperNodes), it is nvlink[node], and
+// failing that the accelerator domain's name. A tree whose accelerator domains do not share one tier below
+// every other domain gives no labels at all (ClusterNetworkTopology refuses it too): its tiers cannot be
+// told apart, and labelling nothing leaves the nodes' current labels alone.
 func NodeLabels(t *topology.Tree, nvlink map[string]string, keys LabelKeys) map[string]map[string]string {
 	out := map[string]map[string]string{}
+	accelTier, err := acceleratorTier(t)
+	if err != nil {
+		return out
+	}
 	for _, d := range t.Domains {
 		for _, n := range d.Nodes {
-			labels := map[string]string{}
-			for _, dom := range t.PathFrom(d.Name) {
-				if i := dom.Tier - 1; i >= 0 && i < len(keys.Tiers) && keys.Tiers[i] != "" {
-					labels[keys.Tiers[i]] = dom.Name
-				}
-			}
-			if v := nvlink[n]; v != "" && keys.Accelerator != "" {
-				labels[keys.Accelerator] = LabelValue(v)
-			}
-			out[n] = labels
+			out[n] = nodeLabels(t.PathFrom(d.Name), nvlink[n], keys, accelTier)
 		}
 	}
 	return out
+}
+
+// nodeLabels returns the labels of a node given its path up the tree and its NVLink domain from the evidence;
+// accelTier is the tier of the tree's accelerator domains, 0 when it has none.
+func nodeLabels(path []*topology.Domain, nvlink string, keys LabelKeys, accelTier int) map[string]string {
+	labels := map[string]string{}
+	for _, dom := range path {
+		if dom.TierName == topology.TierNameAccelerator {
+			nvlink = cmp.Or(dom.NVLinkDomain, nvlink, dom.Name)
+			continue
+		}
+		if i := dom.Tier - accelTier - 1; i >= 0 && i < len(keys.Tiers) && keys.Tiers[i] != "" {
+			labels[keys.Tiers[i]] = dom.Name
+		}
+	}
+	if nvlink != "" && keys.Accelerator != "" {
+		labels[keys.Accelerator] = LabelValue(nvlink)
+	}
+	return labels
 }
 
 // LabelValue returns v when it is a valid label value, else a stable hashed form of it (see topology.UniqueName).

@@ -68,3 +68,105 @@ func TestLabelKeysValidate(t *testing.T) {
 		t.Fatalf("err = %v, want one naming the bad key", err)
 	}
 }
+
+// nvlinkLong is an NVLink domain too long for a label value.
+var nvlinkLong = strings.Repeat("0123456789abcdef", 5) + ".1"
+
+// nvlinkEvidence is threeTierTree's fabric with a third leaf behind sb, and NVLink domains: la1 holds one
+// (a1, a2), la2 another (a3), lb1 mixes a node with an NVLink domain (b1) and one without (b2), lb2 holds
+// one too long for a label value (b3).
+func nvlinkEvidence() topology.Input {
+	gpu := func(node, nvl, leaf string) topology.NodeEvidence {
+		return topology.NodeEvidence{Node: node, Source: "reports", NVLinkDomain: nvl,
+			Links: []topology.SwitchLink{{SwitchID: leaf, SwitchName: leaf}}}
+	}
+	return topology.Input{
+		Nodes: []topology.NodeEvidence{gpu("a1", "uuid-1.1", "la1"), gpu("a2", "uuid-1.1", "la1"),
+			gpu("a3", "uuid-1.2", "la2"), gpu("b1", "uuid-2.1", "lb1"), gpu("b2", "", "lb1"), gpu("b3", nvlinkLong, "lb2")},
+		SwitchLinks: []topology.SwitchEdge{{A: "la1", B: "sa"}, {A: "la2", B: "sa"}, {A: "lb1", B: "sb"},
+			{A: "lb2", B: "sb"}, {A: "sa", B: "core"}, {A: "sb", B: "core"}},
+	}
+}
+
+// nvlinkTree builds nvlinkEvidence with or without accelerator domains; with them, lb1's mixed nodes are the
+// one problem expected.
+func nvlinkTree(t *testing.T, accelerators bool) *topology.Tree {
+	t.Helper()
+	tree, probs := topology.Build(nvlinkEvidence(), topology.BuildOptions{AcceleratorDomains: accelerators})
+	if want := map[bool]int{false: 0, true: 1}[accelerators]; len(probs) != want {
+		t.Fatalf("problems = %v, want %d", probs, want)
+	}
+	return tree
+}
+
+// nvlinkMap is the aggregator's nvlink argument to NodeLabels: the NVLink domain of every node that has one.
+func nvlinkMap() map[string]string {
+	out := map[string]string{}
+	for _, e := range nvlinkEvidence().Nodes {
+		if e.NVLinkDomain != "" {
+			out[e.Node] = e.NVLinkDomain
+		}
+	}
+	return out
+}
+
+func TestNodeLabelsWithAcceleratorDomains(t *testing.T) {
+	blk, spn, dc, acc := DefaultTierKeys[0], DefaultTierKeys[1], DefaultTierKeys[2], DefaultAcceleratorKey
+	withNVLink := map[string]map[string]string{
+		"a1": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
+		"a2": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
+		"a3": {blk: "la2", spn: "sa", dc: "fabric", acc: "uuid-1.2"},
+		"b1": {blk: "lb1", spn: "sb", dc: "fabric", acc: "uuid-2.1"},
+		"b2": {blk: "lb1", spn: "sb", dc: "fabric"},
+		"b3": {blk: "lb2", spn: "sb", dc: "fabric", acc: topology.UniqueName(nvlinkLong)},
+	}
+	fromTreeOnly := map[string]map[string]string{
+		"a1": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
+		"a2": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
+		"a3": {blk: "la2", spn: "sa", dc: "fabric", acc: "uuid-1.2"},
+		"b1": {blk: "lb1", spn: "sb", dc: "fabric"},
+		"b2": {blk: "lb1", spn: "sb", dc: "fabric"},
+		"b3": {blk: "lb2", spn: "sb", dc: "fabric", acc: topology.UniqueName(nvlinkLong)},
+	}
+	tests := []struct {
+		name   string
+		tree   func(*testing.T) *topology.Tree
+		nvlink map[string]string
+		keys   LabelKeys
+		want   map[string]map[string]string
+	}{{
+		name: "without accelerator domains", tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, false) },
+		nvlink: nvlinkMap(), keys: DefaultLabelKeys(), want: withNVLink,
+	}, {
+		name: "with accelerator domains: the same labels, switch tier N labelled by Tiers[N-2]",
+		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) }, nvlink: nvlinkMap(), keys: DefaultLabelKeys(), want: withNVLink,
+	}, {
+		name: "with accelerator domains and no nvlink map: the accelerator value comes from the tree",
+		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) }, keys: DefaultLabelKeys(), want: fromTreeOnly,
+	}, {
+		name: "accelerator domains that record no NVLink domain: their name is the value",
+		tree: acceleratorTree, keys: LabelKeys{Accelerator: acc, Tiers: []string{blk, spn}},
+		want: map[string]map[string]string{
+			"n1": {blk: "leaf-a", spn: "spine-1", acc: "nvl-1"}, "n2": {blk: "leaf-a", spn: "spine-1", acc: "nvl-1"},
+			"n3": {blk: "leaf-a", spn: "spine-1", acc: "nvl-2"}, "n4": {blk: "leaf-b", spn: "spine-2", acc: "nvl-3"},
+			"n5": {blk: "leaf-b", spn: "spine-2", acc: "nvl-3"}, "n6": {blk: "leaf-c", spn: "spine-2"},
+		},
+	}, {
+		name: "accelerator domains not below every switch domain: no labels at all",
+		tree: func(t *testing.T) *topology.Tree {
+			return buildTree(t,
+				dom{name: "leaf", tier: 2, tierName: topology.TierNameLeaf},
+				dom{name: "nvl", tier: 1, tierName: topology.TierNameAccelerator, parent: "leaf", nodes: []string{"n1"}},
+				dom{name: "low-leaf", tier: 1, tierName: topology.TierNameLeaf, parent: "leaf", nodes: []string{"n2"}},
+			)
+		},
+		nvlink: map[string]string{"n1": "c.1"}, keys: DefaultLabelKeys(), want: map[string]map[string]string{},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NodeLabels(tc.tree(t), tc.nvlink, tc.keys); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("labels =\n%v\nwant\n%v", got, tc.want)
+			}
+		})
+	}
+}

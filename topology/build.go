@@ -10,6 +10,10 @@ import (
 type BuildOptions struct {
 	// RootName names the single top domain; "fabric" when empty.
 	RootName string
+	// AcceleratorDomains puts the nodes of a leaf that share an NVLink domain into an accelerator domain
+	// (TierName "accelerator", tier 1) below the leaf and moves every switch tier up by one; Build says when a
+	// leaf gets them. Off, the tree has no accelerator domains and is built exactly as before the option.
+	AcceleratorDomains bool
 }
 
 // Build infers the tree from node evidence and switch-to-switch links.
@@ -23,6 +27,13 @@ type BuildOptions struct {
 // above the leaves is left, it is the root. Nodes with no compute
 // link are listed in Unplaced. Evidence that cannot be used is returned as Problems and left out. The result
 // is a valid tree and does not depend on the order of the input.
+//
+// With opts.AcceleratorDomains, NVLink domains become a tier below the leaves once the switch tiers are built:
+// a leaf whose nodes all have an NVLink domain holds one accelerator domain (tier 1) per NVLink domain
+// instead of its nodes, and, as soon as one accelerator domain exists, every switch tier counts one higher
+// (leaf 2, spine 3, …). A leaf with a node that has no NVLink domain, or with a node of an NVLink domain that
+// spans two leaves, keeps its nodes directly and a Problem says why; a tree without accelerator domains keeps
+// its tiers. Nodes with an NVLink domain but no compute link stay Unplaced.
 func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	rootName := opts.RootName
 	if rootName == "" {
@@ -40,6 +51,9 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	}
 	top := collapseTop(t, g.stackTiers(t, leaves))
 	addRoot(t, top, rootName)
+	if opts.AcceleratorDomains {
+		problems = append(problems, addAcceleratorDomains(t, leaves, byNode)...)
+	}
 	return t, problems
 }
 

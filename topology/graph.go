@@ -48,9 +48,7 @@ func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switch
 		g.adj[e.A] = append(g.adj[e.A], e.B)
 		g.adj[e.B] = append(g.adj[e.B], e.A)
 		for _, s := range []string{e.A, e.B} {
-			if cur := g.source[s]; cur == "" || e.Source < cur {
-				g.source[s] = e.Source
-			}
+			g.source[s] = smallerSource(g.source[s], e.Source)
 		}
 	}
 	for s, n := range g.adj {
@@ -58,6 +56,15 @@ func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switch
 		g.adj[s] = slices.Compact(n)
 	}
 	return g, problems
+}
+
+// smallerSource returns src when cur is empty or src sorts before it, else cur: a domain or switch keeps the
+// smallest source among those that gave evidence for it.
+func smallerSource(cur, src string) string {
+	if cur == "" || src < cur {
+		return src
+	}
+	return cur
 }
 
 func (g *switchGraph) name(id, name string) {
@@ -95,9 +102,7 @@ func (g *switchGraph) leafDomains(t *Tree, byNode map[string]NodeEvidence) ([]*D
 				continue
 			}
 			d.Nodes = append(d.Nodes, id)
-			if src := byNode[id].Source; d.Source == "" || src < d.Source {
-				d.Source = src
-			}
+			d.Source = smallerSource(d.Source, byNode[id].Source)
 		}
 		slices.Sort(d.Nodes)
 		slices.Sort(d.Switches)
@@ -169,9 +174,7 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain) []*Domain {
 				kind, id, _ := strings.Cut(k, "\x00")
 				if kind == "s" {
 					d.Switches = append(d.Switches, id)
-					if src := g.source[id]; d.Source == "" || src < d.Source {
-						d.Source = src
-					}
+					d.Source = smallerSource(d.Source, g.source[id])
 				} else {
 					d.Children = append(d.Children, id)
 					grouped[id] = true

@@ -43,6 +43,9 @@ type Domain struct {
 	Nodes []string `json:"nodes,omitempty"`
 	// Switches are the identifiers of the switches this domain stands for, sorted.
 	Switches []string `json:"switches,omitempty"`
+	// NVLinkDomain is the NVLink domain ("<clusterUUID>.<cliqueId>") an accelerator domain stands for; empty
+	// for every other domain.
+	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
 	// Source names the evidence the domain came from (lldp, ibnetdiscover, ufm, labels, …).
 	Source string `json:"source,omitempty"`
 }

@@ -46,6 +46,10 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&conf.Outputs.TreeConfigMap, "tree-configmap", "", "namespace/name of a ConfigMap to hold the whole tree as JSON (empty: none)")
 	fs.StringSliceVar(&conf.SourcePriority, "source-priority", aggregator.DefaultSourcePriority, "sources in the order they win conflicts about a node's switches")
 	uo.addFlags(fs)
+	var labelSourceKeys []string
+	var labelSourceInterval time.Duration
+	fs.StringSliceVar(&labelSourceKeys, "label-source-keys", nil, "node-label keys an admin maintains, top of the network first (e.g. topology.kubernetes.io/zone,example.com/spine,example.com/leaf): a source of evidence (empty: none)")
+	fs.DurationVar(&labelSourceInterval, "label-source-interval", time.Minute, "how often the label source reads the nodes' labels")
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
@@ -62,6 +66,11 @@ func Main(ctx context.Context, args []string) error {
 	if err := aggregator.ValidateSourcePriority(conf.SourcePriority); err != nil {
 		return err
 	}
+	if len(labelSourceKeys) > 0 {
+		if err := aggregator.ValidateLabelSourceKeys(labelSourceKeys, conf.LabelKeys); err != nil {
+			return err
+		}
+	}
 	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels {
 		return errors.New("--cluster-network-topology and --kueue-topology name node-label keys: they need --node-labels")
 	}
@@ -77,6 +86,9 @@ func Main(ctx context.Context, args []string) error {
 	sources, err := uo.sources(log)
 	if err != nil {
 		return err
+	}
+	if len(labelSourceKeys) > 0 {
+		sources = append(sources, aggregator.SourceSpec{Source: &aggregator.LabelSource{Keys: labelSourceKeys, Log: log}, Interval: labelSourceInterval})
 	}
 	mgr, err := aggregator.NewManager(restCfg, mo, conf, sources, log)
 	if err != nil {

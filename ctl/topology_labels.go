@@ -1,0 +1,157 @@
+package ctl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/metadata"
+
+	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// nodeListPage is how many Nodes one list request asks the API server for (a variable for tests).
+var nodeListPage int64 = 500
+
+// labelFlags are the flags of `fabricmap topology` that read the network from node labels, of the cluster's
+// Nodes or of a dump of them.
+type labelFlags struct {
+	keys []string
+	file string
+}
+
+func (f *labelFlags) register(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&f.keys, "from-labels", nil, "node label keys that describe the network, top to bottom, e.g. "+
+		"topology.kubernetes.io/zone,example.com/spine,example.com/leaf; the Nodes are read from the cluster (--kubeconfig)")
+	fs.StringVar(&f.file, "from-labels-file", "", "read the Nodes for --from-labels from FILE, a `kubectl get nodes -o yaml` (or -o json) dump")
+}
+
+// given reports whether the network is to be read from node labels.
+func (f *labelFlags) given() bool { return len(f.keys) > 0 || f.file != "" }
+
+// mergeInto adds the evidence of the node labels below in's, whose nodes win (conflicts are reported on the
+// command's standard error). Without --from-labels it returns in as it is.
+func (f *labelFlags) mergeInto(cmd *cobra.Command, in topology.Input) (topology.Input, error) {
+	if !f.given() {
+		return in, nil
+	}
+	if len(f.keys) == 0 {
+		return in, errors.New("--from-labels-file needs --from-labels KEY1,KEY2,… naming the labels that describe the network")
+	}
+	if err := labels.ValidateKeys(f.keys); err != nil {
+		return in, fmt.Errorf("--from-labels: %w", err)
+	}
+	var nodes []labels.Node
+	var err error
+	if f.file != "" {
+		nodes, err = readNodesFile(f.file, cmd.ErrOrStderr())
+	} else {
+		kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
+		nodes, err = clusterNodes(cmd.Context(), kubeconfig)
+	}
+	if err != nil {
+		return in, err
+	}
+	evidence, problems := labels.Evidence(nodes, f.keys)
+	errw := cmd.ErrOrStderr()
+	reasons := make([]string, len(problems))
+	for i, p := range problems {
+		reasons[i] = p.String()
+	}
+	warnAll(errw, "labels: left out", reasons)
+	if len(evidence.Nodes) == 0 {
+		return in, fmt.Errorf("--from-labels: none of the %d Nodes has all the labels %s", len(nodes), strings.Join(f.keys, ", "))
+	}
+	merged, conflicts := labels.MergeBelow(in, evidence)
+	disagreements := make([]string, len(conflicts))
+	for i, c := range conflicts {
+		disagreements[i] = fmt.Sprintf("node %q: %s sees no switch named like its leaf label; %s wins", c.Node, c.Kept, c.Kept)
+	}
+	warnAll(errw, "labels: not used", disagreements)
+	return merged, nil
+}
+
+// clusterNodes lists the names and labels of the cluster's Nodes (their metadata only), page by page.
+func clusterNodes(ctx context.Context, kubeconfig string) ([]labels.Node, error) {
+	cfg, err := cli.RESTConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes metadata client for %s: %w", cfg.Host, err)
+	}
+	nodes := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "nodes"})
+	var out []labels.Node
+	opts := metav1.ListOptions{Limit: nodeListPage}
+	for {
+		page, err := nodes.List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the Nodes of %s: %w", cfg.Host, err)
+		}
+		for _, n := range page.Items {
+			out = append(out, labels.Node{Name: n.Name, Labels: n.Labels})
+		}
+		if page.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
+// nodeObject is what a Node dump holds that the labels need; a List or NodeList carries its Nodes in Items.
+type nodeObject struct {
+	Kind     string            `json:"kind"`
+	Metadata metav1.ObjectMeta `json:"metadata"`
+	Items    []nodeObject      `json:"items"`
+}
+
+// readNodesFile reads the Nodes of a YAML or JSON file: Lists or NodeLists (as `kubectl get nodes -o yaml`
+// prints them) or single Nodes, in one or more documents. Objects of other kinds are skipped with a warning
+// on errw; a file without any Node is an error.
+func readNodesFile(path string, errw io.Writer) ([]labels.Node, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--from-labels-file: %w", err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []labels.Node
+	for doc := 1; ; doc++ {
+		var obj nodeObject
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s, document %d: %w", path, doc, err)
+		}
+		objs := []nodeObject{obj}
+		if obj.Kind == "List" || obj.Kind == "NodeList" {
+			objs = obj.Items
+		}
+		for _, o := range objs {
+			if o.Kind != "Node" && !(o.Kind == "" && obj.Kind == "NodeList") {
+				if o.Kind != "" || o.Metadata.Name != "" {
+					fmt.Fprintf(errw, "warning: %s, document %d: skipping a %s %q\n", path, doc, o.Kind, o.Metadata.Name)
+				}
+				continue
+			}
+			out = append(out, labels.Node{Name: o.Metadata.Name, Labels: o.Metadata.Labels})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no Node found; is it `kubectl get nodes -o yaml` output?", path)
+	}
+	return out, nil
+}

@@ -1,0 +1,194 @@
+package topology
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// gpu returns evidence for a node of NVLink domain nvl ("" for none) cabled to the given switches.
+func gpu(name, nvl string, switches ...string) NodeEvidence {
+	e := host(name, switches...)
+	e.NVLinkDomain = nvl
+	return e
+}
+
+// twoLeafNVLink is two leaves below one spine, each with two NVLink domains of two nodes.
+func twoLeafNVLink() Input {
+	return Input{
+		Nodes: []NodeEvidence{
+			gpu("a1", "c1.1", "la"), gpu("a2", "c1.1", "la"), gpu("a3", "c1.2", "la"), gpu("a4", "c1.2", "la"),
+			gpu("b1", "c2.1", "lb"), gpu("b2", "c2.1", "lb"), gpu("b3", "c2.2", "lb"), gpu("b4", "c2.2", "lb"),
+		},
+		SwitchLinks: cables("spine", "la", "lb"),
+	}
+}
+
+// withNodes returns in with nodes replacing the evidence of the same name, or added.
+func withNodes(in Input, nodes ...NodeEvidence) Input {
+	out := Input{SwitchLinks: in.SwitchLinks}
+	replaced := map[string]bool{}
+	for _, e := range in.Nodes {
+		for _, n := range nodes {
+			if n.Node == e.Node {
+				e, replaced[n.Node] = n, true
+			}
+		}
+		out.Nodes = append(out.Nodes, e)
+	}
+	for _, n := range nodes {
+		if !replaced[n.Node] {
+			out.Nodes = append(out.Nodes, n)
+		}
+	}
+	return out
+}
+
+func TestBuildAcceleratorDomains(t *testing.T) {
+	longDomain := strings.Repeat("0123456789abcdef", 5) + ".7"
+	tests := []struct {
+		name         string
+		in           Input
+		want         []string
+		wantUnplaced []string
+		wantProbs    []string // substrings of each problem's String(), in order
+	}{{
+		name: "two leaves with two NVLink domains each: accelerator domains at tier 1, switch tiers one up",
+		in:   twoLeafNVLink(),
+		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)nvl-c2-1,nvl-c2-2",
+			"nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b1,b2", "nvl-c2-2(1)b3,b4"},
+	}, {
+		name: "a leaf with a node without NVLink domain keeps its nodes; the other leaf is split",
+		in:   withNodes(twoLeafNVLink(), gpu("b4", "", "lb")),
+		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)b1,b2,b3,b4",
+			"nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4"},
+		wantProbs: []string{`node "b4" (source test): leaf domain "lb" gets no accelerator domains: 1 of its 4 nodes have no NVLink domain (b4)`},
+	}, {
+		name:      "an NVLink domain across two leaves is not built and both leaves keep their nodes",
+		in:        withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb"), gpu("c1", "c3.1", "lc"), gpu("c2", "c3.1", "lc")),
+		want:      []string{"fabric(4)lc,spine", "la(2)a1,a2,a3,a4", "lb(2)b1,b2,b3,b4", "lc(2)nvl-c3-1", "nvl-c3-1(1)c1,c2", "spine(3)la,lb"},
+		wantProbs: []string{`node "a1" (source test): NVLink domain "c1.1" spans leaf domains "la" (a1, a2), "lb" (b1)`},
+	}, {
+		name: "no accelerator domain built: tiers stay as without the option",
+		in:   withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb"), gpu("a3", "", "la"), gpu("b3", "", "lb")),
+		want: []string{"fabric(2)la,lb", "la(1)a1,a2,a3,a4", "lb(1)b1,b2,b3,b4"},
+		wantProbs: []string{`NVLink domain "c1.1" spans leaf domains "la" (a1, a2), "lb" (b1)`,
+			`node "a3" (source test): leaf domain "la" gets no accelerator domains: 1 of its 4 nodes have no NVLink domain (a3)`,
+			`node "b3" (source test): leaf domain "lb" gets no accelerator domains: 1 of its 4 nodes have no NVLink domain (b3)`},
+	}, {
+		name: "leaves without any NVLink domain keep their nodes without a problem",
+		in:   withNodes(twoLeafNVLink(), gpu("b1", "", "lb"), gpu("b2", "", "lb"), gpu("b3", "", "lb"), gpu("b4", "", "lb")),
+		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)b1,b2,b3,b4", "nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4"},
+	}, {
+		name:         "a node with an NVLink domain but no switch stays unplaced",
+		in:           withNodes(twoLeafNVLink(), gpu("lost", "c1.1")),
+		want:         []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)nvl-c2-1,nvl-c2-2", "nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b1,b2", "nvl-c2-2(1)b3,b4"},
+		wantUnplaced: []string{"lost"},
+	}, {
+		name: "names that clash with a switch's or another NVLink domain's are hashed; long ones too",
+		in: Input{Nodes: []NodeEvidence{gpu("a1", "c1.1", "nvl-c1-1"), gpu("a2", "C1-1", "nvl-c1-1"),
+			gpu("b1", longDomain, "lb")}},
+		want: []string{"fabric(3)lb,nvl-c1-1", "lb(2)" + SafeName("nvl-"+longDomain), SafeName("nvl-"+longDomain) + "(1)b1",
+			"nvl-c1-1(2)" + UniqueName("nvl-C1-1") + "," + UniqueName("nvl-c1.1"),
+			UniqueName("nvl-C1-1") + "(1)a2", UniqueName("nvl-c1.1") + "(1)a1"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tree, probs := Build(tc.in, BuildOptions{AcceleratorDomains: true})
+			if err := tree.Validate(); err != nil {
+				t.Fatalf("invalid tree: %v", err)
+			}
+			if got := tree.Outline(); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			if !reflect.DeepEqual(tree.Unplaced, tc.wantUnplaced) {
+				t.Errorf("unplaced = %v, want %v", tree.Unplaced, tc.wantUnplaced)
+			}
+			if len(probs) != len(tc.wantProbs) {
+				t.Fatalf("problems = %v, want %d", probs, len(tc.wantProbs))
+			}
+			for i, want := range tc.wantProbs {
+				if !strings.Contains(probs[i].String(), want) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, probs[i], want)
+				}
+			}
+			checkAcceleratorDomains(t, tree)
+		})
+	}
+}
+
+// checkAcceleratorDomains checks what Outline does not show: accelerator domains record their NVLink domain
+// and source, have names short enough for a label value, and every other domain is above tier 1 when
+// there are any.
+func checkAcceleratorDomains(t *testing.T, tree *Tree) {
+	t.Helper()
+	accel := 0
+	for _, d := range tree.Domains {
+		if d.TierName == TierNameAccelerator {
+			accel++
+			if d.Tier != 1 || d.NVLinkDomain == "" || d.Source != "test" || len(d.Switches) != 0 {
+				t.Errorf("accelerator domain %+v", d)
+			}
+			if msgs := validation.IsValidLabelValue(d.Name); len(msgs) > 0 {
+				t.Errorf("accelerator domain %q is no label value: %v", d.Name, msgs)
+			}
+		}
+	}
+	for _, d := range tree.Domains {
+		if accel > 0 && d.TierName != TierNameAccelerator && d.Tier < 2 {
+			t.Errorf("domain %q is at tier %d next to accelerator domains", d.Name, d.Tier)
+		}
+	}
+}
+
+// TestBuildAcceleratorDomainsOff: without the option, NVLink domains change nothing.
+func TestBuildAcceleratorDomainsOff(t *testing.T) {
+	in := withNodes(twoLeafNVLink(), gpu("b4", "", "lb"))
+	bare := Input{SwitchLinks: in.SwitchLinks}
+	for _, e := range in.Nodes {
+		e.NVLinkDomain = ""
+		bare.Nodes = append(bare.Nodes, e)
+	}
+	got, probs := Build(in, BuildOptions{})
+	want, _ := Build(bare, BuildOptions{})
+	if len(probs) > 0 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("tree =\n%v\nwant\n%v (problems %v)", got.Outline(), want.Outline(), probs)
+	}
+	if on, _ := Build(bare, BuildOptions{AcceleratorDomains: true}); !reflect.DeepEqual(on, want) {
+		t.Fatalf("without NVLink domains the option changed the tree:\n%v\nwant\n%v", on.Outline(), want.Outline())
+	}
+}
+
+func TestBuildAcceleratorDomainsIsOrderIndependent(t *testing.T) {
+	in := withNodes(twoLeafNVLink(), gpu("b4", "", "lb"), gpu("c1", "c1.2", "lc"), gpu("d1", "c4.1", "ld"),
+		gpu("d2", "C4-1", "ld"), gpu("d3", "c4.1", "ld"))
+	in.SwitchLinks = join(in.SwitchLinks, cables("spine2", "lc", "ld"), cables("core", "spine", "spine2"))
+	want, wantProbs := Build(in, BuildOptions{AcceleratorDomains: true})
+	if err := want.Validate(); err != nil || len(wantProbs) != 2 {
+		t.Fatalf("err %v, problems %v", err, wantProbs)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		r.Shuffle(len(in.Nodes), func(i, j int) { in.Nodes[i], in.Nodes[j] = in.Nodes[j], in.Nodes[i] })
+		r.Shuffle(len(in.SwitchLinks), func(i, j int) {
+			in.SwitchLinks[i], in.SwitchLinks[j] = in.SwitchLinks[j], in.SwitchLinks[i]
+		})
+		got, probs := Build(in, BuildOptions{AcceleratorDomains: true})
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(probs, wantProbs) {
+			t.Fatalf("a reordered input gave a different result:\n%v\n%v\nwant\n%v\n%v", got.Outline(), probs, want.Outline(), wantProbs)
+		}
+	}
+}
+
+func TestNameList(t *testing.T) {
+	names := strings.Split("a b c d e f g h i j", " ")
+	if got, want := nameList(names[:3]), "a, b, c"; got != want {
+		t.Errorf("nameList = %q, want %q", got, want)
+	}
+	if got, want := nameList(names), "a, b, c, d, e, f, g, h and 2 more"; got != want {
+		t.Errorf("nameList = %q, want %q", got, want)
+	}
+}
