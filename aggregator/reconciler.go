@@ -29,6 +29,8 @@ const FieldManager = "fabricmap-aggregator"
 type Config struct {
 	// RootName names the top domain of the tree.
 	RootName string
+	// AcceleratorDomains makes NVLink domains the lowest tier, below the leaves (see topology.BuildOptions).
+	AcceleratorDomains bool
 	// NodeLabels turns on the node labels that state each node's place in the tree.
 	NodeLabels bool
 	// LabelKeys are the label keys written when NodeLabels is on.
@@ -102,7 +104,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	live := r.dropOrphans(ctx, reports.Items, nodes)
 	evidence := r.evidence(live)
 	in, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
-	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName})
+	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName, AcceleratorDomains: r.Config.AcceleratorDomains})
 	for _, p := range problems {
 		r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
 	}

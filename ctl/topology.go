@@ -19,6 +19,7 @@ const maxWarnings = 20
 
 func newTopology() *cobra.Command {
 	var from, reportsDir, output, rootName string
+	var accelerators bool
 	var fromUFM ufmFlags
 	var fromLabels labelFlags
 	cmd := &cobra.Command{
@@ -68,7 +69,7 @@ func newTopology() *cobra.Command {
 			if in, err = fromLabels.mergeInto(cmd, in); err != nil {
 				return err
 			}
-			tree, problems := topology.Build(in, topology.BuildOptions{RootName: rootName})
+			tree, problems := topology.Build(in, topology.BuildOptions{RootName: rootName, AcceleratorDomains: accelerators})
 			for _, p := range problems {
 				fmt.Fprintln(errw, "warning:", p)
 			}
@@ -88,6 +89,7 @@ func newTopology() *cobra.Command {
 	cmd.Flags().StringVar(&from, "from-ibnetdiscover", "", "ibnetdiscover output to read (- for standard input)")
 	cmd.Flags().StringVar(&reportsDir, "from-reports", "", "folder of NodeFabricReport YAML/JSON files (objects or Lists)")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
+	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
 	fromUFM.register(cmd.Flags())
 	fromLabels.register(cmd.Flags())

@@ -3,6 +3,7 @@ package ctl
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -133,5 +134,42 @@ func TestTopologyFromReports(t *testing.T) {
 	}
 	if _, _, err := run(t, "topology", "--from-reports", dir); err == nil || !strings.Contains(err.Error(), "d.json") {
 		t.Errorf("a broken file gave %v, want an error naming it", err)
+	}
+}
+
+// TestTopologyAcceleratorDomains gives two reports behind one leaf the same NVLink domain: with
+// --accelerator-domains they form a tier-1 "accelerator" HyperNode and the leaf moves to tier 2.
+func TestTopologyAcceleratorDomains(t *testing.T) {
+	dir := t.TempDir()
+	for _, node := range []string{"gpu-1", "gpu-2"} {
+		body := `{"apiVersion": "fabricmap.io/v1alpha1", "kind": "NodeFabricReport", "metadata": {"name": "` + node + `"},
+  "spec": {"nvlinkDomain": "0f3c5a9e-1b2d-4c6e-8a7f-9d0e1f2a3b4c.1", "gpuCount": 4, "neighbors": [{"source": "lldp",
+  "interface": "eth0", "chassisID": "02:00:00:00:00:01", "chassisIDSubtype": "mac", "portID": "1", "systemName": "leaf-1"}]}}`
+		if err := os.WriteFile(filepath.Join(dir, node+".json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args     []string
+		wantTier map[string]string
+	}{
+		{nil, map[string]string{"leaf-1": `"tier": 1`}},
+		{[]string{"--accelerator-domains"}, map[string]string{"leaf-1": `"tier": 2`, "nvl-": `"tierName": "accelerator"`}},
+	} {
+		out, stderr, err := run(t, append([]string{"topology", "--from-reports", dir, "-o", "json"}, tc.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, stderr)
+		}
+		for name, want := range tc.wantTier {
+			// metadata.name is followed by a comma; a member's name is not.
+			loc := regexp.MustCompile(`"name": "` + regexp.QuoteMeta(name) + `[^"]*",`).FindStringIndex(out)
+			if loc == nil {
+				t.Fatalf("%v: no HyperNode %s*:\n%s", tc.args, name, out)
+			}
+			i := loc[0]
+			if end := strings.Index(out[i:], `"status"`); end < 0 || !strings.Contains(out[i:i+end], want) {
+				t.Errorf("%v: HyperNode %s* lacks %s:\n%s", tc.args, name, want, out)
+			}
+		}
 	}
 }

@@ -34,6 +34,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&mo.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
 	fs.StringVar(&mo.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
+	fs.BoolVar(&conf.AcceleratorDomains, "accelerator-domains", false, "make NVLink domains the lowest tier (tier 1, tierName accelerator) below the leaves")
 	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
 	fs.StringVar(&conf.IBNetDiscoverFile, "ibnetdiscover-file", "", "ibnetdiscover capture of the whole fabric (e.g. a mounted ConfigMap): gives the tiers above the leaves")
 	fs.DurationVar(&conf.FabricRecheck, "fabric-recheck", time.Minute, "how often the capture file is checked for changes")
