@@ -204,9 +204,9 @@ func pathIDs(keys, values []string) []string {
 // would otherwise be reached from above only, be taken for a higher tier and lend its name to a domain there.
 //
 // Conflicts are found by name, since a pseudo-switch never has a real switch's identifier: a node both place
-// is a conflict when primary names its compute switches and none is named like the node's lowest label value
-// (compared as topology.SafeName writes them). Where primary's switches have no names, nothing is compared.
-// Conflicts are ordered by node name.
+// is a conflict when primary names its compute switches and none is named like the node's leaf pseudo-switch
+// (its lowest label value, qualified only when repeated; compared as topology.SafeName writes them). Where
+// primary's switches have no names, nothing is compared. Conflicts are ordered by node name.
 func MergeBelow(primary, labelled topology.Input) (topology.Input, []topology.Conflict) {
 	merged, _ := topology.Merge(primary, labelled) // its conflicts compare identifiers
 	known := map[string]topology.NodeEvidence{}
