@@ -1,0 +1,167 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Node is one Kubernetes node's capacity.
+type Node struct {
+	// Name is the node's name in the fabric.
+	Name string
+	// Allocatable is what pods may use on the node.
+	Allocatable Resources
+	// Used is what is already requested on the node, the pods of running gangs included.
+	Used Resources
+}
+
+// Running is a gang that runs on the cluster: its pods per node, each with the same request.
+type Running struct {
+	// Name identifies the gang.
+	Name string
+	// Priority orders gangs for preemption: only lower-priority gangs are victims.
+	Priority int32
+	// Preemptible gangs may be evicted, whole, for a higher-priority gang.
+	Preemptible bool
+	// Pods maps a node to the number of the gang's pods on it.
+	Pods map[string]int
+	// Request is what each pod requests (already counted in the nodes' Used).
+	Request Resources
+	// GPUHours is the work the gang loses if it is evicted now (GPUs x hours run); ties between preemption
+	// choices go to the one losing least.
+	GPUHours float64
+}
+
+// Cluster is the in-memory snapshot placement works on: a Fabric, per-node resources in columns, and the
+// running gangs. It is not safe for concurrent mutation.
+type Cluster struct {
+	fabric *Fabric
+	// res maps a resource name to its column.
+	res map[string]int
+	// alloc[c][n] and used[c][n] are the allocatable and used quantity of column c on node n (fabric order).
+	alloc, used [][]int64
+	running     map[string]*Running
+}
+
+// NewCluster builds a snapshot. Nodes not in the fabric are returned as ignored (they have no place in the
+// tree); fabric nodes without a Node have nothing allocatable. A running gang on an unknown node is an error.
+func NewCluster(f *Fabric, nodes []Node, running []Running) (*Cluster, []string, error) {
+	c := &Cluster{fabric: f, res: map[string]int{}, running: map[string]*Running{}}
+	var ignored []string
+	for _, n := range nodes {
+		i, ok := f.nodeIdx[n.Name]
+		if !ok {
+			ignored = append(ignored, n.Name)
+			continue
+		}
+		for r, q := range n.Allocatable {
+			if q < 0 {
+				return nil, nil, inputErr("nodes["+n.Name+"].allocatable["+r+"]", "negative quantity %d", q)
+			}
+			c.alloc[c.column(r)][i] = q
+		}
+		for r, q := range n.Used {
+			c.used[c.column(r)][i] += q
+		}
+	}
+	for i := range running {
+		if err := c.AddRunning(running[i], false); err != nil {
+			return nil, nil, err
+		}
+	}
+	slices.Sort(ignored)
+	return c, ignored, nil
+}
+
+// column returns the column of resource r, adding an empty one when new.
+func (c *Cluster) column(r string) int {
+	if col, ok := c.res[r]; ok {
+		return col
+	}
+	col := len(c.alloc)
+	c.res[r] = col
+	c.alloc = append(c.alloc, make([]int64, len(c.fabric.nodes)))
+	c.used = append(c.used, make([]int64, len(c.fabric.nodes)))
+	return col
+}
+
+// Fabric returns the cluster's fabric.
+func (c *Cluster) Fabric() *Fabric { return c.fabric }
+
+// AddRunning records a running gang. With charge, its pods' requests are added to the nodes' used
+// resources (a gang just placed); without, they are taken as already counted in Node.Used.
+func (c *Cluster) AddRunning(r Running, charge bool) error {
+	field := "running[" + r.Name + "]"
+	if r.Name == "" {
+		return inputErr("running[].name", "empty")
+	}
+	if _, dup := c.running[r.Name]; dup {
+		return inputErr(field, "a gang of that name already runs")
+	}
+	for n, k := range r.Pods {
+		i, ok := c.fabric.nodeIdx[n]
+		if !ok {
+			return inputErr(field+".pods["+n+"]", "node is not in the fabric")
+		}
+		if charge {
+			for res, q := range r.Request {
+				c.used[c.column(res)][i] += q * int64(k)
+			}
+		}
+	}
+	rr := r
+	c.running[r.Name] = &rr
+	return nil
+}
+
+// Remove ends a running gang and frees what its pods used.
+func (c *Cluster) Remove(name string) error {
+	r, ok := c.running[name]
+	if !ok {
+		return fmt.Errorf("gang %q is not running", name)
+	}
+	c.charge(r, -1)
+	delete(c.running, name)
+	return nil
+}
+
+// charge adds sign x the gang's usage to its nodes.
+func (c *Cluster) charge(r *Running, sign int64) {
+	for n, k := range r.Pods {
+		i := c.fabric.nodeIdx[n]
+		for res, q := range r.Request {
+			c.used[c.column(res)][i] += sign * q * int64(k)
+		}
+	}
+}
+
+// Bind records plan's gang as running (its pods charged to the nodes), with the given priority,
+// preemptibility and request.
+func (c *Cluster) Bind(p *Plan, g Gang) error {
+	pods := map[string]int{}
+	for _, n := range p.Ranks {
+		pods[n]++
+	}
+	return c.AddRunning(Running{Name: g.Name, Priority: g.Priority, Preemptible: g.Preemptible, Pods: pods, Request: g.Request}, true)
+}
+
+// Running returns the running gangs, sorted by name.
+func (c *Cluster) Running() []Running {
+	out := make([]Running, 0, len(c.running))
+	for _, r := range c.running {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b Running) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Free returns the free quantity of resource r on node.
+func (c *Cluster) Free(node, r string) int64 {
+	i, ok := c.fabric.nodeIdx[node]
+	col, ok2 := c.res[r]
+	if !ok || !ok2 {
+		return 0
+	}
+	return c.alloc[col][i] - c.used[col][i]
+}

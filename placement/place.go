@@ -1,0 +1,260 @@
+package placement
+
+import (
+	"slices"
+	"sort"
+)
+
+// Place finds the best placement of g on the cluster's free capacity (see the package comment for the
+// ladder). Bad input is an *InputError naming the field; a valid gang that does not fit within its hard
+// limit is ErrNoPlacement. Place does not change the cluster: Bind the plan to do so.
+func (c *Cluster) Place(g Gang) (*Plan, error) {
+	s, err := c.check(&g)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkSize(s); err != nil {
+		return nil, err
+	}
+	sn := newSnapshot(c, s)
+	p := sn.best(-1)
+	if p == nil {
+		return nil, ErrNoPlacement
+	}
+	return p, nil
+}
+
+// checkSize refuses a gang larger than the whole cluster could ever hold (every node empty).
+func (c *Cluster) checkSize(s *shape) error {
+	var total int64
+	for i := range c.fabric.nodes {
+		best := int64(s.m)
+		for k, col := range s.cols {
+			best = min(best, c.alloc[col][i]/s.req[k])
+		}
+		total += best
+		if total >= int64(s.m) {
+			return nil
+		}
+	}
+	return inputErr("gang.pods", "%d pods do not fit even in the empty cluster (%d pods of this request at most)", s.m, total)
+}
+
+// candidate is one way to place the gang: its domain (or node), group level and the fill found.
+type candidate struct {
+	node   int32 // >= 0 when the gang sits on one node
+	dom    int32
+	tau    int // level index of the highest group span
+	picks  []pick
+	counts []int // used domains per level, from the level below the gang's down to nodes
+	fit    float64
+}
+
+// pick is a number of pods on one node.
+type pick struct {
+	node int32
+	pods int
+}
+
+// best returns the best plan, or nil when none exists within the hard limit. With within >= 0, only
+// placements inside that domain are considered (preemption's trial).
+func (sn *snapshot) best(within int32) *Plan {
+	f, s := sn.f, sn.s
+	lo, hi := int32(0), int32(len(f.nodes))
+	if within >= 0 {
+		lo, hi = f.domains[within].lo, f.domains[within].hi
+	}
+	// Tier 0: one node holds every pod.
+	var bestC *candidate
+	for n := lo; n < hi; n++ {
+		if int(sn.slots[n]) >= s.m {
+			c := &candidate{node: n, dom: -1, picks: []pick{{n, s.m}}}
+			c.fit = sn.fitOf(n, n+1)
+			if bestC == nil || c.fit < bestC.fit {
+				bestC = c
+			}
+		}
+	}
+	if bestC != nil {
+		return sn.plan(bestC)
+	}
+	// Domains, tier by tier, up to the hard limit.
+	for l := 1; l < len(f.levels) && f.levels[l] <= s.hard; l++ {
+		var cands []*candidate
+		minTau := len(f.levels)
+		for _, d := range f.order {
+			dd := &f.domains[d]
+			if dd.tier != f.levels[l] || dd.lo < lo || dd.hi > hi || sn.domSlots(d) < int64(s.m) {
+				continue
+			}
+			tau := sn.groupTierOf(d)
+			if tau < 0 || tau > minTau {
+				continue
+			}
+			if tau < minTau {
+				minTau, cands = tau, cands[:0]
+			}
+			cands = append(cands, &candidate{node: -1, dom: d, tau: tau})
+		}
+		for _, c := range cands {
+			sn.fillCandidate(c)
+			if bestC == nil || better(c, bestC) {
+				bestC = c
+			}
+		}
+		if bestC != nil {
+			return sn.plan(bestC)
+		}
+	}
+	return nil
+}
+
+// better orders candidates of one gang tier and group level: fewer domains per tier from the top, then the
+// tighter fit; name order (the search's order) breaks the remaining ties.
+func better(a, b *candidate) bool {
+	if c := slices.Compare(a.counts, b.counts); c != 0 {
+		return c < 0
+	}
+	return a.fit < b.fit
+}
+
+// fillCandidate places the gang inside c.dom and records the counts and fit.
+func (sn *snapshot) fillCandidate(c *candidate) {
+	f, s := sn.f, sn.s
+	tau := f.levels[c.tau]
+	if f.domains[c.dom].tier <= tau || s.p == 1 {
+		c.picks = sn.fill(c.dom, s.m, -1, nil)
+	} else {
+		c.picks = sn.fill(c.dom, s.groups, tau, nil)
+	}
+	c.counts = sn.counts(c.dom, c.picks)
+	dd := &f.domains[c.dom]
+	c.fit = sn.fitOf(dd.lo, dd.hi)
+}
+
+// fill places need units in domain d, fewest children first: the largest children are filled whole until
+// the rest fits in one, and that one is the smallest that fits it (best fit). Units are pods when tau < 0,
+// else whole groups that must stay within domains of tier at most tau.
+func (sn *snapshot) fill(d int32, need int, tau int, out []pick) []pick {
+	f, s := sn.f, sn.s
+	dd := &f.domains[d]
+	type item struct {
+		idx  int32 // node or domain index
+		capa int
+	}
+	var items []item
+	var gl int
+	if tau >= 0 {
+		gl = f.levelIndex(tau)
+	}
+	if dd.leaf {
+		for n := dd.lo; n < dd.hi; n++ {
+			v := int(sn.slots[n])
+			if tau >= 0 {
+				v /= s.p
+			}
+			if v > 0 {
+				items = append(items, item{n, v})
+			}
+		}
+	} else {
+		for _, ch := range dd.children {
+			var v int
+			switch {
+			case tau < 0:
+				v = int(min(sn.domSlots(ch), int64(s.m)))
+			default:
+				v = int(sn.gcap[gl][ch])
+			}
+			if v > 0 {
+				items = append(items, item{ch, v})
+			}
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].capa > items[j].capa })
+	take := func(it item, k int) {
+		switch {
+		case dd.leaf && tau >= 0:
+			out = append(out, pick{it.idx, k * s.p})
+		case dd.leaf:
+			out = append(out, pick{it.idx, k})
+		case tau >= 0 && f.domains[it.idx].tier <= tau:
+			out = sn.fill(it.idx, k*s.p, -1, out)
+		default:
+			out = sn.fill(it.idx, k, tau, out)
+		}
+	}
+	for i := 0; need > 0 && i < len(items); i++ {
+		// The first item (after i) that cannot hold the rest; the one before it is the smallest that can.
+		j := i + sort.Search(len(items)-i, func(k int) bool { return items[i+k].capa < need })
+		if j > i {
+			c := items[j-1].capa
+			first := i + sort.Search(j-i, func(k int) bool { return items[i+k].capa == c })
+			take(items[first], need)
+			return out
+		}
+		take(items[i], items[i].capa)
+		need -= items[i].capa
+	}
+	return out
+}
+
+// counts returns, for the levels below d's tier from the top down to nodes, how many domains the picks use.
+func (sn *snapshot) counts(d int32, picks []pick) []int {
+	f := sn.f
+	top := f.levelIndex(f.domains[d].tier)
+	out := make([]int, top)
+	if sn.stamp == nil {
+		sn.stamp = make([]int32, len(f.domains))
+	}
+	sn.gen++
+	for _, p := range picks {
+		out[top-1]++ // nodes (level 0) sit last
+		for x := f.nodeDom[p.node]; x != d && x >= 0; x = f.domains[x].parent {
+			if sn.stamp[x] == sn.gen {
+				break
+			}
+			sn.stamp[x] = sn.gen
+			out[top-1-f.levelIndex(f.domains[x].tier)]++
+		}
+	}
+	return out
+}
+
+// fitOf is the weighted share of the gang domain's (nodes [lo, hi)) requested resources left free after
+// placing the gang: lower is a tighter fit.
+func (sn *snapshot) fitOf(lo, hi int32) float64 {
+	c, s := sn.c, sn.s
+	var score, wsum float64
+	for k, col := range s.cols {
+		var alloc, free int64
+		for n := lo; n < hi; n++ {
+			alloc += c.alloc[col][n]
+			free += c.alloc[col][n] - c.used[col][n]
+		}
+		if alloc == 0 {
+			continue
+		}
+		w := 1.0
+		if v, ok := s.g.Weights[c.resName(col)]; ok {
+			w = v
+		}
+		left := free - int64(s.m)*s.req[k]
+		score += w * float64(left) / float64(alloc)
+		wsum += w
+	}
+	if wsum == 0 {
+		return 0
+	}
+	return score / wsum
+}
+
+// resName returns the resource name of a column.
+func (c *Cluster) resName(col int) string {
+	for r, i := range c.res {
+		if i == col {
+			return r
+		}
+	}
+	return ""
+}

@@ -1,0 +1,122 @@
+package placement
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSeedStrategies reproduces the six strategies of the Koordinator seed's table, in order, on its 3-tier
+// fabric: each case leaves free exactly the nodes that make that strategy the best one.
+func TestSeedStrategies(t *testing.T) {
+	tr := seedTree(t)
+	cases := []struct {
+		name             string
+		free             []string
+		dp, pp           int
+		gangTier, grpTer int
+		domain           string
+		nodes            []string
+	}{
+		{"1 all in one unit", []string{"n00", "n01", "n02", "n03", "n04", "n05", "n08"}, 2, 2, 1, 1, "unit0", []string{"n00", "n01", "n02", "n03"}},
+		{"2 groups in units, gang in a leaf", []string{"n00", "n01", "n04", "n05", "n08"}, 2, 2, 2, 1, "leaf0", []string{"n00", "n01", "n04", "n05"}},
+		{"3 all in one leaf", []string{"n00", "n04", "n05", "n06"}, 2, 2, 2, 2, "leaf0", []string{"n00", "n04", "n05", "n06"}},
+		{"4 groups in units, gang across leaves", []string{"n00", "n01", "n04", "n08", "n09"}, 2, 2, 3, 1, "spine", []string{"n00", "n01", "n08", "n09"}},
+		{"5 groups in leaves, gang across leaves", []string{"n00", "n04", "n08", "n12"}, 2, 2, 3, 2, "spine", []string{"n00", "n04", "n08", "n12"}},
+		{"6 all under the spine", []string{"n00", "n04", "n05", "n08"}, 2, 2, 3, 3, "spine", []string{"n00", "n04", "n05", "n08"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mkCluster(t, tr, 1, busyExcept(tr, tc.free...))
+			p, err := c.Place(Gang{Name: "g", Pods: tc.dp * tc.pp, DP: tc.dp, PP: tc.pp, Request: Resources{gpu: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.GangTier != tc.gangTier || p.GroupTier != tc.grpTer || p.GangDomain != tc.domain {
+				t.Errorf("got gang tier %d in %s, group tier %d; want %d in %s, %d\n%s", p.GangTier, p.GangDomain, p.GroupTier, tc.gangTier, tc.domain, tc.grpTer, p.Explanation)
+			}
+			got := slices.Sorted(slices.Values(p.Ranks))
+			if !slices.Equal(got, tc.nodes) {
+				t.Errorf("nodes %v, want %v", got, tc.nodes)
+			}
+		})
+	}
+}
+
+// TestPlaceShapes covers tier 0, PP groups kept in blocks, best fit and the hard and group limits.
+func TestPlaceShapes(t *testing.T) {
+	tr := seedTree(t)
+	cases := []struct {
+		name     string
+		gpus     int64
+		used     map[string]int64
+		gang     Gang
+		want     string // gang domain
+		wantTier int
+		wantErr  error
+	}{
+		{"fits on one node", 8, nil, Gang{Pods: 4, Request: Resources{gpu: 2}}, "n00", 0, nil},
+		{"best fit prefers the fuller unit", 1, map[string]int64{"n08": 1, "n09": 1}, Gang{Pods: 2, Request: Resources{gpu: 1}}, "unit2", 1, nil},
+		{"hard limit met", 1, map[string]int64{"n00": 1, "n04": 1, "n08": 1, "n12": 1}, Gang{Pods: 6, HardTierName: "leaf", Request: Resources{gpu: 1}}, "leaf0", 2, nil},
+		{"hard limit not met", 1, nil, Gang{Pods: 9, HardTierName: "leaf", Request: Resources{gpu: 1}}, "", 0, ErrNoPlacement},
+		{"group tier cap", 1, busyExcept(tr, "n00", "n04", "n05", "n06", "n08", "n09"), Gang{Pods: 4, DP: 2, PP: 2, GroupTier: 1, Request: Resources{gpu: 1}}, "spine", 3, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mkCluster(t, tr, tc.gpus, tc.used)
+			p, err := c.Place(tc.gang)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if p.GangDomain != tc.want || p.GangTier != tc.wantTier {
+				t.Errorf("got %s (tier %d), want %s (tier %d): %s", p.GangDomain, p.GangTier, tc.want, tc.wantTier, p.Explanation)
+			}
+			if len(p.Ranks) != tc.gang.Pods {
+				t.Errorf("%d ranks, want %d", len(p.Ranks), tc.gang.Pods)
+			}
+		})
+	}
+}
+
+// TestBadInput checks that each kind of bad input is an *InputError naming its field.
+func TestBadInput(t *testing.T) {
+	tr := seedTree(t)
+	c := mkCluster(t, tr, 8, nil)
+	cases := []struct {
+		name  string
+		gang  Gang
+		field string
+	}{
+		{"larger than the cluster", Gang{Pods: 200, Request: Resources{gpu: 1}}, "gang.pods"},
+		{"no pods", Gang{Pods: 0, Request: Resources{gpu: 1}}, "gang.pods"},
+		{"DP x PP is not M", Gang{Pods: 8, DP: 3, PP: 2, Request: Resources{gpu: 1}}, "gang.dp"},
+		{"unknown resource", Gang{Pods: 1, Request: Resources{"amd.com/gpu": 1}}, "gang.request[amd.com/gpu]"},
+		{"empty request", Gang{Pods: 1}, "gang.request"},
+		{"unknown hard tier name", Gang{Pods: 1, HardTierName: "rack", Request: Resources{gpu: 1}}, "gang.hardTierName"},
+		{"unknown hard tier", Gang{Pods: 1, HardTier: 7, Request: Resources{gpu: 1}}, "gang.hardTier"},
+		{"unknown group tier", Gang{Pods: 1, GroupTierName: "pod", Request: Resources{gpu: 1}}, "gang.groupTierName"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := c.Place(tc.gang)
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field || p != nil {
+				t.Fatalf("got %v, %v; want an InputError on %s and no plan", p, err, tc.field)
+			}
+		})
+	}
+}
+
+// TestNodeInTwoDomains refuses a tree that puts a node in two domains.
+func TestNodeInTwoDomains(t *testing.T) {
+	tr := mkTree(t, "top/2: a b", "a/1: n1 n2", "b/1: n2 n3")
+	_, err := NewFabric(tr)
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Field != "tree.nodes[n2]" || !strings.Contains(err.Error(), "two domains") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,123 @@
+package placement
+
+// snapshot holds, for one gang shape, the pod slots of every node and the derived capacities of every domain:
+// built in one pass over the nodes and one over the domains, then read by the search.
+type snapshot struct {
+	c *Cluster
+	s *shape
+	f *Fabric
+	// slots[n] is how many of the gang's pods node n can take now, capped at M.
+	slots []int32
+	// pre[i] is the sum of slots[:i]; a domain's slots are pre[hi]-pre[lo].
+	pre []int64
+	// gcap[l][d] is how many whole PP groups domain d holds when each group must stay within a domain of tier
+	// at most levels[l]; nil until groupCaps runs.
+	gcap [][]int32
+	// npre[i] is the sum of slots[:i]/P, the group capacity of the nodes themselves.
+	npre []int64
+	// stamp and gen mark the domains already counted by counts.
+	stamp []int32
+	gen   int32
+}
+
+// newSnapshot computes the slots of every node for s from the cluster's free resources.
+func newSnapshot(c *Cluster, s *shape) *snapshot {
+	f := c.fabric
+	n := len(f.nodes)
+	sn := &snapshot{c: c, s: s, f: f, slots: make([]int32, n), pre: make([]int64, n+1)}
+	m := int64(s.m)
+	for i := range sn.slots {
+		best := m
+		for k, col := range s.cols {
+			free := c.alloc[col][i] - c.used[col][i]
+			if q := free / s.req[k]; q < best {
+				best = q
+			}
+		}
+		sn.slots[i] = int32(max(best, 0))
+	}
+	sn.prefix()
+	return sn
+}
+
+// prefix recomputes pre from slots.
+func (sn *snapshot) prefix() {
+	for i, v := range sn.slots {
+		sn.pre[i+1] = sn.pre[i] + int64(v)
+	}
+	sn.gcap, sn.npre = nil, nil
+}
+
+// domSlots returns the pod slots of domain d.
+func (sn *snapshot) domSlots(d int32) int64 {
+	dd := &sn.f.domains[d]
+	return sn.pre[dd.hi] - sn.pre[dd.lo]
+}
+
+// groupCaps fills gcap for every level (only needed when the gang has several groups of more than one pod).
+func (sn *snapshot) groupCaps() {
+	if sn.gcap != nil {
+		return
+	}
+	f, p := sn.f, int64(sn.s.p)
+	sn.npre = make([]int64, len(sn.slots)+1)
+	for i, v := range sn.slots {
+		sn.npre[i+1] = sn.npre[i] + int64(v)/p
+	}
+	sn.gcap = make([][]int32, len(f.levels))
+	for l, tau := range f.levels {
+		g := make([]int32, len(f.domains))
+		for _, d := range f.order {
+			dd := &f.domains[d]
+			switch {
+			case dd.tier <= tau:
+				g[d] = int32(sn.domSlots(d) / p)
+			case dd.leaf:
+				g[d] = int32(sn.npre[dd.hi] - sn.npre[dd.lo])
+			default:
+				var sum int64
+				for _, ch := range dd.children {
+					sum += int64(g[ch])
+				}
+				g[d] = int32(min(sum, int64(sn.s.groups)))
+			}
+		}
+		sn.gcap[l] = g
+	}
+}
+
+// levelIndex returns the index in levels of the highest level at most tier.
+func (f *Fabric) levelIndex(tier int) int {
+	i := 0
+	for i+1 < len(f.levels) && f.levels[i+1] <= tier {
+		i++
+	}
+	return i
+}
+
+// grouped reports whether the gang's groups constrain anything: several groups of more than one pod.
+func (s *shape) grouped() bool { return s.groups > 1 && s.p > 1 }
+
+// groupTierOf returns the lowest level index whose blocks hold all of the gang's groups within domain d
+// (index of d's own tier when none below does); -1 when the group-tier cap cannot be met in d.
+func (sn *snapshot) groupTierOf(d int32) int {
+	f, s := sn.f, sn.s
+	top := f.levelIndex(f.domains[d].tier)
+	if !s.grouped() {
+		if s.p == 1 || s.groups == 1 && f.levels[top] <= s.groupTier {
+			if s.p == 1 {
+				return 0
+			}
+			return top
+		}
+		return -1
+	}
+	sn.groupCaps()
+	limit := min(top, f.levelIndex(s.groupTier))
+	for l := 0; l <= limit; l++ {
+		if int(sn.gcap[l][d]) >= s.groups {
+			return l
+		}
+	}
+	return -1
+}
