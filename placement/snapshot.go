@@ -25,8 +25,15 @@ func newSnapshot(c *Cluster, s *shape) *snapshot {
 	f := c.fabric
 	n := len(f.nodes)
 	sn := &snapshot{c: c, s: s, f: f, slots: make([]int32, n), pre: make([]int64, n+1)}
+	sn.refresh(0, int32(n))
+	return sn
+}
+
+// refresh recomputes the slots of nodes [lo, hi) from the cluster's free resources, then the prefix sums.
+func (sn *snapshot) refresh(lo, hi int32) {
+	c, s := sn.c, sn.s
 	m := int64(s.m)
-	for i := range sn.slots {
+	for i := lo; i < hi; i++ {
 		best := m
 		for k, col := range s.cols {
 			free := c.alloc[col][i] - c.used[col][i]
@@ -37,7 +44,6 @@ func newSnapshot(c *Cluster, s *shape) *snapshot {
 		sn.slots[i] = int32(max(best, 0))
 	}
 	sn.prefix()
-	return sn
 }
 
 // prefix recomputes pre from slots.

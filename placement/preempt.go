@@ -1,0 +1,194 @@
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Preempt places g, evicting whole lower-priority preemptible gangs when, and only when, g does not fit on
+// free capacity within its hard limit. It chooses the option with the lowest gang tier, then the lowest PP-group
+// tier, then the fewest victim gangs, then the fewest victim GPU-hours, then the rest of the ladder. The plan's
+// Victims name the gangs to evict; the cluster is left unchanged (Remove the victims and Bind the plan).
+// Non-preemptible gangs and gangs of equal or higher priority are never chosen. The fewest-victims step is a
+// greedy pass (keep the costliest victims that need not go), not an exhaustive search.
+func (c *Cluster) Preempt(g Gang) (*Plan, error) {
+	s, err := c.check(&g)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkSize(s); err != nil {
+		return nil, err
+	}
+	sn := newSnapshot(c, s)
+	if p := sn.best(-1); p != nil {
+		return p, nil
+	}
+	pr := c.newPreemption(sn)
+	if len(pr.eligible) == 0 {
+		return nil, fmt.Errorf("gang %q: %w (no running gang is preemptible and of lower priority)", g.Name, ErrNoPreemption)
+	}
+	f := c.fabric
+	for l := 0; l < len(f.levels) && f.levels[l] <= s.hard; l++ {
+		var best *option
+		for _, within := range pr.scopes(l) {
+			o := pr.evaluate(within)
+			if o != nil && (best == nil || o.less(best)) {
+				best = o
+			}
+		}
+		if best == nil {
+			continue
+		}
+		pr.evict(best.victims, -1)
+		sn.refresh(0, int32(len(f.nodes)))
+		p := sn.best(-1)
+		pr.evict(best.victims, 1)
+		if p == nil {
+			return nil, fmt.Errorf("gang %q: preemption option in scope %d vanished (a bug)", g.Name, best.scope)
+		}
+		for _, v := range best.victims {
+			p.Victims = append(p.Victims, v.Name)
+		}
+		slices.Sort(p.Victims)
+		p.Explanation = sn.explain(p)
+		return p, nil
+	}
+	return nil, fmt.Errorf("gang %q: %w", g.Name, ErrNoPreemption)
+}
+
+// preemption holds the state of one Preempt call.
+type preemption struct {
+	c  *Cluster
+	sn *snapshot
+	// eligible are the gangs that may be evicted; byNode lists, per node, the eligible gangs on it.
+	eligible []*Running
+	byNode   map[int32][]*Running
+}
+
+// option is one way to make room: evict victims, then the gang fits in scope at the given levels.
+type option struct {
+	scope        int32 // domain index, or -(node+2) for a single node
+	level, tau   int
+	victims      []*Running
+	gpuHours     float64
+	scopeOrdinal int32
+}
+
+// less orders options: group level, then fewer victims, then fewer GPU-hours, then scope order.
+func (o *option) less(b *option) bool {
+	return cmp.Or(cmp.Compare(o.tau, b.tau), cmp.Compare(len(o.victims), len(b.victims)),
+		cmp.Compare(o.gpuHours, b.gpuHours), cmp.Compare(o.scopeOrdinal, b.scopeOrdinal)) < 0
+}
+
+func (c *Cluster) newPreemption(sn *snapshot) *preemption {
+	pr := &preemption{c: c, sn: sn, byNode: map[int32][]*Running{}}
+	for _, r := range c.Running() {
+		r := c.running[r.Name]
+		if !r.Preemptible || r.Priority >= sn.s.g.Priority {
+			continue
+		}
+		pr.eligible = append(pr.eligible, r)
+		for n := range r.Pods {
+			i := c.fabric.nodeIdx[n]
+			pr.byNode[i] = append(pr.byNode[i], r)
+		}
+	}
+	return pr
+}
+
+// scopes returns the places the gang may sit at level l: nodes at level 0 (encoded -(node+2)), else domains.
+func (pr *preemption) scopes(l int) []int32 {
+	f := pr.c.fabric
+	var out []int32
+	if l == 0 {
+		for n := range pr.byNode {
+			out = append(out, -(n + 2))
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, d := range f.order {
+		if f.domains[d].tier == f.levels[l] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// rangeOf returns the node range and level of a scope.
+func (pr *preemption) rangeOf(scope int32) (lo, hi int32, level int) {
+	f := pr.c.fabric
+	if scope < 0 {
+		n := -scope - 2
+		return n, n + 1, 0
+	}
+	d := &f.domains[scope]
+	return d.lo, d.hi, f.levelIndex(d.tier)
+}
+
+// evict charges (sign -1) or restores (sign 1) the victims' usage.
+func (pr *preemption) evict(victims []*Running, sign int64) {
+	for _, v := range victims {
+		pr.c.charge(v, sign)
+	}
+}
+
+// evaluate finds the fewest, cheapest victims that let the gang sit in scope, or nil.
+func (pr *preemption) evaluate(scope int32) *option {
+	lo, hi, level := pr.rangeOf(scope)
+	seen := map[*Running]bool{}
+	var victims []*Running
+	for n := lo; n < hi; n++ {
+		for _, r := range pr.byNode[n] {
+			if !seen[r] {
+				seen[r] = true
+				victims = append(victims, r)
+			}
+		}
+	}
+	if len(victims) == 0 {
+		return nil // nothing to evict here, and the gang did not fit on free capacity
+	}
+	pr.evict(victims, -1)
+	tau, ok := pr.fits(scope, lo, hi)
+	if !ok {
+		pr.evict(victims, 1)
+		return nil
+	}
+	// Keep the costliest victims that need not go: restore each in turn and evict it again only if needed.
+	slices.SortStableFunc(victims, func(a, b *Running) int {
+		return cmp.Or(cmp.Compare(b.GPUHours, a.GPUHours), cmp.Compare(a.Name, b.Name))
+	})
+	var needed []*Running
+	for _, v := range victims {
+		pr.c.charge(v, 1)
+		if t, ok := pr.fits(scope, lo, hi); ok && t <= tau {
+			continue
+		}
+		pr.c.charge(v, -1)
+		needed = append(needed, v)
+	}
+	pr.evict(needed, 1)
+	slices.SortFunc(needed, func(a, b *Running) int { return cmp.Compare(a.Name, b.Name) })
+	o := &option{scope: scope, level: level, tau: tau, victims: needed, scopeOrdinal: lo}
+	for _, v := range needed {
+		o.gpuHours += v.GPUHours
+	}
+	return o
+}
+
+// fits recomputes the slots of the nodes in [lo, hi) and reports whether the gang fits in scope, and at which
+// group level.
+func (pr *preemption) fits(scope int32, lo, hi int32) (int, bool) {
+	sn := pr.sn
+	sn.refresh(lo, hi)
+	if scope < 0 {
+		return 0, int(sn.slots[lo]) >= sn.s.m
+	}
+	if sn.domSlots(scope) < int64(sn.s.m) {
+		return 0, false
+	}
+	tau := sn.groupTierOf(scope)
+	return tau, tau >= 0
+}

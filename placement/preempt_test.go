@@ -1,0 +1,122 @@
+package placement
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+// koordSeedTree is the 12-node fabric of the Koordinator seed's preemption example.
+func koordSeedTree(t testing.TB) *Cluster {
+	tr := mkTree(t,
+		"spine/3/spine: leaf0 leaf1",
+		"leaf0/2/leaf: unit0 unit1", "leaf1/2/leaf: unit2 unit3",
+		"unit0/1/unit: node0 node1", "unit1/1/unit: node2 node3",
+		"unit2/1/unit: node4 node5 node6 node7", "unit3/1/unit: node8 node9 node10 node11")
+	return mkCluster(t, tr, 1, nil)
+}
+
+// TestKoordinatorSeedExample replays the seed's three PodGroups: 1 and 2 take Unit2 and Unit3, 3 preempts both
+// and lands on node4-11 with each PP group inside one unit.
+func TestKoordinatorSeedExample(t *testing.T) {
+	c := koordSeedTree(t)
+	req := Resources{gpu: 1}
+	for i, want := range []string{"unit2", "unit3"} {
+		g := Gang{Name: []string{"podgroup1", "podgroup2"}[i], Pods: 4, DP: 2, PP: 2, Request: req, Preemptible: true}
+		p, err := c.Preempt(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.GangDomain != want || len(p.Victims) > 0 {
+			t.Fatalf("%s went to %s (victims %v), want %s: %s", g.Name, p.GangDomain, p.Victims, want, p.Explanation)
+		}
+		if err := c.Bind(p, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g3 := Gang{Name: "podgroup3", Pods: 8, DP: 2, PP: 4, Request: req, Priority: 1}
+	if _, err := c.Place(g3); !errors.Is(err, ErrNoPlacement) {
+		t.Fatalf("podgroup3 should not fit on free capacity, got %v", err)
+	}
+	p, err := c.Preempt(g3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Victims, []string{"podgroup1", "podgroup2"}) {
+		t.Errorf("victims %v, want podgroup1 and podgroup2", p.Victims)
+	}
+	want := []string{"node4", "node5", "node6", "node7", "node8", "node9", "node10", "node11"}
+	if got := slices.Sorted(slices.Values(p.Ranks)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("nodes %v, want node4-11", got)
+	}
+	if !slices.Equal(p.Groups, []string{"unit2", "unit3"}) || p.GroupTier != 1 || p.GangDomain != "leaf1" {
+		t.Errorf("groups %v (tier %d) in %s, want unit2 and unit3 (tier 1) in leaf1: %s", p.Groups, p.GroupTier, p.GangDomain, p.Explanation)
+	}
+}
+
+// TestPreemptRules covers who may be a victim and how options are ordered.
+func TestPreemptRules(t *testing.T) {
+	req := Resources{gpu: 1}
+	on := func(nodes ...string) map[string]int {
+		m := map[string]int{}
+		for _, n := range nodes {
+			m[n]++
+		}
+		return m
+	}
+	cases := []struct {
+		name    string
+		running []Running
+		gang    Gang
+		victims []string
+		err     error
+	}{
+		{"free capacity first: no victim", []Running{{Name: "a", Preemptible: true, Pods: on("node4", "node5"), Request: req}},
+			Gang{Name: "g", Pods: 4, Priority: 1, Request: req}, nil, nil},
+		{"non-preemptible is never a victim", []Running{{Name: "a", Pods: on("node4", "node5", "node6", "node7", "node8", "node9", "node10", "node11", "node0", "node1", "node2", "node3"), Request: req}},
+			Gang{Name: "g", Pods: 4, Priority: 1, Request: req}, nil, ErrNoPreemption},
+		{"equal priority is never a victim", []Running{{Name: "a", Preemptible: true, Priority: 1, Pods: on("node4", "node5", "node6", "node7", "node8", "node9", "node10", "node11", "node0", "node1", "node2", "node3"), Request: req}},
+			Gang{Name: "g", Pods: 4, Priority: 1, Request: req}, nil, ErrNoPreemption},
+		{"fewest victims at the best tier", []Running{
+			{Name: "big", Preemptible: true, Pods: on("node4", "node5", "node6", "node7"), Request: req},
+			{Name: "s1", Preemptible: true, Pods: on("node8", "node9"), Request: req},
+			{Name: "s2", Preemptible: true, Pods: on("node10", "node11"), Request: req},
+			{Name: "x", Pods: on("node0", "node1", "node2", "node3"), Request: req}},
+			Gang{Name: "g", Pods: 4, Priority: 1, Request: req}, []string{"big"}, nil},
+		{"fewest GPU-hours among equal counts", []Running{
+			{Name: "costly", Preemptible: true, Pods: on("node4", "node5", "node6", "node7"), Request: req, GPUHours: 90},
+			{Name: "cheap", Preemptible: true, Pods: on("node8", "node9", "node10", "node11"), Request: req, GPUHours: 10},
+			{Name: "x", Pods: on("node0", "node1", "node2", "node3"), Request: req}},
+			Gang{Name: "g", Pods: 4, Priority: 1, Request: req}, []string{"cheap"}, nil},
+		{"a lower tier beats fewer victims", []Running{
+			{Name: "a", Preemptible: true, Pods: on("node4", "node5"), Request: req},
+			{Name: "b", Preemptible: true, Pods: on("node6", "node7"), Request: req},
+			{Name: "c", Preemptible: true, Pods: on("node0", "node2"), Request: req},
+			{Name: "x", Pods: on("node1", "node3", "node8"), Request: req}},
+			Gang{Name: "g", Pods: 4, Priority: 1, Request: req}, []string{"a", "b"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := koordSeedTree(t)
+			for _, r := range tc.running {
+				if err := c.AddRunning(r, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := slices.Clone(c.used[0])
+			p, err := c.Preempt(tc.gang)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err %v, want %v", err, tc.err)
+			}
+			if !slices.Equal(c.used[0], before) {
+				t.Fatalf("Preempt changed the cluster")
+			}
+			if err != nil {
+				return
+			}
+			if !slices.Equal(p.Victims, tc.victims) {
+				t.Errorf("victims %v, want %v: %s", p.Victims, tc.victims, p.Explanation)
+			}
+		})
+	}
+}
