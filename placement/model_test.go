@@ -1,0 +1,157 @@
+package placement
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// fabricTree is a valid fabricmap tree (DNS names, one root) to round-trip through every output form.
+func fabricTree(t *testing.T) *topology.Tree {
+	return mkTree(t,
+		"fabric/3/fabric: spine-a spine-b",
+		"spine-a/2/spine: leaf-a leaf-b", "spine-b/2/spine: leaf-c",
+		"leaf-a/1/leaf: gpu-1 gpu-2", "leaf-b/1/leaf: gpu-3", "leaf-c/1/leaf: gpu-4 gpu-5")
+}
+
+// TestParseTreeForms reads the tree from each JSON form fabricmap writes and gets the same outline back.
+func TestParseTreeForms(t *testing.T) {
+	tr := fabricTree(t)
+	entries, err := hypernodegen.TreeEntries(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := hypernodegen.TreeConfigMap("ns", "tree", tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hns, err := hypernodegen.HyperNodes(tr, hypernodegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := topologyv1alpha1.HyperNodeList{Items: hns}
+	list.Kind = "List"
+	forms := map[string]any{"configmap entries": entries, "configmap": cm, "hypernode list": list, "tree": tr}
+	for name, v := range forms {
+		t.Run(name, func(t *testing.T) {
+			data, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ParseTree(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Outline(), tr.Outline()) {
+				t.Errorf("outline %v, want %v", got.Outline(), tr.Outline())
+			}
+			if _, err := NewFabric(got); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestParseTreeBad names the field of malformed trees.
+func TestParseTreeBad(t *testing.T) {
+	cases := map[string]struct{ in, field string }{
+		"two parents":     {`[{"layer":1,"name":"a","parents":["x","y"],"children":["n1"]}]`, "[a].parents"},
+		"not a tree":      {`{"kind":"Pod"}`, "tree"},
+		"configmap empty": {`{"kind":"ConfigMap","data":{}}`, "data[topology.json]"},
+		"duplicate":       {`[{"layer":1,"name":"a"},{"layer":1,"name":"a"}]`, "[1].name"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseTree([]byte(tc.in))
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Fatalf("got %v, want an InputError on %s", err, tc.field)
+			}
+		})
+	}
+}
+
+// TestTreeFromHyperNodesSelectors resolves regex and label members against the nodes, and refuses a HyperNode
+// claimed twice.
+func TestTreeFromHyperNodesSelectors(t *testing.T) {
+	hn := func(name string, tier int, members ...topologyv1alpha1.MemberSpec) topologyv1alpha1.HyperNode {
+		h := topologyv1alpha1.HyperNode{Spec: topologyv1alpha1.HyperNodeSpec{Tier: tier, Members: members}}
+		h.Name = name
+		return h
+	}
+	exact := func(typ topologyv1alpha1.MemberType, n string) topologyv1alpha1.MemberSpec {
+		return topologyv1alpha1.MemberSpec{Type: typ, Selector: topologyv1alpha1.MemberSelector{ExactMatch: &topologyv1alpha1.ExactMatch{Name: n}}}
+	}
+	regex := topologyv1alpha1.MemberSpec{Type: topologyv1alpha1.MemberTypeNode, Selector: topologyv1alpha1.MemberSelector{RegexMatch: &topologyv1alpha1.RegexMatch{Pattern: "^a-"}}}
+	byLabel := topologyv1alpha1.MemberSpec{Type: topologyv1alpha1.MemberTypeNode, Selector: topologyv1alpha1.MemberSelector{LabelMatch: &metav1.LabelSelector{MatchLabels: map[string]string{"rack": "b"}}}}
+	nodes := map[string]map[string]string{"a-1": {}, "a-2": {}, "x-1": {"rack": "b"}, "x-2": {"rack": "c"}}
+	hns := []topologyv1alpha1.HyperNode{
+		hn("top", 2, exact(topologyv1alpha1.MemberTypeHyperNode, "ra"), exact(topologyv1alpha1.MemberTypeHyperNode, "rb")),
+		hn("ra", 1, regex), hn("rb", 1, byLabel),
+	}
+	tr, err := TreeFromHyperNodes(hns, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ra(1)a-1,a-2", "rb(1)x-1", "top(2)ra,rb"}
+	if !slices.Equal(tr.Outline(), want) {
+		t.Errorf("outline %v, want %v", tr.Outline(), want)
+	}
+	hns = append(hns, hn("other", 2, exact(topologyv1alpha1.MemberTypeHyperNode, "rb")))
+	_, err = TreeFromHyperNodes(hns, nodes)
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Field != "hyperNodes[other].spec.members[0]" {
+		t.Fatalf("got %v, want an error on hyperNodes[other].spec.members[0]", err)
+	}
+}
+
+// TestTreeFromClusterNetworkTopology reads the layers fabricmap's ClusterNetworkTopology writes (and the seed's
+// hierarchy form) and rebuilds the tree from the node labels fabricmap writes.
+func TestTreeFromClusterNetworkTopology(t *testing.T) {
+	tr := fabricTree(t)
+	keys := hypernodegen.DefaultLabelKeys()
+	cnt, err := hypernodegen.ClusterNetworkTopology(keys, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := cnt.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := []byte(`{"spec":{"hierarchy":[
+		{"layerName":"nodeLayer","parentTopologyLayer":"blockLayer"},
+		{"layerName":"blockLayer","labelKey":"network.topology.nvidia.com/block","parentTopologyLayer":"spineLayer"},
+		{"layerName":"spineLayer","labelKey":"network.topology.nvidia.com/spine","parentTopologyLayer":"datacenterLayer"},
+		{"layerName":"datacenterLayer","labelKey":"network.topology.nvidia.com/datacenter"}]}}`)
+	labels := hypernodegen.NodeLabels(tr, nil, keys)
+	labels["stray"] = map[string]string{"network.topology.nvidia.com/block": "leaf-a"}
+	for name, in := range map[string][]byte{"koordinator api": data, "seed hierarchy": seed} {
+		t.Run(name, func(t *testing.T) {
+			layers, err := ParseClusterNetworkTopology(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, left, err := TreeFromLabels(layers, labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Outline(), tr.Outline()) || !slices.Equal(left, []string{"stray"}) {
+				t.Errorf("outline %v (left out %v), want %v (left out stray)", got.Outline(), left, tr.Outline())
+			}
+		})
+	}
+	labels["gpu-9"] = map[string]string{keys.Tiers[0]: "leaf-a", keys.Tiers[1]: "spine-b", keys.Tiers[2]: "fabric"}
+	layers, _ := ParseClusterNetworkTopology(data)
+	_, _, err = TreeFromLabels(layers, labels)
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Field != "nodes[gpu-9].labels["+keys.Tiers[0]+"]" {
+		t.Fatalf("got %v, want an error on gpu-9's block label", err)
+	}
+}
