@@ -1,0 +1,74 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// GPU is the resource name the generated fabrics and traces use.
+const GPU = "nvidia.com/gpu"
+
+// FabricSpec describes a generated leaf/spine fabric: leaves (tier 1) of NodesPerLeaf nodes, spines (tier 2) of
+// LeavesPerSpine leaves, one root (tier 3).
+type FabricSpec struct {
+	Nodes          int
+	NodesPerLeaf   int
+	LeavesPerSpine int
+	GPUsPerNode    int64
+}
+
+// withDefaults fills unset fields: 32 nodes a leaf, 8 leaves a spine, 8 GPUs a node.
+func (s FabricSpec) withDefaults() FabricSpec {
+	if s.NodesPerLeaf <= 0 {
+		s.NodesPerLeaf = 32
+	}
+	if s.LeavesPerSpine <= 0 {
+		s.LeavesPerSpine = 8
+	}
+	if s.GPUsPerNode <= 0 {
+		s.GPUsPerNode = 8
+	}
+	return s
+}
+
+// Build returns the fabric's tree and its nodes (GPUsPerNode GPUs each, none used).
+func (s FabricSpec) Build() (*topology.Tree, []placement.Node, error) {
+	s = s.withDefaults()
+	if s.Nodes <= 0 {
+		return nil, nil, fmt.Errorf("fabric: %d nodes; want at least one", s.Nodes)
+	}
+	t := topology.NewTree()
+	root := &topology.Domain{Name: "fabric", Tier: 3, TierName: topology.TierNameRoot}
+	_ = t.Add(root)
+	nodes := make([]placement.Node, 0, s.Nodes)
+	var spine, leaf *topology.Domain
+	for i := range s.Nodes {
+		if i%(s.NodesPerLeaf*s.LeavesPerSpine) == 0 {
+			spine = &topology.Domain{Name: fmt.Sprintf("spine-%03d", i/(s.NodesPerLeaf*s.LeavesPerSpine)), Tier: 2, TierName: topology.TierNameSpine, Parent: root.Name}
+			_ = t.Add(spine)
+			root.Children = append(root.Children, spine.Name)
+		}
+		if i%s.NodesPerLeaf == 0 {
+			leaf = &topology.Domain{Name: fmt.Sprintf("leaf-%04d", i/s.NodesPerLeaf), Tier: 1, TierName: topology.TierNameLeaf, Parent: spine.Name}
+			_ = t.Add(leaf)
+			spine.Children = append(spine.Children, leaf.Name)
+		}
+		n := fmt.Sprintf("node-%06d", i)
+		leaf.Nodes = append(leaf.Nodes, n)
+		nodes = append(nodes, placement.Node{Name: n, Allocatable: placement.Resources{GPU: s.GPUsPerNode, "pods": 110}})
+	}
+	return t, nodes, nil
+}
+
+// Fill marks about fraction of the nodes fully used (at random, seeded), as background load.
+func Fill(nodes []placement.Node, fraction float64, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	for i := range nodes {
+		if rng.Float64() < fraction {
+			nodes[i].Used = placement.Resources{GPU: nodes[i].Allocatable[GPU], "pods": 1}
+		}
+	}
+}

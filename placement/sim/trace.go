@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+)
+
+// Job is one entry of a trace: a gang that arrives, runs for Duration once placed, and leaves.
+type Job struct {
+	Name string `json:"name"`
+	// Arrival and Duration are in seconds.
+	Arrival  float64 `json:"arrival"`
+	Duration float64 `json:"duration"`
+	Pods     int     `json:"pods"`
+	DP       int     `json:"dp,omitempty"`
+	PP       int     `json:"pp,omitempty"`
+	// GPUsPerPod is each pod's GPU request.
+	GPUsPerPod  int64 `json:"gpusPerPod"`
+	Priority    int32 `json:"priority,omitempty"`
+	Preemptible bool  `json:"preemptible,omitempty"`
+}
+
+// GPUs is the job's total GPU request.
+func (j Job) GPUs() int64 { return int64(j.Pods) * j.GPUsPerPod }
+
+// TraceSpec describes a generated trace.
+type TraceSpec struct {
+	Jobs int
+	Seed uint64
+	// Load is the offered GPU load as a share of the cluster's GPUs (0.9 when unset).
+	Load float64
+	// MaxPods caps a job's pods (128 when unset).
+	MaxPods int
+}
+
+// Generate returns a seeded synthetic trace for a cluster of totalGPUs GPUs in nodes of gpusPerNode: 40 % single
+// pods of 1, 2, 4 or 8 GPUs, the rest gangs of whole-node pods (2 to MaxPods, small ones likelier) split into
+// PP groups of 1, 2, 4 or 8; durations exponential around an hour; Poisson arrivals at the offered load.
+func Generate(s TraceSpec, totalGPUs, gpusPerNode int64) []Job {
+	if s.Load <= 0 {
+		s.Load = 0.9
+	}
+	if s.MaxPods <= 0 {
+		s.MaxPods = 128
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, s.Seed+1))
+	jobs := make([]Job, s.Jobs)
+	var work float64
+	for i := range jobs {
+		j := Job{Name: fmt.Sprintf("job-%05d", i), Duration: 60 + rng.ExpFloat64()*3600, Pods: 1, GPUsPerPod: gpusPerNode}
+		if rng.IntN(10) < 4 {
+			j.GPUsPerPod = min(gpusPerNode, []int64{1, 2, 4, 8}[rng.IntN(4)])
+		} else {
+			sizes := []int{2, 4, 8, 16, 32, 64, 128}
+			weights := []int{20, 20, 15, 10, 6, 3, 1}
+			j.Pods = sizes[pickWeighted(rng, weights)]
+			j.Pods = min(j.Pods, s.MaxPods)
+			pps := []int{1, 2, 4, 8}
+			j.PP = pps[rng.IntN(len(pps))]
+			for j.Pods%j.PP != 0 {
+				j.PP /= 2
+			}
+			j.DP = j.Pods / j.PP
+		}
+		j.Priority = int32(rng.IntN(3))
+		j.Preemptible = j.Priority == 0
+		work += float64(j.GPUs()) * j.Duration
+		jobs[i] = j
+	}
+	if s.Jobs == 0 {
+		return jobs
+	}
+	rate := s.Load * float64(totalGPUs) / (work / float64(s.Jobs))
+	t := 0.0
+	for i := range jobs {
+		t += rng.ExpFloat64() / rate
+		jobs[i].Arrival = t
+	}
+	return jobs
+}
+
+func pickWeighted(rng *rand.Rand, w []int) int {
+	sum := 0
+	for _, v := range w {
+		sum += v
+	}
+	x := rng.IntN(sum)
+	for i, v := range w {
+		if x < v {
+			return i
+		}
+		x -= v
+	}
+	return len(w) - 1
+}
+
+// ReadTrace reads a JSON list of jobs and checks each (positive pods, GPUs and duration; DP x PP = pods when
+// both are given); the result is sorted by arrival.
+func ReadTrace(r io.Reader) ([]Job, error) {
+	var jobs []Job
+	if err := json.NewDecoder(r).Decode(&jobs); err != nil {
+		return nil, fmt.Errorf("reading the trace: %w", err)
+	}
+	for i, j := range jobs {
+		switch {
+		case j.Pods <= 0:
+			return nil, fmt.Errorf("trace[%d].pods: %d, want at least 1", i, j.Pods)
+		case j.GPUsPerPod <= 0:
+			return nil, fmt.Errorf("trace[%d].gpusPerPod: %d, want at least 1", i, j.GPUsPerPod)
+		case j.Duration <= 0:
+			return nil, fmt.Errorf("trace[%d].duration: %g, want a positive number of seconds", i, j.Duration)
+		case j.DP > 0 && j.PP > 0 && j.DP*j.PP != j.Pods:
+			return nil, fmt.Errorf("trace[%d].dp: DP x PP = %d, but pods = %d", i, j.DP*j.PP, j.Pods)
+		}
+		if j.Name == "" {
+			jobs[i].Name = fmt.Sprintf("job-%05d", i)
+		}
+	}
+	slices.SortStableFunc(jobs, func(a, b Job) int {
+		switch {
+		case a.Arrival < b.Arrival:
+			return -1
+		case a.Arrival > b.Arrival:
+			return 1
+		}
+		return 0
+	})
+	return jobs, nil
+}
