@@ -3,9 +3,7 @@ package aggregator
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
-	"time"
 
 	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
@@ -16,13 +14,15 @@ import (
 // pod and refreshed by a job on an InfiniBand host). It is parsed again only when the file changes, and a
 // file that cannot be read or parsed keeps the last good evidence in use.
 type fabricFile struct {
-	path string
-
 	mu      sync.Mutex
-	modTime time.Time
-	size    int64
-	input   topology.Input
-	loaded  bool
+	capture ibnetdiscover.CaptureFile
+	// fabric is the parse input was made from: an unchanged file gives the same pointer back.
+	fabric *ibnetdiscover.Fabric
+	input  topology.Input
+}
+
+func newFabricFile(path string) *fabricFile {
+	return &fabricFile{capture: ibnetdiscover.CaptureFile{Path: path}}
 }
 
 // Name implements FabricSource.
@@ -33,26 +33,16 @@ func (f *fabricFile) Name() string { return ibfabric.Source }
 func (f *fabricFile) Evidence(context.Context) (topology.Input, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st, err := os.Stat(f.path)
+	fab, _, err := f.capture.Fabric()
 	if err != nil {
-		return f.input, fmt.Errorf("fabric capture %s: %w", f.path, err)
+		return f.input, fmt.Errorf("fabric capture: %w", err)
 	}
-	if f.loaded && st.ModTime().Equal(f.modTime) && st.Size() == f.size {
+	if fab == f.fabric {
 		return f.input, nil
 	}
-	fh, err := os.Open(f.path)
-	if err != nil {
-		return f.input, fmt.Errorf("fabric capture %s: %w", f.path, err)
-	}
-	defer fh.Close()
-	fab, _, err := ibnetdiscover.Parse(fh)
-	if err != nil {
-		return f.input, fmt.Errorf("fabric capture %s: %w", f.path, err)
-	}
 	if len(fab.Switches) == 0 {
-		return f.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", f.path)
+		return f.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", f.capture.Path)
 	}
-	f.input = ibfabric.Evidence(fab, ibfabric.Options{})
-	f.modTime, f.size, f.loaded = st.ModTime(), st.Size(), true
+	f.fabric, f.input = fab, ibfabric.Evidence(fab, ibfabric.Options{})
 	return f.input, nil
 }

@@ -34,7 +34,7 @@ func (r *Reconciler) sourceList() []*polledSource {
 	}
 	specs := slices.Clone(r.Sources)
 	if r.Config.IBNetDiscoverFile != "" {
-		specs = append(specs, SourceSpec{Source: &fabricFile{path: r.Config.IBNetDiscoverFile}, Interval: r.Config.FabricRecheck})
+		specs = append(specs, SourceSpec{Source: newFabricFile(r.Config.IBNetDiscoverFile), Interval: r.Config.FabricRecheck})
 	}
 	r.polled = []*polledSource{}
 	for _, s := range specs {

@@ -1,58 +1,68 @@
 package ibnetdiscover
 
 import (
+	"fmt"
 	"os"
 	"time"
 )
 
-// fabricCache keeps the last fabric the probe obtained, so that a cycle does not pay for a sweep (or a parse)
-// that would give the same answer: a file is parsed again only when its size or modification time changed,
-// and the tool sweeps the subnet at most once per interval. Only successes are kept; a failure is never
-// cached, so the next run tries again.
-type fabricCache struct {
+// CaptureFile is ibnetdiscover output on disk (a fixture, or a capture another host refreshes), parsed again
+// only when its size or modification time changed since the last successful parse. A failure keeps nothing:
+// the next call tries again. It is not safe for concurrent use.
+type CaptureFile struct {
+	// Path is the file.
+	Path string
+
+	stamp  fileStamp
 	fabric *Fabric
 	warns  []Warning
-	// stamp identifies the file content the fabric was parsed from.
-	stamp fileStamp
-	// swept is when the tool last swept the fabric.
-	swept time.Time
 }
 
 // fileStamp is what tells a changed file from an unchanged one without reading it.
 type fileStamp struct {
-	path    string
 	size    int64
 	modTime time.Time
 }
 
-func stampOf(path string) (fileStamp, error) {
-	fi, err := os.Stat(path)
+// Fabric returns the capture's fabric and parse warnings; an unchanged file gives the last parse.
+func (c *CaptureFile) Fabric() (*Fabric, []Warning, error) {
+	fi, err := os.Stat(c.Path)
 	if err != nil {
-		return fileStamp{}, err
+		return nil, nil, err
 	}
-	return fileStamp{path: path, size: fi.Size(), modTime: fi.ModTime()}, nil
+	stamp := fileStamp{size: fi.Size(), modTime: fi.ModTime()}
+	if c.fabric != nil && c.stamp == stamp {
+		return c.fabric, c.warns, nil
+	}
+	fh, err := os.Open(c.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fh.Close()
+	f, warns, err := Parse(fh)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	c.stamp, c.fabric, c.warns = stamp, f, warns
+	return f, warns, nil
 }
 
-// file returns the cached fabric when it was parsed from content with stamp s.
-func (c *fabricCache) file(s fileStamp) (*Fabric, []Warning, bool) {
-	if c.fabric == nil || c.stamp != s {
+// sweepCache keeps the tool's last sweep, so that the subnet is swept at most once per interval. Only
+// successes are kept; a failure is never cached, so the next run tries again.
+type sweepCache struct {
+	fabric *Fabric
+	warns  []Warning
+	at     time.Time
+}
+
+// get returns the cached sweep when it is younger than interval at now.
+func (c *sweepCache) get(now time.Time, interval time.Duration) (*Fabric, []Warning, bool) {
+	if c.fabric == nil || interval <= 0 || now.Sub(c.at) >= interval {
 		return nil, nil, false
 	}
 	return c.fabric, c.warns, true
 }
 
-// sweep returns the cached sweep when it is younger than interval at now.
-func (c *fabricCache) sweep(now time.Time, interval time.Duration) (*Fabric, []Warning, bool) {
-	if c.fabric == nil || c.swept.IsZero() || interval <= 0 || now.Sub(c.swept) >= interval {
-		return nil, nil, false
-	}
-	return c.fabric, c.warns, true
-}
-
-func (c *fabricCache) keepFile(s fileStamp, f *Fabric, w []Warning) {
-	*c = fabricCache{fabric: f, warns: w, stamp: s}
-}
-
-func (c *fabricCache) keepSweep(now time.Time, f *Fabric, w []Warning) {
-	*c = fabricCache{fabric: f, warns: w, swept: now}
+func (c *sweepCache) keep(now time.Time, f *Fabric, w []Warning) {
+	*c = sweepCache{fabric: f, warns: w, at: now}
 }

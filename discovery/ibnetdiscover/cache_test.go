@@ -79,8 +79,8 @@ func TestProbeParsesFileOnlyWhenChanged(t *testing.T) {
 	if err != nil || len(first.Neighbors) != 2 {
 		t.Fatalf("first run: %+v, %v", first, err)
 	}
-	cached := p.cache.fabric
-	if _, err := p.Run(context.Background()); err != nil || p.cache.fabric != cached {
+	cached := p.file.fabric
+	if _, err := p.Run(context.Background()); err != nil || p.file.fabric != cached {
 		t.Fatalf("an unchanged file was parsed again (err %v)", err)
 	}
 	// The second HCA moves to another host: one uplink fewer for dgx-a01, and a different size.
@@ -92,7 +92,7 @@ func TestProbeParsesFileOnlyWhenChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := p.Run(context.Background())
-	if err != nil || p.cache.fabric == cached {
+	if err != nil || p.file.fabric == cached {
 		t.Fatalf("a changed file was not parsed again (err %v)", err)
 	}
 	if len(again.Neighbors) == len(first.Neighbors) {

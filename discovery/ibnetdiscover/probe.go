@@ -33,7 +33,8 @@ type Probe struct {
 	// Now is the clock that spaces the tool's sweeps; time.Now when nil.
 	Now func() time.Time
 
-	cache fabricCache
+	file  CaptureFile
+	sweep sweepCache
 }
 
 // New builds the probe with a default Runner (ibnetdiscover on PATH).
@@ -100,7 +101,7 @@ func (p *Probe) fabric(ctx context.Context) (f *Fabric, warns []Warning, na stri
 	if p.Now != nil {
 		now = p.Now()
 	}
-	if f, warns, ok := p.cache.sweep(now, p.Config.IBNetDiscoverInterval); ok {
+	if f, warns, ok := p.sweep.get(now, p.Config.IBNetDiscoverInterval); ok {
 		return f, warns, "", nil
 	}
 	f, warns, err = p.Runner.Discover(ctx)
@@ -110,29 +111,19 @@ func (p *Probe) fabric(ctx context.Context) (f *Fabric, warns []Warning, na stri
 	if err != nil {
 		return nil, nil, "", err
 	}
-	p.cache.keepSweep(now, f, warns)
+	p.sweep.keep(now, f, warns)
 	return f, warns, "", nil
 }
 
 // parseFile parses the capture at path, or returns the last parse when the file has not changed since.
 func (p *Probe) parseFile(path string) (*Fabric, []Warning, error) {
-	stamp, err := stampOf(path)
+	if p.file.Path != path {
+		p.file = CaptureFile{Path: path}
+	}
+	f, warns, err := p.file.Fabric()
 	if err != nil {
 		return nil, nil, fmt.Errorf("ibnetdiscover: %w", err)
 	}
-	if f, warns, ok := p.cache.file(stamp); ok {
-		return f, warns, nil
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("ibnetdiscover: %w", err)
-	}
-	defer fh.Close()
-	f, warns, err := Parse(fh)
-	if err != nil {
-		return nil, nil, fmt.Errorf("ibnetdiscover: %s: %w", path, err)
-	}
-	p.cache.keepFile(stamp, f, warns)
 	return f, warns, nil
 }
 
