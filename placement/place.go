@@ -99,7 +99,12 @@ func (sn *snapshot) best(within int32) *Plan {
 		for _, c := range cands {
 			sn.fillCandidate(c)
 			if bestC == nil || better(c, bestC) {
+				if bestC != nil {
+					sn.spare = bestC.picks[:0]
+				}
 				bestC = c
+			} else {
+				sn.spare = c.picks[:0]
 			}
 		}
 		if bestC != nil {
@@ -122,28 +127,39 @@ func better(a, b *candidate) bool {
 func (sn *snapshot) fillCandidate(c *candidate) {
 	f, s := sn.f, sn.s
 	tau := f.levels[c.tau]
+	buf := sn.spare
+	sn.spare = nil
 	if f.domains[c.dom].tier <= tau || s.p == 1 {
-		c.picks = sn.fill(c.dom, s.m, -1, nil)
+		c.picks = sn.fill(c.dom, s.m, -1, buf)
 	} else {
-		c.picks = sn.fill(c.dom, s.groups, tau, nil)
+		c.picks = sn.fill(c.dom, s.groups, tau, buf)
 	}
 	c.counts = sn.counts(c.dom, c.picks)
 	dd := &f.domains[c.dom]
 	c.fit = sn.fitOf(dd.lo, dd.hi)
 }
 
+// item is a child (node or domain) of the domain being filled, with its capacity in the fill's units.
+type item struct {
+	idx  int32
+	capa int
+}
+
 // fill places need units in domain d, fewest children first: the largest children are filled whole until
 // the rest fits in one, and that one is the smallest that fits it (best fit). Units are pods when tau < 0,
-// else whole groups that must stay within domains of tier at most tau.
+// else whole groups that must stay within domains of tier at most tau. depth indexes the scratch buffers.
 func (sn *snapshot) fill(d int32, need int, tau int, out []pick) []pick {
+	return sn.fillAt(d, need, tau, out, 0)
+}
+
+func (sn *snapshot) fillAt(d int32, need int, tau int, out []pick, depth int) []pick {
 	f, s := sn.f, sn.s
 	dd := &f.domains[d]
-	type item struct {
-		idx  int32 // node or domain index
-		capa int
+	for len(sn.scratch) <= depth {
+		sn.scratch = append(sn.scratch, nil)
 	}
-	var items []item
-	var gl int
+	items := sn.scratch[depth][:0]
+	gl := 0
 	if tau >= 0 {
 		gl = f.levelIndex(tau)
 	}
@@ -160,10 +176,9 @@ func (sn *snapshot) fill(d int32, need int, tau int, out []pick) []pick {
 	} else {
 		for _, ch := range dd.children {
 			var v int
-			switch {
-			case tau < 0:
+			if tau < 0 {
 				v = int(min(sn.domSlots(ch), int64(s.m)))
-			default:
+			} else {
 				v = int(sn.gcap[gl][ch])
 			}
 			if v > 0 {
@@ -171,32 +186,47 @@ func (sn *snapshot) fill(d int32, need int, tau int, out []pick) []pick {
 			}
 		}
 	}
-	sort.SliceStable(items, func(i, j int) bool { return items[i].capa > items[j].capa })
-	take := func(it item, k int) {
+	sortItems(items)
+	sn.scratch[depth] = items
+	for i := 0; need > 0 && i < len(items); i++ {
+		// The first item (after i) that cannot hold the rest; the one before it is the smallest that can.
+		j := i + sort.Search(len(items)-i, func(k int) bool { return items[i+k].capa < need })
+		it, k := items[i], items[i].capa
+		if j > i {
+			c := items[j-1].capa
+			it, k = items[i+sort.Search(j-i, func(k int) bool { return items[i+k].capa == c })], need
+		}
 		switch {
 		case dd.leaf && tau >= 0:
 			out = append(out, pick{it.idx, k * s.p})
 		case dd.leaf:
 			out = append(out, pick{it.idx, k})
 		case tau >= 0 && f.domains[it.idx].tier <= tau:
-			out = sn.fill(it.idx, k*s.p, -1, out)
+			out = sn.fillAt(it.idx, k*s.p, -1, out, depth+1)
 		default:
-			out = sn.fill(it.idx, k, tau, out)
+			out = sn.fillAt(it.idx, k, tau, out, depth+1)
 		}
-	}
-	for i := 0; need > 0 && i < len(items); i++ {
-		// The first item (after i) that cannot hold the rest; the one before it is the smallest that can.
-		j := i + sort.Search(len(items)-i, func(k int) bool { return items[i+k].capa < need })
-		if j > i {
-			c := items[j-1].capa
-			first := i + sort.Search(j-i, func(k int) bool { return items[i+k].capa == c })
-			take(items[first], need)
-			return out
-		}
-		take(items[i], items[i].capa)
-		need -= items[i].capa
+		need -= k
 	}
 	return out
+}
+
+// sortItems orders items by capacity, largest first, ties in index (depth-first, name) order.
+func sortItems(items []item) {
+	if len(items) <= 12 {
+		for i := 1; i < len(items); i++ {
+			for j := i; j > 0 && (items[j].capa > items[j-1].capa || items[j].capa == items[j-1].capa && items[j].idx < items[j-1].idx); j-- {
+				items[j], items[j-1] = items[j-1], items[j]
+			}
+		}
+		return
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.capa != b.capa {
+			return b.capa - a.capa
+		}
+		return int(a.idx - b.idx)
+	})
 }
 
 // counts returns, for the levels below d's tier from the top down to nodes, how many domains the picks use.

@@ -3,6 +3,7 @@ package placement
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -62,15 +63,24 @@ type preemption struct {
 	c  *Cluster
 	sn *snapshot
 	// eligible are the gangs that may be evicted; byNode lists, per node, the eligible gangs on it.
-	eligible []*Running
-	byNode   map[int32][]*Running
+	eligible []*victim
+	byNode   map[int32][]*victim
+}
+
+// victim is an eligible gang with its usage in column form, to evict and restore it cheaply.
+type victim struct {
+	*Running
+	nodes []int32
+	pods  []int64
+	cols  []int
+	q     []int64
 }
 
 // option is one way to make room: evict victims, then the gang fits in scope at the given levels.
 type option struct {
 	scope        int32 // domain index, or -(node+2) for a single node
 	level, tau   int
-	victims      []*Running
+	victims      []*victim
 	gpuHours     float64
 	scopeOrdinal int32
 }
@@ -82,17 +92,22 @@ func (o *option) less(b *option) bool {
 }
 
 func (c *Cluster) newPreemption(sn *snapshot) *preemption {
-	pr := &preemption{c: c, sn: sn, byNode: map[int32][]*Running{}}
+	pr := &preemption{c: c, sn: sn, byNode: map[int32][]*victim{}}
 	for _, r := range c.Running() {
 		r := c.running[r.Name]
 		if !r.Preemptible || r.Priority >= sn.s.g.Priority {
 			continue
 		}
-		pr.eligible = append(pr.eligible, r)
-		for n := range r.Pods {
-			i := c.fabric.nodeIdx[n]
-			pr.byNode[i] = append(pr.byNode[i], r)
+		v := &victim{Running: r}
+		for _, res := range r.Request.Names() {
+			v.cols, v.q = append(v.cols, c.column(res)), append(v.q, r.Request[res])
 		}
+		for _, n := range slices.Sorted(maps.Keys(r.Pods)) {
+			i := c.fabric.nodeIdx[n]
+			v.nodes, v.pods = append(v.nodes, i), append(v.pods, int64(r.Pods[n]))
+			pr.byNode[i] = append(pr.byNode[i], v)
+		}
+		pr.eligible = append(pr.eligible, v)
 	}
 	return pr
 }
@@ -128,17 +143,27 @@ func (pr *preemption) rangeOf(scope int32) (lo, hi int32, level int) {
 }
 
 // evict charges (sign -1) or restores (sign 1) the victims' usage.
-func (pr *preemption) evict(victims []*Running, sign int64) {
+func (pr *preemption) evict(victims []*victim, sign int64) {
 	for _, v := range victims {
-		pr.c.charge(v, sign)
+		pr.charge(v, sign)
+	}
+}
+
+// charge adds sign x v's usage to its nodes.
+func (pr *preemption) charge(v *victim, sign int64) {
+	used := pr.c.used
+	for i, n := range v.nodes {
+		for k, col := range v.cols {
+			used[col][n] += sign * v.q[k] * v.pods[i]
+		}
 	}
 }
 
 // evaluate finds the fewest, cheapest victims that let the gang sit in scope, or nil.
 func (pr *preemption) evaluate(scope int32) *option {
 	lo, hi, level := pr.rangeOf(scope)
-	seen := map[*Running]bool{}
-	var victims []*Running
+	seen := map[*victim]bool{}
+	var victims []*victim
 	for n := lo; n < hi; n++ {
 		for _, r := range pr.byNode[n] {
 			if !seen[r] {
@@ -157,20 +182,20 @@ func (pr *preemption) evaluate(scope int32) *option {
 		return nil
 	}
 	// Keep the costliest victims that need not go: restore each in turn and evict it again only if needed.
-	slices.SortStableFunc(victims, func(a, b *Running) int {
+	slices.SortStableFunc(victims, func(a, b *victim) int {
 		return cmp.Or(cmp.Compare(b.GPUHours, a.GPUHours), cmp.Compare(a.Name, b.Name))
 	})
-	var needed []*Running
+	var needed []*victim
 	for _, v := range victims {
-		pr.c.charge(v, 1)
+		pr.charge(v, 1)
 		if t, ok := pr.fits(scope, lo, hi); ok && t <= tau {
 			continue
 		}
-		pr.c.charge(v, -1)
+		pr.charge(v, -1)
 		needed = append(needed, v)
 	}
 	pr.evict(needed, 1)
-	slices.SortFunc(needed, func(a, b *Running) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(needed, func(a, b *victim) int { return cmp.Compare(a.Name, b.Name) })
 	o := &option{scope: scope, level: level, tau: tau, victims: needed, scopeOrdinal: lo}
 	for _, v := range needed {
 		o.gpuHours += v.GPUHours

@@ -2,6 +2,8 @@ package placement
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -118,5 +120,118 @@ func TestPreemptRules(t *testing.T) {
 				t.Errorf("victims %v, want %v: %s", p.Victims, tc.victims, p.Explanation)
 			}
 		})
+	}
+}
+
+// TestPreemptAgainstExhaustive checks on seeded random small fabrics that Preempt reaches the best gang tier
+// and group tier that evicting any subset of the eligible gangs allows, evicts only eligible gangs, and never
+// preempts when the gang fits on free capacity (then it gets the free placement's best tiers).
+func TestPreemptAgainstExhaustive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	iterations := 600
+	if testing.Short() {
+		iterations = 100
+	}
+	preempted, extra := 0, 0
+	for it := range iterations {
+		tr, _ := randomFabric(rng, 2+rng.IntN(5))
+		c := mkCluster(t, tr, 3, nil)
+		nodes := c.fabric.Nodes()
+		var running []Running
+		for i := range 1 + rng.IntN(4) {
+			pods := map[string]int{}
+			for range 1 + rng.IntN(3) {
+				n := nodes[rng.IntN(len(nodes))]
+				if c.Free(n, gpu) > 0 {
+					pods[n]++
+				}
+			}
+			if len(pods) == 0 {
+				continue
+			}
+			r := Running{Name: fmt.Sprintf("r%d", i), Priority: int32(rng.IntN(3)), Preemptible: rng.IntN(4) > 0, Pods: pods, Request: Resources{gpu: 1}, GPUHours: float64(rng.IntN(10))}
+			if err := c.AddRunning(r, true); err != nil {
+				t.Fatal(err)
+			}
+			ok := true
+			for n := range pods {
+				ok = ok && c.Free(n, gpu) >= 0
+			}
+			if !ok {
+				_ = c.Remove(r.Name)
+				continue
+			}
+			running = append(running, r)
+		}
+		m := 1 + rng.IntN(5)
+		if m > 3*len(nodes) {
+			continue
+		}
+		g := Gang{Name: "g", Pods: m, PP: []int{1, m}[rng.IntN(2)], Priority: 2, Request: Resources{gpu: 1}}
+		if m%2 == 0 && rng.IntN(2) == 0 {
+			g.PP = 2
+		}
+		var eligible []Running
+		for _, r := range running {
+			if r.Preemptible && r.Priority < g.Priority {
+				eligible = append(eligible, r)
+			}
+		}
+		best := [3]int{1 << 30, 1 << 30, 1 << 30}
+		for mask := range 1 << len(eligible) {
+			slots := map[string]int{}
+			for _, n := range nodes {
+				slots[n] = int(c.Free(n, gpu))
+			}
+			count := 0
+			for i, r := range eligible {
+				if mask&(1<<i) != 0 {
+					count++
+					for n, k := range r.Pods {
+						slots[n] += k
+					}
+				}
+			}
+			groups := m / max(g.PP, 1)
+			gt, grp, _, ok := exhaustive(tr, nodes, slots, groups, g.PP, 1<<20, 1<<20)
+			if ok && (gt < best[0] || gt == best[0] && (grp < best[1] || grp == best[1] && count < best[2])) {
+				best = [3]int{gt, grp, count}
+			}
+			if mask == 0 && ok {
+				break // it fits on free capacity: no preemption
+			}
+		}
+		desc := fmt.Sprintf("iteration %d: tree %v running %+v gang %+v", it, tr.Outline(), running, g)
+		p, err := c.Preempt(g)
+		if best[0] == 1<<30 {
+			if err == nil {
+				t.Fatalf("%s: no subset of victims makes room, Preempt gives %+v", desc, p)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: exhaustive finds %v, Preempt fails: %v", desc, best, err)
+		}
+		for _, v := range p.Victims {
+			if !slices.ContainsFunc(eligible, func(r Running) bool { return r.Name == v }) {
+				t.Fatalf("%s: victim %s is not eligible", desc, v)
+			}
+		}
+		if best[2] == 0 && len(p.Victims) > 0 {
+			t.Fatalf("%s: preempts %v although the gang fits on free capacity", desc, p.Victims)
+		}
+		if p.GangTier != best[0] || p.GroupTier != best[1] {
+			t.Fatalf("%s: got tiers (%d, %d) with victims %v, exhaustive best %v", desc, p.GangTier, p.GroupTier, p.Victims, best)
+		}
+		if len(p.Victims) > 0 {
+			preempted++
+		}
+		if len(p.Victims) > best[2] {
+			extra++
+		}
+	}
+	t.Logf("%d preemptions; %d with more victims than the fewest possible", preempted, extra)
+	if preempted < iterations/20 {
+		t.Fatalf("only %d preemptions in %d cases: the generator is too loose", preempted, iterations)
 	}
 }

@@ -11,13 +11,19 @@ type snapshot struct {
 	// pre[i] is the sum of slots[:i]; a domain's slots are pre[hi]-pre[lo].
 	pre []int64
 	// gcap[l][d] is how many whole PP groups domain d holds when each group must stay within a domain of tier
-	// at most levels[l]; nil until groupCaps runs.
-	gcap [][]int32
+	// at most levels[l]; valid (for the domains inside [lo, hi)) once groupCaps ran.
+	gcap      [][]int32
+	gcapValid bool
+	// lo and hi bound the nodes the last refresh recomputed.
+	lo, hi int32
 	// npre[i] is the sum of slots[:i]/P, the group capacity of the nodes themselves.
 	npre []int64
 	// stamp and gen mark the domains already counted by counts.
 	stamp []int32
 	gen   int32
+	// scratch holds one item buffer per fill depth; spare is a pick buffer to reuse.
+	scratch [][]item
+	spare   []pick
 }
 
 // newSnapshot computes the slots of every node for s from the cluster's free resources.
@@ -29,7 +35,9 @@ func newSnapshot(c *Cluster, s *shape) *snapshot {
 	return sn
 }
 
-// refresh recomputes the slots of nodes [lo, hi) from the cluster's free resources, then the prefix sums.
+// refresh recomputes the slots of nodes [lo, hi) from the cluster's free resources, then the prefix sums of
+// that range and the group capacities of the domains inside it. Only domains inside [lo, hi) may be read
+// afterwards unless the range is the whole fabric.
 func (sn *snapshot) refresh(lo, hi int32) {
 	c, s := sn.c, sn.s
 	m := int64(s.m)
@@ -43,15 +51,10 @@ func (sn *snapshot) refresh(lo, hi int32) {
 		}
 		sn.slots[i] = int32(max(best, 0))
 	}
-	sn.prefix()
-}
-
-// prefix recomputes pre from slots.
-func (sn *snapshot) prefix() {
-	for i, v := range sn.slots {
-		sn.pre[i+1] = sn.pre[i] + int64(v)
+	for i := lo; i < hi; i++ {
+		sn.pre[i+1] = sn.pre[i] + int64(sn.slots[i])
 	}
-	sn.gcap, sn.npre = nil, nil
+	sn.lo, sn.hi, sn.gcapValid = lo, hi, false
 }
 
 // domSlots returns the pod slots of domain d.
@@ -60,21 +63,31 @@ func (sn *snapshot) domSlots(d int32) int64 {
 	return sn.pre[dd.hi] - sn.pre[dd.lo]
 }
 
-// groupCaps fills gcap for every level (only needed when the gang has several groups of more than one pod).
+// groupCaps fills gcap for every level and the domains inside the refreshed range (only needed when the gang
+// has several groups of more than one pod).
 func (sn *snapshot) groupCaps() {
-	if sn.gcap != nil {
+	if sn.gcapValid {
 		return
 	}
+	sn.gcapValid = true
 	f, p := sn.f, int64(sn.s.p)
-	sn.npre = make([]int64, len(sn.slots)+1)
-	for i, v := range sn.slots {
-		sn.npre[i+1] = sn.npre[i] + int64(v)/p
+	if sn.npre == nil {
+		sn.npre = make([]int64, len(sn.slots)+1)
+		sn.gcap = make([][]int32, len(f.levels))
+		for l := range sn.gcap {
+			sn.gcap[l] = make([]int32, len(f.domains))
+		}
 	}
-	sn.gcap = make([][]int32, len(f.levels))
+	for i := sn.lo; i < sn.hi; i++ {
+		sn.npre[i+1] = sn.npre[i] + int64(sn.slots[i])/p
+	}
 	for l, tau := range f.levels {
-		g := make([]int32, len(f.domains))
+		g := sn.gcap[l]
 		for _, d := range f.order {
 			dd := &f.domains[d]
+			if dd.lo < sn.lo || dd.hi > sn.hi {
+				continue
+			}
 			switch {
 			case dd.tier <= tau:
 				g[d] = int32(sn.domSlots(d) / p)
@@ -88,7 +101,6 @@ func (sn *snapshot) groupCaps() {
 				g[d] = int32(min(sum, int64(sn.s.groups)))
 			}
 		}
-		sn.gcap[l] = g
 	}
 }
 

@@ -1,0 +1,152 @@
+package placement_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/placement/sim"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// benchCluster builds a leaf/spine fabric of n 8-GPU nodes, 70 % of them fully used.
+func benchCluster(b *testing.B, n int) *placement.Cluster {
+	b.Helper()
+	tr, nodes, err := sim.FabricSpec{Nodes: n}.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sim.Fill(nodes, 0.7, 1)
+	f, err := placement.NewFabric(tr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, _, err := placement.NewCluster(f, nodes, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkPlace places one gang of whole-node (8-GPU) pods, PP = 8, on 1k, 10k and 100k nodes 70 % full.
+// Targets: 1 ms per gang at 10k nodes, 10 ms at 100k.
+func BenchmarkPlace(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		c := benchCluster(b, n)
+		for _, pods := range []int{8, 64, 512, 2048, 8192} {
+			if pods > n*25/100 {
+				continue
+			}
+			g := placement.Gang{Name: "g", Pods: pods, PP: 8, Request: placement.Resources{sim.GPU: 8}}
+			b.Run(fmt.Sprintf("nodes=%d/pods=%d", n, pods), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := c.Place(g); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPreempt searches for victims among 1,000 running preemptible gangs that fill 10k nodes, for a
+// higher-priority gang of 256 whole-node pods. Target: 100 ms.
+func BenchmarkPreempt(b *testing.B) {
+	tr, nodes, err := sim.FabricSpec{Nodes: 10000}.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := placement.NewFabric(tr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, _, err := placement.NewCluster(f, nodes, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 1000 {
+		g := placement.Gang{Name: fmt.Sprintf("run-%04d", i), Pods: 10, PP: 2, Request: placement.Resources{sim.GPU: 8}, Preemptible: true}
+		p, err := c.Place(g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Bind(p, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g := placement.Gang{Name: "urgent", Pods: 256, PP: 8, Priority: 1, Request: placement.Resources{sim.GPU: 8}}
+	for b.Loop() {
+		p, err := c.Preempt(g)
+		if err != nil || len(p.Victims) == 0 {
+			b.Fatal(p, err)
+		}
+	}
+}
+
+// kueueShape builds the tree of Kueue's TAS benchmark: racks of 16 nodes, blocks of 16 racks, n nodes of 96
+// CPUs, 384 Gi and 110 pods, optionally with one 1-CPU/1-Gi pod used on every node.
+func kueueShape(n int, withUsage bool) (*topology.Tree, []placement.Node) {
+	t := topology.NewTree()
+	var nodes []placement.Node
+	for i := range n {
+		block, rack := fmt.Sprintf("b%d", i/256), fmt.Sprintf("b%d-r%d", i/256, i/16%16)
+		if t.Domains[block] == nil {
+			_ = t.Add(&topology.Domain{Name: block, Tier: 2, TierName: "block"})
+		}
+		if t.Domains[rack] == nil {
+			_ = t.Add(&topology.Domain{Name: rack, Tier: 1, TierName: "rack", Parent: block})
+			t.Domains[block].Children = append(t.Domains[block].Children, rack)
+		}
+		name := fmt.Sprintf("n%05d", i)
+		t.Domains[rack].Nodes = append(t.Domains[rack].Nodes, name)
+		node := placement.Node{Name: name, Allocatable: placement.Resources{"cpu": 96000, "memory": 384 << 30, "pods": 110}}
+		if withUsage {
+			node.Used = placement.Resources{"cpu": 1000, "memory": 1 << 30, "pods": 1}
+		}
+		nodes = append(nodes, node)
+	}
+	return t, nodes
+}
+
+// BenchmarkKueueSnapshot mirrors Kueue's snapshot benchmark: build the in-memory snapshot of 2,500 nodes.
+// Kueue measured 0.8 ms (no usage) to 2.9 ms (with usage) on this kind of machine.
+func BenchmarkKueueSnapshot(b *testing.B) {
+	for _, usage := range []bool{false, true} {
+		t, nodes := kueueShape(2500, usage)
+		b.Run(fmt.Sprintf("nodes=2500/usage=%v", usage), func(b *testing.B) {
+			for b.Loop() {
+				f, err := placement.NewFabric(t)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := placement.NewCluster(f, nodes, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkKueueAssignment mirrors Kueue's assignment benchmark: one podset of 8-CPU pods preferred at the rack
+// level, 9 x min(nodes, 256) pods, on 100, 500 and 2,500 nodes. Kueue measured 4.9, 36.6 and 34.5 ms.
+func BenchmarkKueueAssignment(b *testing.B) {
+	for _, n := range []int{100, 500, 2500} {
+		t, nodes := kueueShape(n, false)
+		f, err := placement.NewFabric(t)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, _, err := placement.NewCluster(f, nodes, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g := placement.Gang{Name: "podset", Pods: 9 * min(n, 256), Request: placement.Resources{"cpu": 8000, "pods": 1}}
+		b.Run(fmt.Sprintf("nodes=%d/pods=%d", n, g.Pods), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.Place(g); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
