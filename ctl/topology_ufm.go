@@ -21,6 +21,7 @@ type ufmFlags struct {
 	insecure                                       bool
 	timeout                                        time.Duration
 	dumpDir                                        string
+	rules                                          ufm.Rules
 }
 
 func (f *ufmFlags) register(fs *pflag.FlagSet) {
@@ -32,6 +33,7 @@ func (f *ufmFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.insecure, "ufm-insecure-skip-verify", false, "accept any UFM certificate: anyone on the path can read the credentials")
 	fs.DurationVar(&f.timeout, "ufm-timeout", ufm.DefaultTimeout, "time limit of one UFM request (retried on failure)")
 	fs.StringVar(&f.dumpDir, "from-ufm-dump", "", "folder of saved UFM answers: systems.json, links.json and, optionally, ports.json")
+	f.rules.AddFlags(fs)
 }
 
 // given reports whether the fabric is to be read from UFM.
@@ -43,6 +45,10 @@ func (f *ufmFlags) mergeInto(ctx context.Context, in topology.Input, errw io.Wri
 	if !f.given() {
 		return in, nil
 	}
+	opts, err := f.rules.Options()
+	if err != nil {
+		return in, err
+	}
 	fab, err := f.fabric(ctx, errw)
 	if err != nil {
 		return in, err
@@ -50,7 +56,7 @@ func (f *ufmFlags) mergeInto(ctx context.Context, in topology.Input, errw io.Wri
 	if len(fab.Systems) == 0 {
 		return in, errors.New("UFM lists no system: is it the right address, or a dump of /resources/systems?")
 	}
-	evidence, rep := ufm.Evidence(fab, ufm.Options{})
+	evidence, rep := ufm.Evidence(fab, opts)
 	warnAll(errw, "UFM: left out", rep.Skipped)
 	for i, u := range rep.Unmapped {
 		if i == maxWarnings {

@@ -232,3 +232,40 @@ func TestTopologyUFMFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// The operator's rules: storage HCAs kept out of the compute domains, and host names mapped by a regexp.
+func TestTopologyFromUFMDumpWithRules(t *testing.T) {
+	dump := filepath.Join(ufmFixtures, "railopt")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		want  map[string][]string // some HyperNodes: tier and members
+		count int                 // HyperNodes in all
+	}{
+		{"without rules the storage leaf joins both units", nil,
+			map[string][]string{"ib-stor-leaf-1-rails": {"1", "dgx-01", "dgx-02", "dgx-03", "dgx-04", "dgx-05", "dgx-06", "dgx-07", "dgx-08", "ufm-01"}}, 2},
+		{"storage devices keep the units apart", []string{"--ufm-storage-devices", "mlx5_8"},
+			map[string][]string{"ib-su2-leaf-r1-rails": {"1", "dgx-05", "dgx-06", "dgx-07", "dgx-08"}}, 3},
+		{"a node-name regexp maps only the DGX hosts", []string{"--ufm-storage-devices", "mlx5_8", "--ufm-node-name-regexp", `^dgx-(0[1-4])$`},
+			map[string][]string{"ib-su1-leaf-r1-rails": {"1", "01", "02", "03", "04"}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, err := run(t, append([]string{"topology", "--from-ufm-dump", dump, "-o", "json"}, tc.args...)...)
+			if err != nil {
+				t.Fatalf("topology: %v\n%s", err, stderr)
+			}
+			got := hyperNodeMembers(t, out)
+			if len(got) != tc.count {
+				t.Errorf("%d HyperNodes, want %d: %v", len(got), tc.count, got)
+			}
+			for name, m := range tc.want {
+				if !slices.Equal(got[name], m) {
+					t.Errorf("%s: %v, want %v", name, got[name], m)
+				}
+			}
+		})
+	}
+	if _, _, err := run(t, "topology", "--from-ufm-dump", dump, "--ufm-storage-devices", "mlx5_["); err == nil || !strings.Contains(err.Error(), "mlx5_[") {
+		t.Errorf("a bad pattern: %v, want an error naming it", err)
+	}
+}

@@ -17,6 +17,7 @@ type ufmOptions struct {
 	url, usernameFile, passwordFile, tokenFile, caFile string
 	insecureSkipVerify                                 bool
 	interval, timeout                                  time.Duration
+	rules                                              ufm.Rules
 }
 
 func (o *ufmOptions) addFlags(fs *pflag.FlagSet) {
@@ -28,12 +29,17 @@ func (o *ufmOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.insecureSkipVerify, "ufm-insecure-skip-verify", false, "accept any UFM certificate (logged as a warning)")
 	fs.DurationVar(&o.interval, "ufm-interval", 5*time.Minute, "time between two reads of the fabric from UFM")
 	fs.DurationVar(&o.timeout, "ufm-timeout", ufm.DefaultTimeout, "bound on one UFM request")
+	o.rules.AddFlags(fs)
 }
 
 // sources returns the UFM source when --ufm-url is set.
 func (o *ufmOptions) sources(log *slog.Logger) ([]aggregator.SourceSpec, error) {
 	if o.url == "" {
 		return nil, nil
+	}
+	opts, err := o.rules.Options()
+	if err != nil {
+		return nil, err
 	}
 	c, err := ufm.NewClient(ufm.Config{
 		BaseURL: o.url, UsernameFile: o.usernameFile, PasswordFile: o.passwordFile, TokenFile: o.tokenFile,
@@ -42,5 +48,5 @@ func (o *ufmOptions) sources(log *slog.Logger) ([]aggregator.SourceSpec, error) 
 	if err != nil {
 		return nil, fmt.Errorf("UFM source: %w", err)
 	}
-	return []aggregator.SourceSpec{{Source: &aggregator.UFMSource{Client: c, Log: log}, Interval: o.interval}}, nil
+	return []aggregator.SourceSpec{{Source: &aggregator.UFMSource{Client: c, Options: opts, Log: log}, Interval: o.interval}}, nil
 }
