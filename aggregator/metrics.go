@@ -17,6 +17,7 @@ type Metrics struct {
 	nodesUnplaced     prometheus.Gauge
 	domains           *prometheus.GaugeVec
 	rejectedReports   prometheus.Counter
+	rejectedEvidence  *prometheus.CounterVec
 	invalidTrees      prometheus.Counter
 	nameConflicts     prometheus.Counter
 	conflicts         *prometheus.CounterVec
@@ -51,6 +52,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		rejectedReports: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_rejected_reports_total", Help: "Reports that could not be used.",
 		}),
+		rejectedEvidence: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_rejected_evidence_total", Help: "Pieces of evidence the tree builder refused (a duplicate node, an empty switch identifier, …), by source.",
+		}, []string{"source"}),
 		invalidTrees: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_invalid_trees_total", Help: "Reconciles whose inferred tree was invalid and so not written.",
 		}),
@@ -74,7 +78,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"source"}),
 	}
 	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
-		m.rejectedReports, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors,
+		m.rejectedReports, m.rejectedEvidence, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors,
 		m.sourceStale, m.sourceLastSuccess)
 	return m
 }

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
@@ -102,11 +103,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	live := r.dropOrphans(ctx, reports.Items, nodes)
-	evidence := r.evidence(live)
+	evidence := r.evidence(live, nodes)
 	in, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
 	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName, AcceleratorDomains: r.Config.AcceleratorDomains})
 	for _, p := range problems {
-		r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
+		r.rejectEvidence(p, nodes)
 	}
 	if len(tree.Unplaced) > 0 {
 		r.Log.Info("nodes without topology evidence", "count", len(tree.Unplaced), "nodes", head(tree.Unplaced, 20))
@@ -138,20 +139,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 // evidence turns reports into evidence, falling back to a node's last good evidence when its report cannot
 // be used, so that one bad report never shrinks a domain.
-func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport) []topology.NodeEvidence {
+func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) []topology.NodeEvidence {
 	out := make([]topology.NodeEvidence, 0, len(reports))
 	seen := map[string]bool{}
 	for i := range reports {
 		e := EvidenceFromReport(&reports[i])
 		seen[e.Node] = true
 		if reason := e.Check(); reason != "" {
-			r.Metrics.rejectedReports.Inc()
-			if prev, ok := r.lastGood[e.Node]; ok {
-				r.Log.Warn("report cannot be used; keeping the node's last good evidence", "node", e.Node, "reason", reason)
+			prev, ok := r.lastGood[e.Node]
+			if ok {
 				out = append(out, prev)
-			} else {
-				r.Log.Warn("report cannot be used", "node", e.Node, "reason", reason)
 			}
+			r.rejectReport(e.Node, reason, ok, nodes)
 			continue
 		}
 		r.lastGood[e.Node] = e
