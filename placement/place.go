@@ -1,6 +1,8 @@
 package placement
 
 import (
+	"cmp"
+	"math"
 	"slices"
 	"sort"
 )
@@ -47,6 +49,7 @@ type candidate struct {
 	tau    int // level index of the highest group span
 	picks  []pick
 	counts []int // used domains per level, from the level below the gang's down to nodes
+	left   int64 // pod slots left in the gang's domain
 	fit    float64
 }
 
@@ -68,9 +71,9 @@ func (sn *snapshot) best(within int32) *Plan {
 	var bestC *candidate
 	for n := lo; n < hi; n++ {
 		if int(sn.slots[n]) >= s.m {
-			c := &candidate{node: n, dom: -1, picks: []pick{{n, s.m}}}
+			c := &candidate{node: n, dom: -1, picks: []pick{{n, s.m}}, left: int64(sn.slots[n]) - int64(s.m)}
 			c.fit = sn.fitOf(n, n+1)
-			if bestC == nil || c.fit < bestC.fit {
+			if bestC == nil || better(c, bestC) {
 				bestC = c
 			}
 		}
@@ -97,10 +100,14 @@ func (sn *snapshot) best(within int32) *Plan {
 			cands = append(cands, &candidate{node: -1, dom: d, tau: tau})
 		}
 		for _, c := range cands {
-			sn.fillCandidate(c)
+			sn.fillCandidate(c, bestC)
 			if bestC == nil || better(c, bestC) {
 				if bestC != nil {
 					sn.spare = bestC.picks[:0]
+				}
+				if math.IsInf(c.fit, 1) {
+					dd := &f.domains[c.dom]
+					c.fit = sn.fitOf(dd.lo, dd.hi)
 				}
 				bestC = c
 			} else {
@@ -115,16 +122,21 @@ func (sn *snapshot) best(within int32) *Plan {
 }
 
 // better orders candidates of one gang tier and group level: fewer domains per tier from the top, then the
-// tighter fit; name order (the search's order) breaks the remaining ties.
+// tighter fit (fewer of the gang's pod slots left in its domain, then the lower weighted share of free
+// resources); name order (the search's order) breaks the remaining ties.
 func better(a, b *candidate) bool {
 	if c := slices.Compare(a.counts, b.counts); c != 0 {
 		return c < 0
 	}
+	if a.left != b.left {
+		return a.left < b.left
+	}
 	return a.fit < b.fit
 }
 
-// fillCandidate places the gang inside c.dom and records the counts and fit.
-func (sn *snapshot) fillCandidate(c *candidate) {
+// fillCandidate places the gang inside c.dom and records the counts and fit; the fit is only computed when
+// the counts and slots left tie with best's (it cannot matter otherwise).
+func (sn *snapshot) fillCandidate(c *candidate, best *candidate) {
 	f, s := sn.f, sn.s
 	tau := f.levels[c.tau]
 	buf := sn.spare
@@ -134,15 +146,22 @@ func (sn *snapshot) fillCandidate(c *candidate) {
 	} else {
 		c.picks = sn.fill(c.dom, s.groups, tau, buf)
 	}
-	c.counts = sn.counts(c.dom, c.picks)
+	c.counts = sn.counts(c.dom, c.picks, c.counts)
 	dd := &f.domains[c.dom]
-	c.fit = sn.fitOf(dd.lo, dd.hi)
+	c.left = sn.domSlots(c.dom) - int64(s.m)
+	c.fit = math.Inf(1)
+	if best == nil || slices.Equal(c.counts, best.counts) && c.left == best.left {
+		c.fit = sn.fitOf(dd.lo, dd.hi)
+	}
 }
 
-// item is a child (node or domain) of the domain being filled, with its capacity in the fill's units.
+// item is a child (node or domain) of the domain being filled, with its capacity in the fill's units and
+// its free pod slots (which break ties: of two children that hold as many groups, the fuller one is used, to
+// keep the emptier one whole).
 type item struct {
 	idx  int32
 	capa int
+	pods int64
 }
 
 // fill places need units in domain d, fewest children first: the largest children are filled whole until
@@ -170,7 +189,7 @@ func (sn *snapshot) fillAt(d int32, need int, tau int, out []pick, depth int) []
 				v /= s.p
 			}
 			if v > 0 {
-				items = append(items, item{n, v})
+				items = append(items, item{n, v, int64(sn.slots[n])})
 			}
 		}
 	} else {
@@ -182,7 +201,7 @@ func (sn *snapshot) fillAt(d int32, need int, tau int, out []pick, depth int) []
 				v = int(sn.gcap[gl][ch])
 			}
 			if v > 0 {
-				items = append(items, item{ch, v})
+				items = append(items, item{ch, v, sn.domSlots(ch)})
 			}
 		}
 	}
@@ -211,29 +230,30 @@ func (sn *snapshot) fillAt(d int32, need int, tau int, out []pick, depth int) []
 	return out
 }
 
-// sortItems orders items by capacity, largest first, ties in index (depth-first, name) order.
+// sortItems orders items by capacity, largest first, then by free pods, fewest first, then in index
+// (depth-first, name) order.
 func sortItems(items []item) {
 	if len(items) <= 12 {
 		for i := 1; i < len(items); i++ {
-			for j := i; j > 0 && (items[j].capa > items[j-1].capa || items[j].capa == items[j-1].capa && items[j].idx < items[j-1].idx); j-- {
+			for j := i; j > 0 && itemCmp(items[j], items[j-1]) < 0; j-- {
 				items[j], items[j-1] = items[j-1], items[j]
 			}
 		}
 		return
 	}
-	slices.SortFunc(items, func(a, b item) int {
-		if a.capa != b.capa {
-			return b.capa - a.capa
-		}
-		return int(a.idx - b.idx)
-	})
+	slices.SortFunc(items, itemCmp)
+}
+
+func itemCmp(a, b item) int {
+	return cmp.Or(cmp.Compare(b.capa, a.capa), cmp.Compare(a.pods, b.pods), cmp.Compare(a.idx, b.idx))
 }
 
 // counts returns, for the levels below d's tier from the top down to nodes, how many domains the picks use.
-func (sn *snapshot) counts(d int32, picks []pick) []int {
+func (sn *snapshot) counts(d int32, picks []pick, buf []int) []int {
 	f := sn.f
 	top := f.levelIndex(f.domains[d].tier)
-	out := make([]int, top)
+	out := slices.Grow(buf[:0], top)[:top]
+	clear(out)
 	if sn.stamp == nil {
 		sn.stamp = make([]int32, len(f.domains))
 	}

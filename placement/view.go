@@ -40,23 +40,30 @@ func (f *Fabric) Root() string { return f.domains[f.root].name }
 // A resource no node has gives zero slots everywhere.
 func (c *Cluster) Slots(request Resources) []int {
 	out := make([]int, len(c.fabric.nodes))
+	var cols []int
+	var qs []int64
+	for r, q := range request {
+		if q <= 0 {
+			continue
+		}
+		col, ok := c.res[r]
+		if !ok {
+			return out
+		}
+		cols, qs = append(cols, col), append(qs, q)
+	}
+	if len(cols) == 0 {
+		return out
+	}
 	for i := range out {
-		best := -1
-		for r, q := range request {
-			if q <= 0 {
-				continue
-			}
-			col, ok := c.res[r]
-			if !ok {
-				best = 0
-				break
-			}
-			v := int((c.alloc[col][i] - c.used[col][i]) / q)
+		best := int64(-1)
+		for k, col := range cols {
+			v := (c.alloc[col][i] - c.used[col][i]) / qs[k]
 			if best < 0 || v < best {
 				best = v
 			}
 		}
-		out[i] = max(best, 0)
+		out[i] = int(max(best, 0))
 	}
 	return out
 }
