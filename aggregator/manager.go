@@ -20,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
@@ -85,8 +86,13 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []So
 	toFabric := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{Request}
 	})
+	// One pass at start, whatever the watches bring: a fabric known only from UFM or a capture, in a cluster
+	// with no report yet, must still be written; the polled sources requeue from there on.
+	start := make(chan event.GenericEvent, 1)
+	start <- event.GenericEvent{Object: &v1alpha1.NodeFabricReport{}}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("fabric-topology").
+		WatchesRawSource(source.Channel(start, toFabric)).
 		Watches(&v1alpha1.NodeFabricReport{}, toFabric).
 		Watches(&topologyv1alpha1.HyperNode{}, toFabric).
 		// Nodes matter only when they come or go (a report of a deleted node is no evidence); their frequent
