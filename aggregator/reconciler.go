@@ -36,6 +36,9 @@ type Config struct {
 	NodeLabels bool
 	// LabelKeys are the label keys written when NodeLabels is on.
 	LabelKeys hypernodegen.LabelKeys
+	// MemberSelector is how HyperNodes select their nodes (hypernodegen.SelectorExact when empty,
+	// SelectorRegex, or SelectorLabel, which selects by the node labels and so needs NodeLabels).
+	MemberSelector string
 	// IBNetDiscoverFile, when set, is an ibnetdiscover capture of the whole fabric. Its switch links give the
 	// tiers above the leaves, and it places the hosts that have no report; where a report and the capture
 	// disagree about a node, the report wins and the conflict is counted and logged.
@@ -112,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if len(tree.Unplaced) > 0 {
 		r.Log.Info("nodes without topology evidence", "count", len(tree.Unplaced), "nodes", head(tree.Unplaced, 20))
 	}
-	desired, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{})
+	desired, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: r.Config.MemberSelector, LabelKeys: r.Config.LabelKeys})
 	if err != nil {
 		r.Metrics.invalidTrees.Inc()
 		r.Log.Error("inferred tree is invalid; existing HyperNodes left untouched", "err", err)

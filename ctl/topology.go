@@ -18,7 +18,7 @@ import (
 const maxWarnings = 20
 
 func newTopology() *cobra.Command {
-	var from, reportsDir, output, rootName string
+	var from, reportsDir, output, rootName, memberSelector string
 	var accelerators bool
 	var fromUFM ufmFlags
 	var fromLabels labelFlags
@@ -79,7 +79,7 @@ func newTopology() *cobra.Command {
 			if err := tree.Validate(); err != nil {
 				return fmt.Errorf("the inferred tree is invalid (a bug; please report it with the capture): %w", err)
 			}
-			hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{})
+			hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: memberSelector, LabelKeys: hypernodegen.DefaultLabelKeys()})
 			if err != nil {
 				return err
 			}
@@ -91,6 +91,7 @@ func newTopology() *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
 	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
+	cmd.Flags().StringVar(&memberSelector, "member-selector", hypernodegen.SelectorExact, "how a HyperNode selects its nodes: exactMatch, regexMatch or labelMatch (the aggregator's default node labels)")
 	fromUFM.register(cmd.Flags())
 	fromLabels.register(cmd.Flags())
 	return cmd

@@ -28,17 +28,24 @@ const (
 // OwnedSelector is the label selector that matches every object fabricmap owns.
 func OwnedSelector() map[string]string { return map[string]string{ManagedByLabel: ManagedByValue} }
 
-// Options tunes HyperNode generation.
-type Options struct{}
-
 // HyperNodes returns one HyperNode per domain of t, sorted by name. A domain's members are its child domains
-// (type HyperNode) or its nodes (type Node), each by exact name; spec.tier and spec.tierName are the domain's,
+// (type HyperNode, each by exact name) or its nodes (type Node, selected as opts.NodeSelector says); spec.tier and spec.tierName are the domain's,
 // so accelerator domains become tier-1 HyperNodes of tierName "accelerator" with node members, below leaves
 // with HyperNode members. status.nodeCount holds the number of nodes at or below the domain. An invalid tree
 // yields an error and no objects: fabricmap never writes an invalid HyperNode.
-func HyperNodes(t *topology.Tree, _ Options) ([]topologyv1alpha1.HyperNode, error) {
+func HyperNodes(t *topology.Tree, opts Options) ([]topologyv1alpha1.HyperNode, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("refusing to generate HyperNodes from an invalid tree: %w", err)
+	}
+	accelTier := 0
+	if opts.NodeSelector == SelectorLabel {
+		var err error
+		if accelTier, err = acceleratorTier(t); err != nil {
+			return nil, fmt.Errorf("member selector %s: %w", SelectorLabel, err)
+		}
 	}
 	names := make([]string, 0, len(t.Domains))
 	for n := range t.Domains {
@@ -47,12 +54,12 @@ func HyperNodes(t *topology.Tree, _ Options) ([]topologyv1alpha1.HyperNode, erro
 	sort.Strings(names)
 	out := make([]topologyv1alpha1.HyperNode, 0, len(names))
 	for _, n := range names {
-		out = append(out, hyperNode(t, t.Domains[n]))
+		out = append(out, hyperNode(t, t.Domains[n], opts, accelTier))
 	}
 	return out, nil
 }
 
-func hyperNode(t *topology.Tree, d *topology.Domain) topologyv1alpha1.HyperNode {
+func hyperNode(t *topology.Tree, d *topology.Domain, opts Options, accelTier int) topologyv1alpha1.HyperNode {
 	hn := topologyv1alpha1.HyperNode{
 		TypeMeta: metav1.TypeMeta{APIVersion: topologyv1alpha1.SchemeGroupVersion.String(), Kind: "HyperNode"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -71,9 +78,7 @@ func hyperNode(t *topology.Tree, d *topology.Domain) topologyv1alpha1.HyperNode 
 	for _, c := range d.Children {
 		hn.Spec.Members = append(hn.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, c))
 	}
-	for _, n := range d.Nodes {
-		hn.Spec.Members = append(hn.Spec.Members, member(topologyv1alpha1.MemberTypeNode, n))
-	}
+	hn.Spec.Members = append(hn.Spec.Members, opts.nodeMembers(d, accelTier)...)
 	return hn
 }
 

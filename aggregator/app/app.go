@@ -42,6 +42,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.BoolVar(&conf.NodeLabels, "node-labels", true, "label each node with its domain at every tier and its NVLink domain")
 	fs.StringSliceVar(&conf.LabelKeys.Tiers, "label-keys", defaults.Tiers, "node-label keys for tier 1, 2, … in order (e.g. fabric.topograph.run/tier-1,fabric.topograph.run/tier-2)")
 	fs.StringVar(&conf.LabelKeys.Accelerator, "accelerator-label-key", defaults.Accelerator, "node-label key for the NVLink domain (empty: none)")
+	fs.StringVar(&conf.MemberSelector, "member-selector", hypernodegen.SelectorExact, "how a HyperNode selects its nodes: exactMatch (one member a node), regexMatch (one regular expression) or labelMatch (the node label of its tier; needs --node-labels)")
 	fs.BoolVar(&conf.Outputs.ClusterNetworkTopology, "cluster-network-topology", false, "write Koordinator's ClusterNetworkTopology \"default\" (layers = the node-label keys)")
 	fs.StringVar(&conf.Outputs.KueueTopology, "kueue-topology", "", "name of a Kueue Topology to write (levels = the node-label keys, kubernetes.io/hostname last; empty: none)")
 	fs.StringVar(&conf.Outputs.TreeConfigMap, "tree-configmap", "", "namespace/name of a ConfigMap to hold the whole tree as JSON (empty: none)")
@@ -71,6 +72,12 @@ func Main(ctx context.Context, args []string) error {
 		if err := aggregator.ValidateLabelSourceKeys(labelSourceKeys, conf.LabelKeys); err != nil {
 			return err
 		}
+	}
+	if err := (hypernodegen.Options{NodeSelector: conf.MemberSelector, LabelKeys: conf.LabelKeys}).Validate(); err != nil {
+		return err
+	}
+	if conf.MemberSelector == hypernodegen.SelectorLabel && !conf.NodeLabels {
+		return errors.New("--member-selector=labelMatch selects nodes by the labels fabricmap writes: it needs --node-labels")
 	}
 	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels {
 		return errors.New("--cluster-network-topology and --kueue-topology name node-label keys: they need --node-labels")

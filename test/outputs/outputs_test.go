@@ -110,11 +110,27 @@ func TestGeneratedObjectsAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// leaf-b's HyperNode with its node selected by a regular expression, then by the node label.
+	leafB := func(opts hypernodegen.Options) runtime.Object {
+		hns, err := hypernodegen.HyperNodes(tr, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range hns {
+			if hns[i].Name == "leaf-b" {
+				return &hns[i]
+			}
+		}
+		t.Fatal("no HyperNode leaf-b")
+		return nil
+	}
 	for _, tc := range []struct {
 		name  string
 		obj   runtime.Object
 		field string // the top-level field that must come back as sent
 	}{
+		{name: "HyperNode regexMatch", obj: leafB(hypernodegen.Options{NodeSelector: hypernodegen.SelectorRegex}), field: "spec"},
+		{name: "HyperNode labelMatch", obj: leafB(hypernodegen.Options{NodeSelector: hypernodegen.SelectorLabel, LabelKeys: keys}), field: "spec"},
 		{name: "ClusterNetworkTopology", obj: cnt, field: "spec"},
 		{name: "KueueTopology", obj: kueueTopo, field: "spec"},
 		{name: "TreeConfigMap", obj: cm, field: "data"},

@@ -1,0 +1,261 @@
+package chart
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/aggregator/app"
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+// ufmOverTLS serves a sources/ufm fixture dump (the fixture named by fixture) under /ufmRest/resources/ over
+// HTTPS on 127.0.0.1, with basic authentication against the password held by password.
+func ufmOverTLS(t *testing.T, fixture, password *atomic.Value) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if u, p, ok := req.BasicAuth(); !ok || u != "fabricmap-ro" || p != password.Load().(string) {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		name := strings.TrimPrefix(req.URL.Path, "/ufmRest/resources/") + ".json"
+		data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "sources", "ufm", "testdata", fixture.Load().(string), name))
+		if err != nil {
+			http.NotFound(w, req)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(data)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// kubeletVolume writes a projected volume of Secrets and ConfigMaps into dir as the kubelet does: the files
+// in a timestamped folder, "..data" pointing at it and every key a link through "..data", so that an update
+// swaps all files at once. It reads the objects from the API server, as the kubelet would.
+func kubeletVolume(t *testing.T, c client.Client, namespace, dir string, vol corev1.Volume) {
+	t.Helper()
+	if vol.Projected == nil {
+		t.Fatalf("volume %s is not projected", vol.Name)
+	}
+	files := map[string][]byte{}
+	for _, src := range vol.Projected.Sources {
+		switch {
+		case src.Secret != nil:
+			var s corev1.Secret
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: src.Secret.Name}, &s); err != nil {
+				t.Fatalf("the kubelet cannot read Secret %s: %v", src.Secret.Name, err)
+			}
+			for k, v := range s.Data {
+				files[k] = v
+			}
+		case src.ConfigMap != nil:
+			var cm corev1.ConfigMap
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: src.ConfigMap.Name}, &cm); err != nil {
+				t.Fatalf("the kubelet cannot read ConfigMap %s: %v", src.ConfigMap.Name, err)
+			}
+			for k, v := range cm.Data {
+				files[k] = []byte(v)
+			}
+		}
+	}
+	ts := fmt.Sprintf("..%d", time.Now().UnixNano())
+	if err := os.MkdirAll(filepath.Join(dir, ts), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range files {
+		if err := os.WriteFile(filepath.Join(dir, ts, k), v, 0o440); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(dir, k)
+		if _, err := os.Lstat(link); os.IsNotExist(err) {
+			if err := os.Symlink(filepath.Join("..data", k), link); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	if err := os.Symlink(ts, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUFMCredentialsFromTheChartsSecret installs the chart's UFM wiring into the real API server, mounts the
+// Secret and CA bundle the Deployment names the way the kubelet does, and runs the aggregator with the
+// Deployment's own arguments against a UFM on 127.0.0.1 (HTTPS): the HyperNodes come from UFM. Then the
+// password is rotated in UFM and in the Secret; once the kubelet has updated the files, the running
+// aggregator reads with the new password (a changed fabric appears) with no restart.
+func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := testenv.Shared.Client
+	ensureNamespace(t, ctx, c)
+
+	var fixture, password atomic.Value
+	fixture.Store("threetier")
+	password.Store("first-pa55word")
+	srv := ufmOverTLS(t, &fixture, &password)
+	values := map[string]any{"ufm": map[string]any{
+		"enabled": true, "url": srv.URL, "username": "fabricmap-ro", "password": "first-pa55word", "interval": "1s",
+		"storageDevices": []string{"mlx5_8"},
+		"caBundle":       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})),
+	}}
+	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
+	b, err := yaml.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(valuesFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	var deploy appsv1.Deployment
+	var secretName string
+	for _, o := range render(t, valuesFile) {
+		switch o.GetKind() {
+		case "Secret", "ConfigMap":
+			if o.GetKind() == "Secret" {
+				secretName = o.GetName()
+			}
+			if err := c.Create(ctx, o); err != nil {
+				t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+			obj := o
+			t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
+		case "Deployment":
+			fromUnstructured(t, o, &deploy)
+		}
+	}
+	if secretName == "" || deploy.Name == "" {
+		t.Fatalf("the chart rendered no UFM Secret (%q) or no aggregator Deployment (%q)", secretName, deploy.Name)
+	}
+	container := deploy.Spec.Template.Spec.Containers[0]
+	var mount corev1.VolumeMount
+	for _, m := range container.VolumeMounts {
+		if m.Name == "ufm-credentials" {
+			mount = m
+		}
+	}
+	var vol corev1.Volume
+	for _, v := range deploy.Spec.Template.Spec.Volumes {
+		if v.Name == "ufm-credentials" {
+			vol = v
+		}
+	}
+	if mount.MountPath == "" || vol.Name == "" {
+		t.Fatal("the Deployment mounts no ufm-credentials volume")
+	}
+	for _, e := range container.Env {
+		if strings.Contains(strings.ToLower(e.Name), "password") || e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			t.Errorf("env %s exposes a credential; the chart must mount it as a file", e.Name)
+		}
+	}
+	mountDir := t.TempDir()
+	kubeletVolume(t, c, namespace, mountDir, vol)
+
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.Shared.Kubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, a := range container.Args {
+		args = append(args, strings.ReplaceAll(a, mount.MountPath, mountDir))
+	}
+	// What the pod's environment gives (a service account, its own ports) comes last, so it wins.
+	args = append(args, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-addr=0", "--health-addr=0", "--log-format=text", "--log-level=warn")
+	if !strings.Contains(strings.Join(args, " "), "--ufm-password-file="+mountDir+"/password") {
+		t.Fatalf("the Deployment does not point the aggregator at the mounted password: %v", container.Args)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Main(ctx, args) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the aggregator did not stop")
+		}
+	})
+
+	waitForHyperNode(t, done, "ib-p1-spine-1-spines", 2)
+
+	// Rotation: UFM takes the new password first; the aggregator keeps what it had, then the Secret changes
+	// and the kubelet updates the files.
+	fixture.Store("railopt")
+	password.Store("rotated-pa55word")
+	var s corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data["password"] = []byte("rotated-pa55word")
+	if err := c.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // at least one poll with the old files
+	if hyperNodeExists(t, "ib-su1-leaf-r1-rails") {
+		t.Fatal("the fabric changed although the aggregator still had the old password")
+	}
+	kubeletVolume(t, c, namespace, mountDir, vol)
+	waitForHyperNode(t, done, "ib-su1-leaf-r1-rails", 1)
+}
+
+func fromUnstructured(t *testing.T, u *unstructured.Unstructured, into any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		t.Fatalf("converting %s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+}
+
+func hyperNodeExists(t *testing.T, name string) bool {
+	t.Helper()
+	var hn topologyv1alpha1.HyperNode
+	err := testenv.Shared.Client.Get(context.Background(), client.ObjectKey{Name: name}, &hn)
+	return err == nil
+}
+
+// waitForHyperNode waits up to a minute for the named HyperNode with the given tier, failing early when the
+// aggregator stops.
+func waitForHyperNode(t *testing.T, done <-chan error, name string, tier int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("the aggregator stopped: %v", err)
+		default:
+		}
+		var hn topologyv1alpha1.HyperNode
+		if err := testenv.Shared.Client.Get(context.Background(), client.ObjectKey{Name: name}, &hn); err == nil {
+			if hn.Spec.Tier != tier {
+				t.Fatalf("HyperNode %s has tier %d, want %d", name, hn.Spec.Tier, tier)
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("HyperNode %s did not appear within a minute", name)
+}
