@@ -19,6 +19,7 @@ func (c *Cluster) Place(g Gang) (*Plan, error) {
 		return nil, err
 	}
 	sn := newSnapshot(c, s)
+	defer sn.release()
 	p := sn.best(-1)
 	if p == nil {
 		return nil, ErrNoPlacement
@@ -51,6 +52,8 @@ type candidate struct {
 	counts []int // used domains per level, from the level below the gang's down to nodes
 	left   int64 // pod slots left in the gang's domain
 	fit    float64
+	// lb is a lower bound on counts[0] (0 when unknown): the fewest children that can hold the gang.
+	lb int
 }
 
 // pick is a number of pods on one node.
@@ -84,6 +87,7 @@ func (sn *snapshot) best(within int32) *Plan {
 	// Domains, tier by tier, up to the hard limit.
 	for l := 1; l < len(f.levels) && f.levels[l] <= s.hard; l++ {
 		var cands []*candidate
+		var block []candidate
 		minTau := len(f.levels)
 		for _, d := range f.order {
 			dd := &f.domains[d]
@@ -97,9 +101,19 @@ func (sn *snapshot) best(within int32) *Plan {
 			if tau < minTau {
 				minTau, cands = tau, cands[:0]
 			}
-			cands = append(cands, &candidate{node: -1, dom: d, tau: tau})
+			if len(block) == cap(block) {
+				block = make([]candidate, 0, max(16, 2*cap(block)))
+			}
+			block = append(block, candidate{node: -1, dom: d, tau: tau, left: sn.domSlots(d) - int64(s.m), lb: sn.childBound(d, tau)})
+			cands = append(cands, &block[len(block)-1])
 		}
+		// Cheapest bound first: a candidate needs at least lb children, so once lb exceeds the best's child
+		// count (or ties it with more slots left, when the count is the whole vector) nothing later can win.
+		slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Or(cmp.Compare(a.lb, b.lb), cmp.Compare(a.left, b.left)) })
 		for _, c := range cands {
+			if bestC != nil && c.lb > 0 && (c.lb > bestC.counts[0] || len(bestC.counts) == 1 && c.lb == bestC.counts[0] && c.left > bestC.left) {
+				break
+			}
 			sn.fillCandidate(c, bestC)
 			if bestC == nil || better(c, bestC) {
 				if bestC != nil {
@@ -131,7 +145,54 @@ func better(a, b *candidate) bool {
 	if a.left != b.left {
 		return a.left < b.left
 	}
-	return a.fit < b.fit
+	if a.fit != b.fit {
+		return a.fit < b.fit
+	}
+	return a.dom < b.dom
+}
+
+// childBound is a lower bound on how many children of candidate d the fill uses, for counts[0]: the units
+// to place over the largest child's capacity. It is 0 (no bound) when d's children do not sit on the level
+// right below d's, where counts[0] counts.
+func (sn *snapshot) childBound(d int32, tau int) int {
+	f, s := sn.f, sn.s
+	dd := &f.domains[d]
+	top := f.levelIndex(dd.tier)
+	grouped := f.levels[tau] < dd.tier && s.p > 1
+	need := s.m
+	if grouped {
+		need = s.groups
+	}
+	largest := 0
+	if dd.leaf {
+		if top != 1 {
+			return 0
+		}
+		for n := dd.lo; n < dd.hi; n++ {
+			v := int(sn.slots[n])
+			if grouped {
+				v /= s.p
+			}
+			largest = max(largest, v)
+		}
+	} else {
+		for _, ch := range dd.children {
+			if f.levelIndex(f.domains[ch].tier) != top-1 {
+				return 0
+			}
+			var v int
+			if grouped {
+				v = int(sn.gcap[tau][ch])
+			} else {
+				v = int(min(sn.domSlots(ch), int64(s.m)))
+			}
+			largest = max(largest, v)
+		}
+	}
+	if largest == 0 {
+		return 0
+	}
+	return (need + largest - 1) / largest
 }
 
 // fillCandidate places the gang inside c.dom and records the counts and fit; the fit is only computed when

@@ -22,6 +22,7 @@ func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 		return nil, err
 	}
 	sn := newSnapshot(c, s)
+	defer sn.release()
 	if p := sn.best(-1); p != nil {
 		return p, nil
 	}

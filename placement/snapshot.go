@@ -1,5 +1,7 @@
 package placement
 
+import "sync"
+
 // snapshot holds, for one gang shape, the pod slots of every node and the derived capacities of every domain:
 // built in one pass over the nodes and one over the domains, then read by the search.
 type snapshot struct {
@@ -30,9 +32,30 @@ type snapshot struct {
 func newSnapshot(c *Cluster, s *shape) *snapshot {
 	f := c.fabric
 	n := len(f.nodes)
-	sn := &snapshot{c: c, s: s, f: f, slots: make([]int32, n), pre: make([]int64, n+1)}
+	sn := &snapshot{c: c, s: s, f: f}
+	if b, ok := buffers.Get().(*snapBuffers); ok && cap(b.slots) >= n {
+		sn.slots, sn.pre = b.slots[:n], b.pre[:n+1]
+	} else {
+		sn.slots, sn.pre = make([]int32, n), make([]int64, n+1)
+	}
+	sn.pre[0] = 0
 	sn.refresh(0, int32(n))
 	return sn
+}
+
+// snapBuffers are a snapshot's per-node arrays, pooled across calls (Place on 100k nodes would otherwise
+// allocate a megabyte a call).
+type snapBuffers struct {
+	slots []int32
+	pre   []int64
+}
+
+var buffers sync.Pool
+
+// release returns the snapshot's per-node arrays to the pool; the snapshot must not be used afterwards.
+func (sn *snapshot) release() {
+	buffers.Put(&snapBuffers{slots: sn.slots, pre: sn.pre})
+	sn.slots, sn.pre = nil, nil
 }
 
 // refresh recomputes the slots of nodes [lo, hi) from the cluster's free resources, then the prefix sums of
@@ -41,15 +64,31 @@ func newSnapshot(c *Cluster, s *shape) *snapshot {
 func (sn *snapshot) refresh(lo, hi int32) {
 	c, s := sn.c, sn.s
 	m := int64(s.m)
-	for i := lo; i < hi; i++ {
-		best := m
-		for k, col := range s.cols {
-			free := c.alloc[col][i] - c.used[col][i]
-			if q := free / s.req[k]; q < best {
-				best = q
+	if len(s.cols) == 1 { // the common case, without the inner loop
+		alloc, used, req := c.alloc[s.cols[0]][lo:hi], c.used[s.cols[0]][lo:hi], s.req[0]
+		slots := sn.slots[lo:hi]
+		for i := range slots {
+			free := alloc[i] - used[i]
+			switch {
+			case free < req:
+				slots[i] = 0
+			case free >= m*req:
+				slots[i] = int32(m)
+			default:
+				slots[i] = int32(free / req)
 			}
 		}
-		sn.slots[i] = int32(max(best, 0))
+	} else {
+		for i := lo; i < hi; i++ {
+			best := m
+			for k, col := range s.cols {
+				free := c.alloc[col][i] - c.used[col][i]
+				if q := free / s.req[k]; q < best {
+					best = q
+				}
+			}
+			sn.slots[i] = int32(max(best, 0))
+		}
 	}
 	for i := lo; i < hi; i++ {
 		sn.pre[i+1] = sn.pre[i] + int64(sn.slots[i])

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# bench-placement.sh runs the placement benchmarks (fabricmap and its peers) and the peer comparison table,
+# then prints each measured figure over its target, and fabricmap's time over each peer's on the same shape
+# (below 1.00 meets the target / beats the peer). Benchmarks, not timed tests, check speed; this only reports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp)
+table=$(mktemp)
+trap 'rm -f "$out" "$table"' EXIT
+go test -run '^$' -bench 'Place|Preempt|Kueue' -benchtime "${BENCHTIME:-20x}" -count 1 ./placement/ | tee "$out"
+go test -run '^$' -bench Peers -benchtime "${PEER_BENCHTIME:-5x}" -count 1 ./placement/peers/ | tee -a "$out"
+PEER_TABLE="$table" go test -run TestPeerTable -count 1 ./placement/peers/ >/dev/null
+
+echo
+echo "== placement quality: fabricmap and its peers on the same traces =="
+cat "$table"
+
+# worst NAME REGEX TARGET_NS: the largest ns/op among benchmarks matching REGEX, over the target.
+worst() {
+  awk -v re="$2" -v target="$3" -v name="$1" '
+    $1 ~ re { for (i = 3; i < NF; i++) if ($(i+1) == "ns/op" && $i > v) v = $i }
+    END { if (v == 0) { printf "%-46s no figure\n", name; exit }
+          printf "%-46s %10.3f ms  target %8.3f ms  ratio %.2f\n", name, v / 1e6, target / 1e6, v / target }' "$out"
+}
+echo
+echo "== measured / target (worst case over gang sizes 8 to 8,192) =="
+worst "place, 10k nodes 70 % full" '^BenchmarkPlace/nodes=10000/' 1000000
+worst "place, 100k nodes 70 % full" '^BenchmarkPlace/nodes=100000/' 10000000
+worst "preempt, 10k nodes, 1,000 running gangs" '^BenchmarkPreempt(-[0-9]+)?$' 100000000
+echo
+echo "== measured / Kueue's own TAS benchmarks on this kind of machine (peer-benchmarks.md) =="
+worst "snapshot 2,500 nodes (Kueue 0.8 ms)" '^BenchmarkKueueSnapshot/nodes=2500/usage=false' 800000
+worst "snapshot 2,500 nodes, usage (Kueue 2.9 ms)" '^BenchmarkKueueSnapshot/nodes=2500/usage=true' 2900000
+worst "assign 900 pods, 100 nodes (Kueue 4.9 ms)" '^BenchmarkKueueAssignment/nodes=100/' 4900000
+worst "assign 2,304 pods, 500 nodes (Kueue 36.6 ms)" '^BenchmarkKueueAssignment/nodes=500/' 36600000
+worst "assign 2,304 pods, 2,500 nodes (Kueue 34.5 ms)" '^BenchmarkKueueAssignment/nodes=2500/' 34500000
+
+echo
+echo "== fabricmap / peer, same shape (ns/op ratio; peers are this project's implementations) =="
+awk '
+  $1 ~ /^BenchmarkPeers\// {
+    split($1, p, "/"); shape = p[2] "/" p[3]; sub(/^placer=/, "", p[4]); sub(/-[0-9]+$/, "", p[4])
+    for (i = 3; i < NF; i++) if ($(i+1) == "ns/op") t[shape, p[4]] = $i
+    if (!(shape in seen)) { seen[shape] = 1; order[++n] = shape }
+    if (!(p[4] in pseen)) { pseen[p[4]] = 1; peers[++m] = p[4] }
+  }
+  END {
+    printf "%-24s %12s", "shape", "fabricmap"
+    for (j = 2; j <= m; j++) printf " %18s", peers[j]
+    printf "\n"
+    for (k = 1; k <= n; k++) {
+      s = order[k]; f = t[s, "fabricmap"]
+      printf "%-24s %9.3f ms", s, f / 1e6
+      for (j = 2; j <= m; j++) printf " %9.3f ms %5.2fx", t[s, peers[j]] / 1e6, f / t[s, peers[j]]
+      printf "\n"
+    }
+  }' "$out"
