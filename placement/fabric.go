@@ -50,10 +50,12 @@ func NewFabric(t *topology.Tree) (*Fabric, error) {
 	if t == nil || len(t.Domains) == 0 {
 		return nil, inputErr("tree", "the topology tree has no domains")
 	}
-	if err := checkTree(t); err != nil {
+	nodeCount, err := checkTree(t)
+	if err != nil {
 		return nil, err
 	}
-	f := &Fabric{byName: map[string]int32{}, nodeIdx: map[string]int32{}, tierNames: map[int]string{}}
+	f := &Fabric{byName: make(map[string]int32, len(t.Domains)+1), nodeIdx: make(map[string]int32, nodeCount),
+		tierNames: map[int]string{}, nodes: make([]string, 0, nodeCount), nodeDom: make([]int32, 0, nodeCount)}
 	roots := t.Roots()
 	top := int32(-1)
 	if len(roots) > 1 {
@@ -75,13 +77,13 @@ func NewFabric(t *topology.Tree) (*Fabric, error) {
 		f.domains[i].lo = int32(len(f.nodes))
 		if len(d.Nodes) > 0 {
 			f.domains[i].leaf = true
-			for _, n := range slices.Sorted(slices.Values(d.Nodes)) {
+			for _, n := range sortedCopy(d.Nodes) {
 				f.nodeIdx[n] = int32(len(f.nodes))
 				f.nodes = append(f.nodes, n)
 				f.nodeDom = append(f.nodeDom, i)
 			}
 		}
-		for _, c := range slices.Sorted(slices.Values(d.Children)) {
+		for _, c := range sortedCopy(d.Children) {
 			ci, err := walk(c, i)
 			if err != nil {
 				return 0, err
@@ -112,45 +114,57 @@ func NewFabric(t *topology.Tree) (*Fabric, error) {
 	return f, nil
 }
 
-// checkTree reports the first structural problem of t, naming the domain or node.
-func checkTree(t *topology.Tree) error {
-	seen := map[string]string{}
+// sortedCopy returns names sorted, copying only when they are not sorted already.
+func sortedCopy(names []string) []string {
+	if slices.IsSorted(names) {
+		return names
+	}
+	return slices.Sorted(slices.Values(names))
+}
+
+// checkTree reports the first structural problem of t, naming the domain or node, and counts the nodes.
+func checkTree(t *topology.Tree) (int, error) {
+	n := 0
+	for _, d := range t.Domains {
+		n += len(d.Nodes)
+	}
+	seen := make(map[string]string, n)
 	for _, name := range t.Names() {
 		d := t.Domains[name]
 		field := "tree.domains[" + name + "]"
 		if d.Name != name {
-			return inputErr(field, "stored under another name (%q)", d.Name)
+			return 0, inputErr(field, "stored under another name (%q)", d.Name)
 		}
 		if d.Tier < 1 {
-			return inputErr(field+".tier", "tier %d is below 1", d.Tier)
+			return 0, inputErr(field+".tier", "tier %d is below 1", d.Tier)
 		}
 		if d.Parent != "" {
 			p, ok := t.Domains[d.Parent]
 			switch {
 			case !ok:
-				return inputErr(field+".parent", "parent %q does not exist", d.Parent)
+				return 0, inputErr(field+".parent", "parent %q does not exist", d.Parent)
 			case p.Tier <= d.Tier:
-				return inputErr(field+".parent", "parent %q has tier %d, not above %d", p.Name, p.Tier, d.Tier)
+				return 0, inputErr(field+".parent", "parent %q has tier %d, not above %d", p.Name, p.Tier, d.Tier)
 			case !slices.Contains(p.Children, name):
-				return inputErr(field+".parent", "parent %q does not list it as a child", p.Name)
+				return 0, inputErr(field+".parent", "parent %q does not list it as a child", p.Name)
 			}
 		}
 		for _, c := range d.Children {
 			if cd, ok := t.Domains[c]; !ok || cd.Parent != name {
-				return inputErr(field+".children", "child %q does not exist or names another parent", c)
+				return 0, inputErr(field+".children", "child %q does not exist or names another parent", c)
 			}
 		}
 		if len(d.Children) > 0 && len(d.Nodes) > 0 {
-			return inputErr(field, "holds both child domains and nodes")
+			return 0, inputErr(field, "holds both child domains and nodes")
 		}
 		for _, n := range d.Nodes {
 			if other, dup := seen[n]; dup {
-				return inputErr("tree.nodes["+n+"]", "node is in two domains: %q and %q", other, name)
+				return 0, inputErr("tree.nodes["+n+"]", "node is in two domains: %q and %q", other, name)
 			}
 			seen[n] = name
 		}
 	}
-	return nil
+	return n, nil
 }
 
 func btoi(b bool) int32 {
