@@ -3,6 +3,7 @@ package placement
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -153,5 +154,52 @@ func TestTreeFromClusterNetworkTopology(t *testing.T) {
 	var ie *InputError
 	if !errors.As(err, &ie) || ie.Field != "nodes[gpu-9].labels["+keys.Tiers[0]+"]" {
 		t.Fatalf("got %v, want an error on gpu-9's block label", err)
+	}
+}
+
+// TestSeedGatherStrategy is the seed's "submit jobs" story: a PodGroup that must gather in a spine layer
+// and prefers a block, on a tree read from the seed's ClusterNetworkTopology hierarchy and topograph labels.
+func TestSeedGatherStrategy(t *testing.T) {
+	cnt := []byte(`{"spec":{"hierarchy":[
+		{"layerName":"nodeLayer","parentTopologyLayer":"acceleratorLayer"},
+		{"layerName":"acceleratorLayer","labelKey":"network.topology.nvidia.com/accelerator","parentTopologyLayer":"blockLayer"},
+		{"layerName":"blockLayer","labelKey":"network.topology.nvidia.com/block","parentTopologyLayer":"spineLayer"},
+		{"layerName":"spineLayer","labelKey":"network.topology.nvidia.com/spine","parentTopologyLayer":"datacenterLayer"},
+		{"layerName":"datacenterLayer","labelKey":"network.topology.nvidia.com/datacenter"}]}}`)
+	layers, err := ParseClusterNetworkTopology(cnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]map[string]string{}
+	for i := range 8 {
+		labels[fmt.Sprintf("node-%d", i)] = map[string]string{
+			"network.topology.nvidia.com/accelerator": fmt.Sprintf("nvl%d", i/2),
+			"network.topology.nvidia.com/block":       fmt.Sprintf("s1-%d", i/4),
+			"network.topology.nvidia.com/spine":       fmt.Sprintf("s2-%d", i/8),
+			"network.topology.nvidia.com/datacenter":  "s3",
+		}
+	}
+	tr, left, err := TreeFromLabels(layers, labels)
+	if err != nil || len(left) > 0 {
+		t.Fatal(err, left)
+	}
+	busy := map[string]int64{"node-0": 1, "node-4": 1}
+	c := mkCluster(t, tr, 1, busy)
+	// MustGather spineLayer, PreferGather blockLayer: 3 pods fit in block s1-0 (node-1..3).
+	p, err := c.Place(Gang{Name: "g", Pods: 3, HardTierName: "spineLayer", Request: Resources{gpu: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.GangTierName != "blockLayer" || p.GangDomain != "s1-0" {
+		t.Errorf("got %s %s, want blockLayer s1-0: %s", p.GangTierName, p.GangDomain, p.Explanation)
+	}
+	// 7 pods need more than the spine's 6 free nodes: no placement within the hard limit.
+	if _, err := c.Place(Gang{Name: "g", Pods: 7, HardTierName: "spineLayer", Request: Resources{gpu: 1}}); !errors.Is(err, ErrNoPlacement) {
+		t.Errorf("got %v, want ErrNoPlacement", err)
+	}
+	// MustGather acceleratorLayer for 2 pods: nvl1 (node-2, node-3) is the free NVLink domain.
+	p, err = c.Place(Gang{Name: "g", Pods: 2, HardTierName: "acceleratorLayer", Request: Resources{gpu: 1}})
+	if err != nil || p.GangDomain != "nvl1" {
+		t.Errorf("got %v, %v; want nvl1", p, err)
 	}
 }

@@ -120,3 +120,29 @@ func TestNodeInTwoDomains(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestFabricAccessors covers the read-only views of a Fabric, and the cluster root added above a forest.
+func TestFabricAccessors(t *testing.T) {
+	f, err := NewFabric(mkTree(t, "a/2/spine: la", "la/1/leaf: n1 n2", "b/1/leaf: n3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Root() != ClusterDomain || !slices.Equal(f.Tiers(), []int{0, 1, 2, 3}) {
+		t.Errorf("root %s, tiers %v; want cluster and 0-3", f.Root(), f.Tiers())
+	}
+	if got := f.NodeDomains("n2"); !slices.Equal(got, []string{"la", "a", ClusterDomain}) {
+		t.Errorf("NodeDomains(n2) = %v", got)
+	}
+	if tier, ok := f.TierByName("leaf"); !ok || tier != 1 || f.TierName(0) != "node" {
+		t.Errorf("TierByName(leaf) = %d, %v; TierName(0) = %s", tier, ok, f.TierName(0))
+	}
+	if tier, name, err := f.Span([]string{"n1", "n3"}); err != nil || tier != 3 || name != ClusterDomain {
+		t.Errorf("Span(n1, n3) = %d %s %v", tier, name, err)
+	}
+	if _, _, err := f.Span([]string{"nope"}); err == nil {
+		t.Error("Span of an unknown node should fail")
+	}
+	if d := f.Domains(); len(d) != 4 || d[len(d)-1].Name != ClusterDomain {
+		t.Errorf("Domains() = %+v", d)
+	}
+}

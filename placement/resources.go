@@ -11,12 +11,3 @@ type Resources map[string]int64
 
 // Names returns the resource names, sorted.
 func (r Resources) Names() []string { return slices.Sorted(maps.Keys(r)) }
-
-// Times returns r scaled by n.
-func (r Resources) Times(n int64) Resources {
-	out := make(Resources, len(r))
-	for k, v := range r {
-		out[k] = v * n
-	}
-	return out
-}
