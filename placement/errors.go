@@ -14,6 +14,7 @@ type InputError struct {
 	Msg string
 }
 
+// Error implements error: "field: message".
 func (e *InputError) Error() string { return e.Field + ": " + e.Msg }
 
 // inputErr builds an *InputError with a formatted message.

@@ -17,8 +17,11 @@ const (
 // Layer is one level of a Koordinator ClusterNetworkTopology: its name, the layer above, and the node label
 // whose value names a node's domain at this level.
 type Layer struct {
-	Name     string
-	Parent   string
+	// Name is the layer's name (a gang's HardTierName may name it).
+	Name string
+	// Parent is the layer above; empty or ClusterTopologyLayer for the top.
+	Parent string
+	// LabelKey is the node label whose value names the node's domain at this layer.
 	LabelKey string
 }
 

@@ -3,6 +3,7 @@ package placement
 // DomainInfo is a read-only copy of one domain of a Fabric, for callers (simulators, other placers) that walk
 // the tree themselves.
 type DomainInfo struct {
+	// Name, Tier and TierName are the domain's own (TierName as Fabric.TierName gives it).
 	Name     string
 	Tier     int
 	TierName string

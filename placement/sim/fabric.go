@@ -14,7 +14,9 @@ const GPU = "nvidia.com/gpu"
 // FabricSpec describes a generated leaf/spine fabric: leaves (tier 1) of NodesPerLeaf nodes, spines (tier 2) of
 // LeavesPerSpine leaves, one root (tier 3).
 type FabricSpec struct {
-	Nodes          int
+	// Nodes is the fabric's size; the last leaf and spine may be partial.
+	Nodes int
+	// NodesPerLeaf (32), LeavesPerSpine (8) and GPUsPerNode (8) default when zero.
 	NodesPerLeaf   int
 	LeavesPerSpine int
 	GPUsPerNode    int64

@@ -101,6 +101,7 @@ func (m *measure) largestLeafGang(wholeNodeSlots []int) int {
 
 // Metrics are a replay's quality figures.
 type Metrics struct {
+	// Placer names the placer measured.
 	Placer string
 	// Jobs in the trace; Placed of them started.
 	Jobs, Placed int

@@ -10,15 +10,18 @@ import (
 
 // Job is one entry of a trace: a gang that arrives, runs for Duration once placed, and leaves.
 type Job struct {
+	// Name identifies the job (job-NNNNN when empty in a trace file).
 	Name string `json:"name"`
 	// Arrival and Duration are in seconds.
 	Arrival  float64 `json:"arrival"`
 	Duration float64 `json:"duration"`
-	Pods     int     `json:"pods"`
-	DP       int     `json:"dp,omitempty"`
-	PP       int     `json:"pp,omitempty"`
+	// Pods, DP and PP shape the gang as placement.Gang does.
+	Pods int `json:"pods"`
+	DP   int `json:"dp,omitempty"`
+	PP   int `json:"pp,omitempty"`
 	// GPUsPerPod is each pod's GPU request.
-	GPUsPerPod  int64 `json:"gpusPerPod"`
+	GPUsPerPod int64 `json:"gpusPerPod"`
+	// Priority and Preemptible are carried to the gang (the replay does not preempt).
 	Priority    int32 `json:"priority,omitempty"`
 	Preemptible bool  `json:"preemptible,omitempty"`
 }
@@ -28,6 +31,7 @@ func (j Job) GPUs() int64 { return int64(j.Pods) * j.GPUsPerPod }
 
 // TraceSpec describes a generated trace.
 type TraceSpec struct {
+	// Jobs is the trace's length and Seed its random seed.
 	Jobs int
 	Seed uint64
 	// Load is the offered GPU load as a share of the cluster's GPUs (0.9 when unset).
