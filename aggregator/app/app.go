@@ -18,7 +18,7 @@ import (
 // Main runs the aggregator until ctx ends.
 func Main(ctx context.Context, args []string) error {
 	var (
-		kubeconfig, logFormat, logLevel string
+		kubeconfig, logFormat, logLevel, configFile string
 		mo                              aggregator.ManagerOptions
 		conf                            aggregator.Config
 		uo                              ufmOptions
@@ -27,6 +27,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "fabricmap-aggregator merges NodeFabricReports into a topology tree and writes Volcano HyperNodes.\n\nUsage:\n  fabricmap-aggregator [flags]\n\nEnvironment:\n  POD_NAMESPACE  namespace of the leader-election Lease (default \"default\")\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
 	}
+	fs.StringVar(&configFile, "config", "", "YAML file of settings, keyed by flag name (e.g. delete-grace-period: 15m); a flag on the command line wins")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	fs.BoolVar(&mo.LeaderElection, "leader-elect", true, "elect a leader so that only one replica writes")
 	fs.StringVar(&mo.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
@@ -58,6 +59,11 @@ func Main(ctx context.Context, args []string) error {
 		return nil
 	} else if err != nil {
 		return err
+	}
+	if configFile != "" {
+		if err := cli.ApplyConfigFile(fs, configFile); err != nil {
+			return err
+		}
 	}
 	if err := conf.LabelKeys.Validate(); err != nil {
 		return err

@@ -51,16 +51,24 @@ func ufmOverTLS(t *testing.T, fixture, password *atomic.Value) *httptest.Server 
 	return srv
 }
 
-// kubeletVolume writes a projected volume of Secrets and ConfigMaps into dir as the kubelet does: the files
+// kubeletVolume writes a Secret, ConfigMap or projected volume into dir as the kubelet does: the files
 // in a timestamped folder, "..data" pointing at it and every key a link through "..data", so that an update
 // swaps all files at once. It reads the objects from the API server, as the kubelet would.
 func kubeletVolume(t *testing.T, c client.Client, namespace, dir string, vol corev1.Volume) {
 	t.Helper()
-	if vol.Projected == nil {
-		t.Fatalf("volume %s is not projected", vol.Name)
+	var sources []corev1.VolumeProjection
+	switch {
+	case vol.Projected != nil:
+		sources = vol.Projected.Sources
+	case vol.Secret != nil:
+		sources = []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: vol.Secret.SecretName}}}}
+	case vol.ConfigMap != nil:
+		sources = []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: vol.ConfigMap.LocalObjectReference}}}
+	default:
+		t.Fatalf("volume %s is neither a Secret, a ConfigMap nor projected", vol.Name)
 	}
 	files := map[string][]byte{}
-	for _, src := range vol.Projected.Sources {
+	for _, src := range sources {
 		switch {
 		case src.Secret != nil:
 			var s corev1.Secret
@@ -105,8 +113,8 @@ func kubeletVolume(t *testing.T, c client.Client, namespace, dir string, vol cor
 }
 
 // TestUFMCredentialsFromTheChartsSecret installs the chart's UFM wiring into the real API server, mounts the
-// Secret and CA bundle the Deployment names the way the kubelet does, and runs the aggregator with the
-// Deployment's own arguments against a UFM on 127.0.0.1 (HTTPS): the HyperNodes come from UFM. Then the
+// Secret, CA bundle and config file the Deployment names the way the kubelet does, and runs the aggregator
+// with the Deployment's own arguments against a UFM on 127.0.0.1 (HTTPS): the HyperNodes come from UFM. Then the
 // password is rotated in UFM and in the Secret; once the kubelet has updated the files, the running
 // aggregator reads with the new password (a changed fabric appears) with no restart.
 func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
@@ -119,11 +127,15 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 	fixture.Store("threetier")
 	password.Store("first-pa55word")
 	srv := ufmOverTLS(t, &fixture, &password)
-	values := map[string]any{"ufm": map[string]any{
-		"enabled": true, "url": srv.URL, "username": "fabricmap-ro", "password": "first-pa55word", "interval": "1s",
-		"storageDevices": []string{"mlx5_8"},
-		"caBundle":       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})),
-	}}
+	values := map[string]any{
+		"ufm": map[string]any{
+			"enabled": true, "url": srv.URL, "username": "fabricmap-ro", "password": "first-pa55word", "interval": "1s",
+			"storageDevices": []string{"mlx5_8"},
+			"caBundle":       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})),
+		},
+		// Settings through the chart's config file: they must reach the aggregator and be accepted by it.
+		"aggregator": map[string]any{"config": map[string]any{"fabric-recheck": "5m", "label-source-interval": "2m"}},
+	}
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	b, err := yaml.Marshal(values)
 	if err != nil {
@@ -154,19 +166,22 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 		t.Fatalf("the chart rendered no UFM Secret (%q) or no aggregator Deployment (%q)", secretName, deploy.Name)
 	}
 	container := deploy.Spec.Template.Spec.Containers[0]
-	var mount corev1.VolumeMount
-	for _, m := range container.VolumeMounts {
-		if m.Name == "ufm-credentials" {
-			mount = m
-		}
-	}
-	var vol corev1.Volume
+	volumes := map[string]corev1.Volume{}
 	for _, v := range deploy.Spec.Template.Spec.Volumes {
-		if v.Name == "ufm-credentials" {
-			vol = v
+		volumes[v.Name] = v
+	}
+	mountDirs := map[string]string{} // mount path in the pod → folder here
+	var ufmDir string
+	var ufmVolume corev1.Volume
+	for _, m := range container.VolumeMounts {
+		dir := t.TempDir()
+		kubeletVolume(t, c, namespace, dir, volumes[m.Name])
+		mountDirs[m.MountPath] = dir
+		if m.Name == "ufm-credentials" {
+			ufmDir, ufmVolume = dir, volumes[m.Name]
 		}
 	}
-	if mount.MountPath == "" || vol.Name == "" {
+	if ufmDir == "" {
 		t.Fatal("the Deployment mounts no ufm-credentials volume")
 	}
 	for _, e := range container.Env {
@@ -174,8 +189,6 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 			t.Errorf("env %s exposes a credential; the chart must mount it as a file", e.Name)
 		}
 	}
-	mountDir := t.TempDir()
-	kubeletVolume(t, c, namespace, mountDir, vol)
 
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.Shared.Kubeconfig(kubeconfig); err != nil {
@@ -183,11 +196,14 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 	}
 	var args []string
 	for _, a := range container.Args {
-		args = append(args, strings.ReplaceAll(a, mount.MountPath, mountDir))
+		for path, dir := range mountDirs {
+			a = strings.ReplaceAll(a, path, dir)
+		}
+		args = append(args, a)
 	}
 	// What the pod's environment gives (a service account, its own ports) comes last, so it wins.
 	args = append(args, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-addr=0", "--health-addr=0", "--log-format=text", "--log-level=warn")
-	if !strings.Contains(strings.Join(args, " "), "--ufm-password-file="+mountDir+"/password") {
+	if !strings.Contains(strings.Join(args, " "), "--ufm-password-file="+ufmDir+"/password") {
 		t.Fatalf("the Deployment does not point the aggregator at the mounted password: %v", container.Args)
 	}
 	done := make(chan error, 1)
@@ -219,7 +235,7 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 	if hyperNodeExists(t, "ib-su1-leaf-r1-rails") {
 		t.Fatal("the fabric changed although the aggregator still had the old password")
 	}
-	kubeletVolume(t, c, namespace, mountDir, vol)
+	kubeletVolume(t, c, namespace, ufmDir, ufmVolume)
 	waitForHyperNode(t, done, "ib-su1-leaf-r1-rails", 1)
 }
 
@@ -239,12 +255,13 @@ func hyperNodeExists(t *testing.T, name string) bool {
 
 // waitForHyperNode waits up to a minute for the named HyperNode with the given tier, failing early when the
 // aggregator stops.
-func waitForHyperNode(t *testing.T, done <-chan error, name string, tier int) {
+func waitForHyperNode(t *testing.T, done chan error, name string, tier int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-done:
+			done <- err // for the cleanup, which waits for it
 			t.Fatalf("the aggregator stopped: %v", err)
 		default:
 		}
