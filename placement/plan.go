@@ -90,14 +90,14 @@ func (sn *snapshot) explain(p *Plan) string {
 	}
 	b.WriteString(")")
 	if s.groups > 1 {
-		fmt.Fprintf(&b, "; %d PP groups of %d, each within one %s (tier %d)", s.groups, s.p, p.GroupTierName, p.GroupTier)
+		fmt.Fprintf(&b, "; %d PP groups of %d, the widest within one %s (tier %d)", s.groups, s.p, p.GroupTierName, p.GroupTier)
 	}
 	if len(p.Used) > 0 {
 		parts := make([]string, len(p.Used))
 		for i, u := range p.Used {
-			parts[i] = fmt.Sprintf("%d %s", u.Domains, u.Name)
+			parts[i] = fmt.Sprintf("%s %d", u.Name, u.Domains)
 		}
-		fmt.Fprintf(&b, "; uses %s", strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "; domains used: %s", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(&b, "; %d more such pods fit there", p.FreeLeft)
 	if len(p.Victims) > 0 {
