@@ -20,7 +20,7 @@ worst() {
   awk -v re="$2" -v target="$3" -v name="$1" '
     $1 ~ re { for (i = 3; i < NF; i++) if ($(i+1) == "ns/op" && $i > v) v = $i }
     END { if (v == 0) { printf "%-46s no figure\n", name; exit }
-          printf "%-46s %10.3f ms  target %8.3f ms  ratio %.2f\n", name, v / 1e6, target / 1e6, v / target }' "$out"
+          printf "%-46s %10.3f ms  target %8.3f ms  ratio %.3f\n", name, v / 1e6, target / 1e6, v / target }' "$out"
 }
 echo
 echo "== measured / target (worst case over gang sizes 8 to 8,192) =="

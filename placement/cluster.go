@@ -41,7 +41,9 @@ type Cluster struct {
 	res map[string]int
 	// alloc[c][n] and used[c][n] are the allocatable and used quantity of column c on node n (fabric order).
 	alloc, used [][]int64
-	running     map[string]*Running
+	// maxAlloc[c] is the largest allocatable quantity of column c on any node (0: no node has it).
+	maxAlloc []int64
+	running  map[string]*Running
 }
 
 // NewCluster builds a snapshot. Nodes not in the fabric are returned as ignored (they have no place in the
@@ -65,6 +67,9 @@ func NewCluster(f *Fabric, nodes []Node, running []Running) (*Cluster, []string,
 			c.used[c.column(r)][i] += q
 		}
 	}
+	for col := range c.alloc {
+		c.maxAlloc[col] = slices.Max(c.alloc[col])
+	}
 	for i := range running {
 		if err := c.AddRunning(running[i], false); err != nil {
 			return nil, nil, err
@@ -83,6 +88,7 @@ func (c *Cluster) column(r string) int {
 	c.res[r] = col
 	c.alloc = append(c.alloc, make([]int64, len(c.fabric.nodes)))
 	c.used = append(c.used, make([]int64, len(c.fabric.nodes)))
+	c.maxAlloc = append(c.maxAlloc, 0)
 	return col
 }
 

@@ -78,7 +78,7 @@ func (c *Cluster) check(g *Gang) (*shape, error) {
 			return nil, inputErr("gang.request["+r+"]", "negative quantity %d", q)
 		}
 		col, ok := c.res[r]
-		if !ok || slices.Max(c.alloc[col]) == 0 {
+		if !ok || c.maxAlloc[col] == 0 {
 			return nil, inputErr("gang.request["+r+"]", "no node has this resource")
 		}
 		if q > 0 {
