@@ -12,7 +12,8 @@ import (
 // tier, then the fewest victim gangs, then the fewest victim GPU-hours, then the rest of the ladder. The plan's
 // Victims name the gangs to evict; the cluster is left unchanged (Remove the victims and Bind the plan).
 // Non-preemptible gangs and gangs of equal or higher priority are never chosen. The fewest-victims step is a
-// greedy pass (keep the costliest victims that need not go), not an exhaustive search.
+// greedy pass (keep the costliest victims that need not go), not an exhaustive search. Preempt charges and
+// restores victims on the cluster while it searches: do not run it concurrently with other calls on c.
 func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 	s, err := c.check(&g)
 	if err != nil {
@@ -77,10 +78,10 @@ type victim struct {
 	q     []int64
 }
 
-// option is one way to make room: evict victims, then the gang fits in scope at the given levels.
+// option is one way to make room: evict victims, then the gang fits in scope with its PP groups at level tau.
 type option struct {
 	scope        int32 // domain index, or -(node+2) for a single node
-	level, tau   int
+	tau          int
 	victims      []*victim
 	gpuHours     float64
 	scopeOrdinal int32
@@ -132,15 +133,15 @@ func (pr *preemption) scopes(l int) []int32 {
 	return out
 }
 
-// rangeOf returns the node range and level of a scope.
-func (pr *preemption) rangeOf(scope int32) (lo, hi int32, level int) {
+// rangeOf returns the node range of a scope.
+func (pr *preemption) rangeOf(scope int32) (lo, hi int32) {
 	f := pr.c.fabric
 	if scope < 0 {
 		n := -scope - 2
-		return n, n + 1, 0
+		return n, n + 1
 	}
 	d := &f.domains[scope]
-	return d.lo, d.hi, f.levelIndex(d.tier)
+	return d.lo, d.hi
 }
 
 // evict charges (sign -1) or restores (sign 1) the victims' usage.
@@ -162,7 +163,7 @@ func (pr *preemption) charge(v *victim, sign int64) {
 
 // evaluate finds the fewest, cheapest victims that let the gang sit in scope, or nil.
 func (pr *preemption) evaluate(scope int32) *option {
-	lo, hi, level := pr.rangeOf(scope)
+	lo, hi := pr.rangeOf(scope)
 	seen := map[*victim]bool{}
 	var victims []*victim
 	for n := lo; n < hi; n++ {
@@ -197,7 +198,7 @@ func (pr *preemption) evaluate(scope int32) *option {
 	}
 	pr.evict(needed, 1)
 	slices.SortFunc(needed, func(a, b *victim) int { return cmp.Compare(a.Name, b.Name) })
-	o := &option{scope: scope, level: level, tau: tau, victims: needed, scopeOrdinal: lo}
+	o := &option{scope: scope, tau: tau, victims: needed, scopeOrdinal: lo}
 	for _, v := range needed {
 		o.gpuHours += v.GPUHours
 	}
