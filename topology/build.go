@@ -44,7 +44,8 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	problems = append(problems, edgeProblems...)
 
 	t := NewTree()
-	leaves, unplaced := g.leafDomains(t, byNode)
+	leaves, unplaced, leafProblems := g.leafDomains(t, byNode)
+	problems = append(problems, leafProblems...)
 	t.Unplaced = unplaced
 	if len(leaves) == 0 {
 		return t, problems

@@ -40,6 +40,26 @@ func TestBuild(t *testing.T) {
 		},
 		wantLeaves: map[string][]string{"rail0-rails": {"h1", "h2"}},
 	}, {
+		name: "a host cabled by mistake to another unit's leaf joins neither unit to the other",
+		evidence: []NodeEvidence{
+			{Node: "a1", Source: "reports", Links: []SwitchLink{link("g:a0", "su1-r0"), link("g:a1", "su1-r1")}},
+			{Node: "a2", Source: "reports", Links: []SwitchLink{link("g:a0", "su1-r0"), link("g:b1", "su2-r1")}}, // rail 1 in the wrong unit
+			{Node: "a3", Source: "reports", Links: []SwitchLink{link("g:a0", "su1-r0"), link("g:a1", "su1-r1")}},
+			{Node: "b1", Links: []SwitchLink{link("g:b0", "su2-r0"), link("g:b1", "su2-r1")}},
+			{Node: "b2", Links: []SwitchLink{link("g:b0", "su2-r0"), link("g:b1", "su2-r1")}},
+			{Node: "b3", Links: []SwitchLink{link("g:b0", "su2-r0"), link("g:b1", "su2-r1")}},
+		},
+		wantLeaves: map[string][]string{"su1-r0-rails": {"a1", "a2", "a3"}, "su2-r0-rails": {"b1", "b2", "b3"}},
+		wantProbs:  []string{"kept with su1-r0 (g:a0) (most of its links), not with su2-r1 (g:b1)"},
+	}, {
+		name: "a dual-homed pair of switches is one domain",
+		evidence: []NodeEvidence{
+			{Node: "n1", Links: []SwitchLink{link("mac:1", "tor-1a"), link("mac:2", "tor-1b")}},
+			{Node: "n2", Links: []SwitchLink{link("mac:1", "tor-1a"), link("mac:2", "tor-1b")}},
+			{Node: "n3", Links: []SwitchLink{link("mac:2", "tor-1b")}}, // one bond member down
+		},
+		wantLeaves: map[string][]string{"tor-1a-rails": {"n1", "n2", "n3"}},
+	}, {
 		name: "storage links never merge compute domains",
 		evidence: []NodeEvidence{
 			{Node: "n1", Links: []SwitchLink{link("mac:1", "leaf1"), {SwitchID: "mac:s", SwitchName: "stor", Storage: true}}},

@@ -74,26 +74,38 @@ func (g *switchGraph) name(id, name string) {
 }
 
 // leafDomains adds one tier-1 domain to t per group of nodes joined by shared compute switches and returns
-// them, ordered by their smallest switch; it also returns the nodes that reach no compute switch.
-func (g *switchGraph) leafDomains(t *Tree, byNode map[string]NodeEvidence) ([]*Domain, []string) {
-	uf := newUnionFind()
+// them, ordered by their smallest switch; it also returns the nodes that reach no compute switch, and a
+// problem for each node cabled to switches of different domains (see joinedSwitches).
+func (g *switchGraph) leafDomains(t *Tree, byNode map[string]NodeEvidence) ([]*Domain, []string, []Problem) {
+	links := make(map[string][]string, len(byNode))
 	var unplaced []string
 	for n, e := range byNode {
-		placed := false
-		for _, l := range e.Links {
-			if !l.Storage {
-				uf.union("n\x00"+n, "s\x00"+l.SwitchID)
-				placed = true
-			}
-		}
-		if !placed {
+		if ids := computeSwitches(e); len(ids) > 0 {
+			links[n] = ids
+		} else {
 			unplaced = append(unplaced, n)
 		}
 	}
 	slices.Sort(unplaced)
+	uf := joinedSwitches(links)
+	var problems []Problem
+	for _, n := range sortedKeys(links) {
+		kept, stray := majorityGroup(uf, links[n])
+		for _, id := range kept {
+			uf.union("n\x00"+n, "s\x00"+id)
+		}
+		if len(stray) > 0 {
+			problems = append(problems, Problem{Node: n, Source: byNode[n].Source, Reason: fmt.Sprintf(
+				"cabled to switches of different domains: kept with %s (most of its links), not with %s, whose hosts it hardly shares; check those cables",
+				g.labels(kept), g.labels(stray))})
+		}
+	}
 
 	var leaves []*Domain
 	for _, keys := range uf.sets() {
+		if !slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, "n\x00") }) {
+			continue // switches whose only hosts were strays kept elsewhere
+		}
 		d := &Domain{Tier: 1, TierName: TierName(1)}
 		for _, k := range keys {
 			kind, id, _ := strings.Cut(k, "\x00")
@@ -108,7 +120,93 @@ func (g *switchGraph) leafDomains(t *Tree, byNode map[string]NodeEvidence) ([]*D
 		slices.Sort(d.Switches)
 		leaves = append(leaves, d)
 	}
-	return g.addDomains(t, leaves), unplaced
+	return g.addDomains(t, leaves), unplaced, problems
+}
+
+// computeSwitches returns the compute switches e links to, each once, in link order.
+func computeSwitches(e NodeEvidence) []string {
+	var ids []string
+	for _, l := range e.Links {
+		if !l.Storage && !slices.Contains(ids, l.SwitchID) {
+			ids = append(ids, l.SwitchID)
+		}
+	}
+	return ids
+}
+
+// joinedSwitches joins compute switches into the groups that form one leaf domain: two switches join when
+// more than half of the hosts of the one with fewer hosts reach both. Rail leaves of a scalable unit share
+// (nearly) all their hosts, as do the two switches of a dual-homed pair, so they join even with some cables
+// down; a host cabled by mistake to a leaf of another unit shares too few hosts with it to join the two.
+func joinedSwitches(links map[string][]string) *unionFind {
+	hosts := map[string]int{}
+	shared := map[[2]string]int{}
+	for _, ids := range links {
+		for i, a := range ids {
+			hosts[a]++
+			for _, b := range ids[i+1:] {
+				shared[[2]string{min(a, b), max(a, b)}]++
+			}
+		}
+	}
+	uf := newUnionFind()
+	for id := range hosts {
+		uf.add("s\x00" + id)
+	}
+	for pair, n := range shared {
+		if 2*n > min(hosts[pair[0]], hosts[pair[1]]) {
+			uf.union("s\x00"+pair[0], "s\x00"+pair[1])
+		}
+	}
+	return uf
+}
+
+// majorityGroup splits ids into the switches of the group that holds most of them (the first link's group on
+// a tie) and the others.
+func majorityGroup(uf *unionFind, ids []string) (kept, stray []string) {
+	count := map[string]int{}
+	best := ""
+	for _, id := range ids {
+		r := uf.find("s\x00" + id)
+		count[r]++
+		if best == "" || count[r] > count[best] {
+			best = r
+		}
+	}
+	for _, id := range ids {
+		if uf.find("s\x00"+id) == best {
+			kept = append(kept, id)
+		} else {
+			stray = append(stray, id)
+		}
+	}
+	return kept, stray
+}
+
+// label names a switch for a message: its name and identifier, or the identifier alone.
+func (g *switchGraph) label(id string) string {
+	if n := g.names[id]; n != "" {
+		return n + " (" + id + ")"
+	}
+	return id
+}
+
+func (g *switchGraph) labels(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = g.label(id)
+	}
+	return strings.Join(out, ", ")
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // addDomains names ds in a stable order (by smallest switch) and adds them to t.
