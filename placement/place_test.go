@@ -2,6 +2,7 @@ package placement
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -144,5 +145,101 @@ func TestFabricAccessors(t *testing.T) {
 	}
 	if d := f.Domains(); len(d) != 4 || d[len(d)-1].Name != ClusterDomain {
 		t.Errorf("Domains() = %+v", d)
+	}
+}
+
+// TestBinpackWeights shows the per-resource weights of the best-fit score deciding between two leaves that
+// tie on everything else.
+func TestBinpackWeights(t *testing.T) {
+	tr := mkTree(t, "top/2: a b", "a/1: a1 a2 a3", "b/1: b1 b2 b3")
+	f, err := NewFabric(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := Resources{gpu: 8, "cpu": 64}
+	nodes := []Node{
+		{Name: "a1", Allocatable: alloc}, {Name: "a2", Allocatable: alloc}, {Name: "a3", Allocatable: alloc, Used: Resources{gpu: 8}},
+		{Name: "b1", Allocatable: alloc}, {Name: "b2", Allocatable: alloc}, {Name: "b3", Allocatable: alloc, Used: Resources{"cpu": 60}},
+	}
+	c, _, err := NewCluster(f, nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		weights map[string]float64
+		want    string
+	}{
+		{nil, "a"},                           // GPUs left: none in a, a node's worth in b
+		{map[string]float64{"cpu": 10}, "b"}, // CPU counts more: b has less CPU left
+		{map[string]float64{gpu: 10}, "a"},
+	} {
+		p, err := c.Place(Gang{Name: "g", Pods: 2, Request: Resources{gpu: 8, "cpu": 8}, Weights: tc.weights})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.GangDomain != tc.want {
+			t.Errorf("weights %v: got %s, want %s (%s)", tc.weights, p.GangDomain, tc.want, p.Explanation)
+		}
+	}
+}
+
+// TestRandomMultiResource checks on random fabrics with several resources and uneven nodes that every plan
+// respects every node's free resources and places exactly the gang's pods, and that a placement is found
+// whenever the gang's pods fit in the whole fabric's free slots.
+func TestRandomMultiResource(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	placed := 0
+	for it := range 500 {
+		tr, _ := randomFabric(rng, 2+rng.IntN(10))
+		f, err := NewFabric(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nodes []Node
+		for _, n := range f.Nodes() {
+			a := Resources{gpu: int64(rng.IntN(9)), "cpu": int64(rng.IntN(65)), "memory": int64(1+rng.IntN(8)) << 30}
+			u := Resources{gpu: int64(rng.IntN(int(a[gpu])/2 + 1)), "cpu": int64(rng.IntN(int(a["cpu"])/2 + 1))}
+			nodes = append(nodes, Node{Name: n, Allocatable: a, Used: u})
+		}
+		c, _, err := NewCluster(f, nodes, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := Gang{Name: "g", Pods: 1 + rng.IntN(8), PP: 1 + rng.IntN(3), Request: Resources{gpu: 1 + int64(rng.IntN(2)), "cpu": 1 + int64(rng.IntN(8)), "memory": 1 << 30}}
+		free := 0
+		for _, s := range c.Slots(g.Request) {
+			free += s
+		}
+		p, err := c.Place(g)
+		var ie *InputError
+		switch {
+		case errors.As(err, &ie):
+			continue // larger than the cluster, or a resource no node has
+		case errors.Is(err, ErrNoPlacement):
+			if free >= g.Pods {
+				t.Fatalf("iteration %d: %d free slots for %d pods, but no placement", it, free, g.Pods)
+			}
+			continue
+		case err != nil:
+			t.Fatal(err)
+		}
+		placed++
+		if len(p.Ranks) != g.Pods {
+			t.Fatalf("iteration %d: %d ranks for %d pods", it, len(p.Ranks), g.Pods)
+		}
+		count := map[string]int64{}
+		for _, n := range p.Ranks {
+			count[n]++
+		}
+		for n, k := range count {
+			for r, q := range g.Request {
+				if k*q > c.Free(n, r) {
+					t.Fatalf("iteration %d: node %s gets %d pods needing %d %s, has %d free", it, n, k, k*q, r, c.Free(n, r))
+				}
+			}
+		}
+	}
+	if placed < 100 {
+		t.Fatalf("only %d of 500 random gangs were placed: the generator is too tight", placed)
 	}
 }
