@@ -14,9 +14,11 @@ type measure struct {
 	f       *placement.Fabric
 	domains []placement.DomainInfo
 	// members[i] are the node indices below domains[i]; leafOf[n] is the bottom domain of node n.
-	members     [][]int
-	leafOf      []int
-	leaves      []int
+	members [][]int
+	leafOf  []int
+	leaves  []int
+	// parentOf[i] is the index of domains[i]'s parent, -1 for the root.
+	parentOf    []int
 	nodeIdx     map[string]int
 	gpusPerNode int64
 }
@@ -26,14 +28,17 @@ func newMeasure(f *placement.Fabric, nodes []placement.Node) *measure {
 	m.members = make([][]int, len(m.domains))
 	m.leafOf = make([]int, len(m.nodeIdx))
 	byName := map[string]int{}
+	m.parentOf = make([]int, len(m.domains))
 	for i, d := range m.domains {
 		byName[d.Name] = i
+		m.parentOf[i] = -1
 		for _, n := range d.Nodes {
 			m.members[i] = append(m.members[i], m.nodeIdx[n])
 			m.leafOf[m.nodeIdx[n]] = i
 		}
 		for _, c := range d.Children {
 			m.members[i] = append(m.members[i], m.members[byName[c]]...)
+			m.parentOf[byName[c]] = i
 		}
 		if len(d.Nodes) > 0 {
 			m.leaves = append(m.leaves, i)
@@ -109,9 +114,11 @@ type Metrics struct {
 	AtOptimal int
 	// Sums over placed gangs, divided by Placed in the table.
 	gangTier, groupTier, leaves, minLeaves, wait float64
-	largestLeafGang                              float64
-	gpuSeconds                                   float64
-	firstArrival, lastEnd                        float64
+	// aboveLeaves sums the domains one level above the leaves (spines) each gang uses.
+	aboveLeaves           float64
+	largestLeafGang       float64
+	gpuSeconds            float64
+	firstArrival, lastEnd float64
 	// Utilisation is GPU-time used over GPU-time available from the first arrival to the last completion.
 	Utilisation float64
 }
@@ -134,11 +141,16 @@ func (mt *Metrics) record(m *measure, slots []int, ranks []string, j Job, opt in
 		gt = max(gt, t)
 	}
 	mt.groupTier += float64(gt)
-	used := map[int]bool{}
+	used, above := map[int]bool{}, map[int]bool{}
 	for _, n := range ranks {
-		used[m.leafOf[m.nodeIdx[n]]] = true
+		l := m.leafOf[m.nodeIdx[n]]
+		used[l] = true
+		if p := m.parentOf[l]; p >= 0 {
+			above[p] = true
+		}
 	}
 	mt.leaves += float64(len(used))
+	mt.aboveLeaves += float64(len(above))
 	mt.minLeaves += float64(m.minLeaves(slots, j.Pods))
 	mt.wait += now - j.Arrival
 	mt.gpuSeconds += float64(j.GPUs()) * j.Duration
@@ -167,6 +179,7 @@ func (mt *Metrics) Row() []string {
 		fmt.Sprintf("%.3f", mt.mean(mt.gangTier)),
 		fmt.Sprintf("%.3f", mt.mean(mt.groupTier)),
 		fmt.Sprintf("%.2f / %.2f", mt.mean(mt.leaves), mt.mean(mt.minLeaves)),
+		fmt.Sprintf("%.3f", mt.mean(mt.aboveLeaves)),
 		fmt.Sprintf("%.1f", mt.mean(mt.largestLeafGang)),
 		fmt.Sprintf("%.1f %%", 100*float64(mt.Placed)/float64(max(mt.Jobs, 1))),
 		fmt.Sprintf("%.1f", mt.mean(mt.wait)/60),
@@ -176,7 +189,7 @@ func (mt *Metrics) Row() []string {
 
 // Header names the table's columns.
 var Header = []string{"placer", "at optimal gang tier", "mean gang tier", "mean PP-group tier", "leaves used / min",
-	"largest leaf gang after", "accepted", "mean wait (min)", "utilisation"}
+	"spines used", "largest leaf gang after", "accepted", "mean wait (min)", "utilisation"}
 
 // WriteTable prints the metrics as one aligned table.
 func WriteTable(w io.Writer, rows []Metrics) error {
