@@ -47,7 +47,9 @@ func newPlace() *cobra.Command {
 			"`kubectl get pods -A -o yaml` dump). Without --topology, HyperNodes, Nodes and Pods are read from the\n" +
 			"cluster (--kubeconfig).\n" +
 			"--gang is a comma-separated list: pods=M, dp=, pp=, hard-tier= and group-tier= (a tier number or name,\n" +
-			"e.g. leaf), name=, priority=, and one or more resource requests per pod (nvidia.com/gpu=8, cpu=16, …).",
+			"e.g. leaf), name=, priority=, and one or more resource requests per pod (nvidia.com/gpu=8, cpu=16, …),\n" +
+			"or instead of pods and requests one role=NAME:PODS:RESOURCE=QUANTITY[+RESOURCE=QUANTITY…] per role\n" +
+			"(ranks go to the roles in order; every pod is placed with the largest role request).",
 		Example: "  fabricmap place --topology tree.yaml --gang pods=16,dp=2,pp=8,nvidia.com/gpu=8,hard-tier=spine",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -74,7 +76,7 @@ func newPlace() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.topology, "topology", "", "tree file (JSON or YAML); without it the cluster's HyperNodes are read")
-	f.StringVar(&fl.gang, "gang", "", "the gang: pods=M,dp=,pp=,hard-tier=,group-tier=,name=,priority=,RESOURCE=QUANTITY,…")
+	f.StringVar(&fl.gang, "gang", "", "the gang: pods=M,dp=,pp=,hard-tier=,group-tier=,name=,priority=,RESOURCE=QUANTITY,… or role=NAME:PODS:RES=Q+RES=Q,…")
 	f.StringVar(&fl.nodes, "nodes", "", "Nodes dump (`kubectl get nodes -o yaml`) for capacity and labels")
 	f.StringVar(&fl.pods, "pods", "", "Pods dump (`kubectl get pods -A -o yaml`) for what is already used")
 	f.StringVar(&fl.allocatable, "node-allocatable", "nvidia.com/gpu=8,pods=110", "what every node has when there is no Nodes dump")
@@ -124,6 +126,10 @@ func parseGang(spec string) (placement.Gang, error) {
 			} else {
 				g.GroupTierName = v
 			}
+		case "role":
+			var r placement.Role
+			r, err = parseRole(v)
+			g.Roles = append(g.Roles, r)
 		default:
 			var q int64
 			q, err = quantity(k, v)
@@ -134,6 +140,29 @@ func parseGang(spec string) (placement.Gang, error) {
 		}
 	}
 	return g, nil
+}
+
+// parseRole reads NAME:PODS:RES=Q[+RES=Q…], one role of a --gang spec.
+func parseRole(v string) (placement.Role, error) {
+	parts := strings.SplitN(v, ":", 3)
+	if len(parts) != 3 {
+		return placement.Role{}, fmt.Errorf("%q is not NAME:PODS:RESOURCE=QUANTITY[+RESOURCE=QUANTITY…]", v)
+	}
+	pods, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return placement.Role{}, fmt.Errorf("role %s pods: %w", parts[0], err)
+	}
+	r := placement.Role{Name: parts[0], Pods: pods, Request: placement.Resources{}}
+	for _, kv := range strings.Split(parts[2], "+") {
+		k, q, ok := strings.Cut(kv, "=")
+		if !ok {
+			return r, fmt.Errorf("role %s: %q is not RESOURCE=QUANTITY", parts[0], kv)
+		}
+		if r.Request[k], err = quantity(k, q); err != nil {
+			return r, fmt.Errorf("role %s %s: %w", parts[0], k, err)
+		}
+	}
+	return r, nil
 }
 
 // quantity parses a Kubernetes quantity in placement's units: millicores for cpu, the base unit otherwise.
@@ -418,11 +447,19 @@ func printPlan(w io.Writer, p *placement.Plan, output string) error {
 	}
 	fmt.Fprintln(w, p.Explanation)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tNODE\tGROUP\tGROUP DOMAIN")
+	fmt.Fprint(tw, "RANK\tNODE\tGROUP\tGROUP DOMAIN")
+	if len(p.Roles) > 0 {
+		fmt.Fprint(tw, "\tROLE")
+	}
+	fmt.Fprintln(tw)
 	per := len(p.Ranks) / max(len(p.Groups), 1)
 	for i, n := range p.Ranks {
 		g := i / max(per, 1)
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", i, n, g, p.Groups[min(g, len(p.Groups)-1)])
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s", i, n, g, p.Groups[min(g, len(p.Groups)-1)])
+		if i < len(p.Roles) {
+			fmt.Fprintf(tw, "\t%s", p.Roles[i])
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

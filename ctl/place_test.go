@@ -98,6 +98,9 @@ func TestPlace(t *testing.T) {
 		{"unknown tier", []string{"--topology", in("tree.yaml"), "--gang", "pods=1,nvidia.com/gpu=1,hard-tier=rack"}, nil, "gang.hardTierName"},
 		{"bad spec", []string{"--topology", in("tree.yaml"), "--gang", "pods=x,nvidia.com/gpu=1"}, nil, "--gang pods"},
 		{"no gang", []string{"--topology", in("tree.yaml")}, nil, "give --gang"},
+		{"roles", []string{"--topology", in("tree.yaml"), "--nodes", in("nodes.yaml"), "--gang", "role=launcher:1:nvidia.com/gpu=1,role=worker:2:nvidia.com/gpu=8+cpu=8"},
+			[]string{"gang gang: 3 pods in leaf leaf-a (tier 1)", "launcher", "worker"}, ""},
+		{"bad role", []string{"--topology", in("tree.yaml"), "--gang", "role=worker:two:nvidia.com/gpu=8"}, nil, "role worker pods"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -143,13 +143,13 @@ func (c *Cluster) charge(r *Running, sign int64) {
 }
 
 // Bind records plan's gang as running (its pods charged to the nodes), with the given priority,
-// preemptibility and request.
+// preemptibility and request (with roles, every pod is charged their largest request, as it was placed).
 func (c *Cluster) Bind(p *Plan, g Gang) error {
 	pods := map[string]int{}
 	for _, n := range p.Ranks {
 		pods[n]++
 	}
-	return c.AddRunning(Running{Name: g.Name, Priority: g.Priority, Preemptible: g.Preemptible, Pods: pods, Request: g.Request}, true)
+	return c.AddRunning(Running{Name: g.Name, Priority: g.Priority, Preemptible: g.Preemptible, Pods: pods, Request: g.podRequest()}, true)
 }
 
 // Running returns the running gangs, sorted by name.

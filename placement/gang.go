@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 )
@@ -16,6 +17,10 @@ type Gang struct {
 	DP, PP int
 	// Request is what each pod requests; every resource named must exist on some node.
 	Request Resources
+	// Roles, instead of Pods and Request, give per-role pod counts and requests (a launcher and its workers,
+	// say): ranks go to the roles in order, and every pod is placed (and bound) with the element-wise largest
+	// request of the roles, a conservative fit. Pods, when set, must equal the roles' total.
+	Roles []Role
 	// HardTier (a tier number) or HardTierName (a tier's name: leaf, spine, a Koordinator layer) caps the
 	// tier of the domain holding the whole gang: Volcano's mode: hard with highestTierAllowed or
 	// highestTierName, Koordinator's MustGather. Unset means no cap (mode: soft, PreferGather: the ladder
@@ -32,6 +37,56 @@ type Gang struct {
 	// Weights are the per-resource weights of the best-fit score (Volcano's hypernode.binpack.*); a resource
 	// without a weight counts 1.
 	Weights map[string]float64
+}
+
+// Role is one kind of pod in a gang with per-role requests.
+type Role struct {
+	// Name names the role (launcher, worker, …).
+	Name string
+	// Pods is how many of the gang's pods have this role.
+	Pods int
+	// Request is what each pod of the role requests.
+	Request Resources
+}
+
+// podRequest returns what each pod is placed with: Request, or with Roles their element-wise largest request.
+func (g *Gang) podRequest() Resources {
+	if len(g.Roles) == 0 {
+		return g.Request
+	}
+	out := Resources{}
+	for _, r := range g.Roles {
+		for k, q := range r.Request {
+			out[k] = max(out[k], q)
+		}
+	}
+	return out
+}
+
+// applyRoles checks a gang's roles and sets its Pods and Request from them.
+func (g *Gang) applyRoles() error {
+	if len(g.Roles) == 0 {
+		return nil
+	}
+	if len(g.Request) > 0 {
+		return inputErr("gang.request", "give a request or roles, not both")
+	}
+	total := 0
+	for i, r := range g.Roles {
+		field := fmt.Sprintf("gang.roles[%d]", i)
+		if r.Pods <= 0 {
+			return inputErr(field+".pods", "must be positive, not %d", r.Pods)
+		}
+		if len(r.Request) == 0 {
+			return inputErr(field+".request", "empty")
+		}
+		total += r.Pods
+	}
+	if g.Pods != 0 && g.Pods != total {
+		return inputErr("gang.pods", "%d, but the roles add up to %d", g.Pods, total)
+	}
+	g.Pods, g.Request = total, g.podRequest()
+	return nil
 }
 
 // shape is a validated gang: M pods as G groups of P.
@@ -51,6 +106,9 @@ const noCap = int(^uint(0) >> 1)
 
 // check validates g against c and resolves its shape. Every error is an *InputError naming the field.
 func (c *Cluster) check(g *Gang) (*shape, error) {
+	if err := g.applyRoles(); err != nil {
+		return nil, err
+	}
 	s := &shape{g: g, m: g.Pods, hard: noCap, groupTier: noCap}
 	switch {
 	case g.Pods <= 0:

@@ -243,3 +243,36 @@ func TestRandomMultiResource(t *testing.T) {
 		t.Fatalf("only %d of 500 random gangs were placed: the generator is too tight", placed)
 	}
 }
+
+// TestRoles places a gang given by roles with the largest role request, ranks in role order, and names the
+// field of bad roles.
+func TestRoles(t *testing.T) {
+	tr := seedTree(t)
+	c := mkCluster(t, tr, 8, busyExcept(tr))
+	for _, n := range []string{"n00", "n01", "n02"} {
+		c.used[c.res[gpu]][c.fabric.nodeIdx[n]] = 0
+	}
+	g := Gang{Name: "g", Roles: []Role{{Name: "launcher", Pods: 1, Request: Resources{gpu: 1}}, {Name: "worker", Pods: 2, Request: Resources{gpu: 8}}}}
+	p, err := c.Place(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.GangDomain != "unit0" || !slices.Equal(p.Roles, []string{"launcher", "worker", "worker"}) || len(p.Ranks) != 3 {
+		t.Errorf("got %s, roles %v, ranks %v; want unit0, launcher then two workers", p.GangDomain, p.Roles, p.Ranks)
+	}
+	for _, tc := range []struct {
+		gang  Gang
+		field string
+	}{
+		{Gang{Roles: []Role{{Name: "w", Pods: 0, Request: Resources{gpu: 1}}}}, "gang.roles[0].pods"},
+		{Gang{Roles: []Role{{Name: "w", Pods: 1}}}, "gang.roles[0].request"},
+		{Gang{Pods: 3, Roles: []Role{{Name: "w", Pods: 1, Request: Resources{gpu: 1}}}}, "gang.pods"},
+		{Gang{Request: Resources{gpu: 1}, Roles: []Role{{Name: "w", Pods: 1, Request: Resources{gpu: 1}}}}, "gang.request"},
+	} {
+		_, err := c.Place(tc.gang)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("%+v: got %v, want an error on %s", tc.gang, err, tc.field)
+		}
+	}
+}

@@ -12,6 +12,8 @@ type Plan struct {
 	Gang string `json:"gang"`
 	// Ranks[i] is the node of rank i. Ranks g*PP … g*PP+PP-1 form PP group g.
 	Ranks []string `json:"ranks"`
+	// Roles[i] is the role of rank i, for a gang given by roles.
+	Roles []string `json:"roles,omitempty"`
 	// GangDomain is the smallest domain holding the whole gang (a node's name at tier 0), at GangTier.
 	GangDomain   string `json:"gangDomain"`
 	GangTier     int    `json:"gangTier"`
@@ -65,6 +67,11 @@ func (sn *snapshot) plan(c *candidate) *Plan {
 		}
 	}
 	p.GangTierName = f.TierName(p.GangTier)
+	for _, r := range s.g.Roles {
+		for range r.Pods {
+			p.Roles = append(p.Roles, r.Name)
+		}
+	}
 	for g := range s.groups {
 		part := idx[g*s.p : (g+1)*s.p]
 		d := f.lca(slices.Min(part), slices.Max(part))
