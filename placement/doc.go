@@ -1,19 +1,24 @@
 // Package placement puts the pods of a gang (a PodGroup of M = DP x PP pods) on the nodes of a topology tree
 // where they talk fastest, and chooses which lower-priority gangs to preempt when they do not fit.
 //
-// It works in the style of Kueue's topology-aware scheduling: a Fabric (the tree of domains, built once from a
-// topology.Tree, Volcano HyperNodes or a ClusterNetworkTopology plus node labels) and a Cluster (allocatable and
-// used resources per node, running gangs) form a plain in-memory snapshot; Place and Preempt are pure
-// functions of it. Nothing here talks to a cluster.
+// It works in the style of Kueue's topology-aware scheduling: a Fabric (the tree of domains, built once by
+// NewFabric from a topology.Tree, which ParseTree, TreeFromHyperNodes or TreeFromLabels read from the tree
+// JSON, Volcano HyperNodes or a ClusterNetworkTopology plus node labels) and a Cluster (allocatable and used
+// resources per node, running gangs) form a plain in-memory snapshot; Cluster.Place and Cluster.Preempt are
+// pure functions of it (Preempt restores what it tries). Nothing here talks to a cluster.
 //
-// The objective is a ladder, compared in order:
+// A Gang has one request per pod (or per-role requests), DP and PP, an optional hard limit on the tier of the
+// domain holding it (Volcano's mode: hard, Koordinator's MustGather) and an optional cap on the tier each PP
+// group may span. The objective is a ladder, compared in order:
 //  1. the tier of the smallest domain that holds the whole gang (a node is tier 0);
 //  2. the highest tier that any PP group (a DP replica: PP consecutive ranks) spans;
 //  3. fewer domains used at each tier, from the top down;
-//  4. best fit: the least weighted free capacity left in the gang's domain;
-//  5. name order.
+//  4. best fit: the fewest of the gang's pod slots left in its domain, then the least weighted share of free
+//     resources (Gang.Weights, as Volcano's hypernode.binpack.* arguments);
+//  5. depth-first name order.
 //
 // Keys 1 and 2 are always optimal (tests compare them with an exhaustive search). Keys 3 and 4 are met by a
 // greedy fill that uses the fewest children at every domain on its way down (largest first, the last one the
 // best fit); it is optimal for the number of the gang domain's children used, and a good heuristic below.
+// Every search is one bottom-up pass over the snapshot plus a fill of the few candidate domains that can win.
 package placement
