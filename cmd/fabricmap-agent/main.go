@@ -7,12 +7,21 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/fabricmap/fabricmap/agent/app"
 )
 
+// defaultGOGC is the agent's garbage-collection target unless GOGC says otherwise. Its live heap is a few
+// megabytes, so collecting at +25 % instead of Go's +100 % costs well under a millisecond of CPU a cycle and
+// keeps the peak RSS on every node about 5 MiB lower (test/footprint measures both).
+const defaultGOGC = 25
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGOGC)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := app.Main(ctx, os.Args[1:]); err != nil {
