@@ -41,6 +41,8 @@ type domain struct {
 	lo, hi int32
 	// leaf is true when the domain holds nodes rather than domains.
 	leaf bool
+	// below is the number of domains in the subtree, the domain itself included.
+	below int32
 }
 
 // NewFabric compiles t. A node in two domains, a missing parent or child, a parent whose tier is not higher
@@ -193,6 +195,10 @@ func (f *Fabric) finish() {
 	f.tierNames[0] = "node"
 	for _, i := range f.order {
 		d := &f.domains[i]
+		d.below = 1
+		for _, c := range d.children {
+			d.below += f.domains[c].below
+		}
 		if d.tier != f.levels[len(f.levels)-1] {
 			f.levels = append(f.levels, d.tier)
 		}

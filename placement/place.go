@@ -107,25 +107,34 @@ func (sn *snapshot) best(within int32) *Plan {
 			block = append(block, candidate{node: -1, dom: d, tau: tau, left: sn.domSlots(d) - int64(s.m), lb: sn.childBound(d, tau)})
 			cands = append(cands, &block[len(block)-1])
 		}
-		// Cheapest bound first: a candidate needs at least lb children, so once lb exceeds the best's child
-		// count (or ties it with more slots left, when the count is the whole vector) nothing later can win.
-		slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Or(cmp.Compare(a.lb, b.lb), cmp.Compare(a.left, b.left)) })
-		for _, c := range cands {
-			if bestC != nil && c.lb > 0 && (c.lb > bestC.counts[0] || len(bestC.counts) == 1 && c.lb == bestC.counts[0] && c.left > bestC.left) {
-				break
+		// The candidates with the smallest (bound, slots left) first, then only those that can still win: a
+		// candidate needs at least lb children, so with lb above the best's child count (or equal to it and
+		// more slots left, when the count is the whole vector) it cannot.
+		minLB, minLeft := 0, int64(0)
+		for i, c := range cands {
+			if i == 0 || c.lb < minLB || c.lb == minLB && c.left < minLeft {
+				minLB, minLeft = c.lb, c.left
 			}
-			sn.fillCandidate(c, bestC)
-			if bestC == nil || better(c, bestC) {
-				if bestC != nil {
-					sn.spare = bestC.picks[:0]
+		}
+		for pass := range 2 {
+			for _, c := range cands {
+				first := c.lb == minLB && c.left == minLeft
+				if first != (pass == 0) || pass == 1 && !canWin(c, bestC) {
+					continue
 				}
-				if math.IsInf(c.fit, 1) {
-					dd := &f.domains[c.dom]
-					c.fit = sn.fitOf(dd.lo, dd.hi)
+				sn.fillCandidate(c, bestC)
+				if bestC == nil || better(c, bestC) {
+					if bestC != nil {
+						sn.spare = bestC.picks[:0]
+					}
+					if math.IsInf(c.fit, 1) {
+						dd := &f.domains[c.dom]
+						c.fit = sn.fitOf(dd.lo, dd.hi)
+					}
+					bestC = c
+				} else {
+					sn.spare = c.picks[:0]
 				}
-				bestC = c
-			} else {
-				sn.spare = c.picks[:0]
 			}
 		}
 		if bestC != nil {
@@ -149,6 +158,14 @@ func better(a, b *candidate) bool {
 		return a.fit < b.fit
 	}
 	return a.dom < b.dom
+}
+
+// canWin reports whether candidate c, not yet filled, may still beat best.
+func canWin(c, best *candidate) bool {
+	if best == nil || c.lb == 0 {
+		return true
+	}
+	return c.lb < best.counts[0] || c.lb == best.counts[0] && (len(best.counts) > 1 || c.left <= best.left)
 }
 
 // childBound is a lower bound on how many children of candidate d the fill uses, for counts[0]: the units
@@ -202,9 +219,12 @@ func (sn *snapshot) fillCandidate(c *candidate, best *candidate) {
 	tau := f.levels[c.tau]
 	buf := sn.spare
 	sn.spare = nil
-	if f.domains[c.dom].tier <= tau || s.p == 1 {
+	switch {
+	case (f.domains[c.dom].tier <= tau || s.p == 1) && sn.exactFits(c.dom, s.m):
+		c.picks = sn.exactFill(c.dom, s.m, buf)
+	case f.domains[c.dom].tier <= tau || s.p == 1:
 		c.picks = sn.fill(c.dom, s.m, -1, buf)
-	} else {
+	default:
 		c.picks = sn.fill(c.dom, s.groups, tau, buf)
 	}
 	c.counts = sn.counts(c.dom, c.picks, c.counts)

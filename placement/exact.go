@@ -1,0 +1,134 @@
+package placement
+
+// The exact fill: for small instances, a knapsack over the candidate's subtree finds the placement with the
+// fewest domains used at each tier (key 3 of the ladder) exactly, where the greedy fill may use one more.
+
+// exactLevels is the most tree levels the exact fill handles; exactWork bounds its work (members of the
+// candidate's subtree x pods squared); larger instances use the greedy fill.
+const (
+	exactLevels = 8
+	exactWork   = 1 << 20
+)
+
+// dpVec counts used domains per level (index 0: nodes); vectors compare from the highest level down.
+type dpVec [exactLevels]int32
+
+// lessFrom reports whether a < b comparing levels top-1 down to 0.
+func lessFrom(a, b *dpVec, top int) bool {
+	for i := top - 1; i >= 0; i-- {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// dpCell is the best vector for one amount, or unreachable.
+type dpCell struct {
+	v  dpVec
+	ok bool
+}
+
+// exact holds one exact fill: per domain, the amount chosen for each child (row) and total (column), for
+// the reconstruction.
+type exact struct {
+	sn     *snapshot
+	choice map[int32]choices
+}
+
+// choices is a rows x (units+1) table, flat.
+type choices struct {
+	rows, width int
+	b           []int32
+}
+
+// exactFits reports whether the exact fill may run for m pods in domain d.
+func (sn *snapshot) exactFits(d int32, m int) bool {
+	f := sn.f
+	dd := &f.domains[d]
+	size := int64(dd.hi-dd.lo) + int64(dd.below)
+	return len(f.levels) <= exactLevels && size*int64(m)*int64(m) <= exactWork
+}
+
+// exactFill places m pods in domain d with the lexicographically fewest domains per level, top down.
+func (sn *snapshot) exactFill(d int32, m int, out []pick) []pick {
+	e := &exact{sn: sn, choice: map[int32]choices{}}
+	t := e.solve(d, m)
+	if !t[m].ok {
+		return sn.fill(d, m, -1, out) // cannot happen: the candidate holds m pods
+	}
+	return e.rebuild(d, m, out)
+}
+
+// solve returns, for a = 0..units, the best vector placing a pods below d (d itself not counted).
+func (e *exact) solve(d int32, units int) []dpCell {
+	sn, f := e.sn, e.sn.f
+	dd := &f.domains[d]
+	g := make([]dpCell, units+1)
+	g[0].ok = true
+	rows := len(dd.children)
+	if dd.leaf {
+		rows = int(dd.hi - dd.lo)
+	}
+	choice := choices{rows: rows, width: units + 1, b: make([]int32, rows*(units+1))}
+	row := 0
+	add := func(capa int, lvl int, sub []dpCell) {
+		ch := choice.b[row*(units+1) : (row+1)*(units+1)]
+		row++
+		for a := units; a >= 1; a-- {
+			for b := 1; b <= min(a, capa); b++ {
+				prev := &g[a-b]
+				if !prev.ok || sub != nil && !sub[b].ok {
+					continue
+				}
+				v := prev.v
+				v[lvl]++
+				if sub != nil {
+					for i := range v {
+						v[i] += sub[b].v[i]
+					}
+				}
+				if !g[a].ok || lessFrom(&v, &g[a].v, exactLevels) {
+					g[a] = dpCell{v: v, ok: true}
+					ch[a] = int32(b)
+				}
+			}
+		}
+	}
+	if dd.leaf {
+		for n := dd.lo; n < dd.hi; n++ {
+			add(int(sn.slots[n]), 0, nil)
+		}
+	} else {
+		for _, c := range dd.children {
+			capa := int(min(sn.domSlots(c), int64(units)))
+			if capa == 0 {
+				row++
+				continue
+			}
+			add(capa, f.levelIndex(f.domains[c].tier), e.solve(c, capa))
+		}
+	}
+	e.choice[d] = choice
+	return g
+}
+
+// rebuild turns the recorded choices into picks: the children walked last to first, as the knapsack added them.
+func (e *exact) rebuild(d int32, a int, out []pick) []pick {
+	f := e.sn.f
+	dd := &f.domains[d]
+	choice := e.choice[d]
+	for i := choice.rows - 1; i >= 0 && a > 0; i-- {
+		b := int(choice.b[i*choice.width+a])
+		if b == 0 {
+			continue
+		}
+		if dd.leaf {
+			out = append(out, pick{dd.lo + int32(i), b})
+		} else {
+			out = e.rebuild(dd.children[i], b, out)
+		}
+		a -= b
+	}
+	return out
+}
