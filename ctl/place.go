@@ -42,7 +42,8 @@ func newPlace() *cobra.Command {
 		Long: "Plan a gang's placement on the topology tree, from a file or the cluster, without changing anything.\n" +
 			"--topology reads the tree (JSON or YAML): the tree ConfigMap or its topology.json list, a List of\n" +
 			"HyperNodes (`fabricmap topology -o yaml`, `kubectl get hypernodes -o yaml`), or a Koordinator\n" +
-			"ClusterNetworkTopology, which needs --nodes for the node labels. Node capacity comes from --nodes (a\n" +
+			"ClusterNetworkTopology; that, and HyperNodes selecting nodes by regex or label, need --nodes for the node\n" +
+			"names and labels. Node capacity comes from --nodes (a\n" +
 			"`kubectl get nodes -o yaml` dump; otherwise every node has --node-allocatable) and usage from --pods (a\n" +
 			"`kubectl get pods -A -o yaml` dump). Without --topology, HyperNodes, Nodes and Pods are read from the\n" +
 			"cluster (--kubeconfig).\n" +
@@ -314,7 +315,8 @@ func runningGangs(pods []corev1.Pod) []placement.Running {
 	return out
 }
 
-// readTopologyFile reads a tree file; a ClusterNetworkTopology needs the Nodes for their labels.
+// readTopologyFile reads a tree file; a ClusterNetworkTopology, and HyperNodes that select nodes by regex or
+// label, need the Nodes for their names and labels.
 func readTopologyFile(path string, nodes []corev1.Node) (*topology.Tree, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -329,7 +331,11 @@ func readTopologyFile(path string, nodes []corev1.Node) (*topology.Tree, error) 
 	}
 	_ = json.Unmarshal(data, &kind)
 	if kind.Kind != "ClusterNetworkTopology" {
-		t, err := placement.ParseTree(data)
+		var labels map[string]map[string]string
+		if len(nodes) > 0 {
+			labels = nodeLabels(nodes)
+		}
+		t, err := placement.ParseTree(data, labels)
 		if err != nil {
 			return nil, fmt.Errorf("--topology %s: %w", path, err)
 		}

@@ -14,8 +14,9 @@ import (
 
 // TreeFromHyperNodes builds a tree from Volcano HyperNodes, strictly: unlike a viewer, placement cannot guess,
 // so a member selected by regex or label is resolved against nodeLabels (node name → labels; the cluster's
-// nodes), and a node or HyperNode claimed by two HyperNodes, an unknown member HyperNode or a selector that
-// cannot be read is an error naming the HyperNode's field.
+// nodes; nil when every member is selected by name), and a node or HyperNode claimed by two HyperNodes, an
+// unknown member HyperNode, a selector that cannot be read or cannot be resolved is an error naming the
+// HyperNode's field.
 func TreeFromHyperNodes(hns []topologyv1alpha1.HyperNode, nodeLabels map[string]map[string]string) (*topology.Tree, error) {
 	t := topology.NewTree()
 	names := make([]string, 0, len(nodeLabels))
@@ -52,6 +53,9 @@ func TreeFromHyperNodes(hns []topologyv1alpha1.HyperNode, nodeLabels map[string]
 					d.Children = append(d.Children, c)
 				}
 				continue
+			}
+			if nodeLabels == nil && m.Selector.ExactMatch == nil {
+				return nil, inputErr(field+".selector", "selects nodes by regex or label: the nodes (names and labels) are needed to resolve it")
 			}
 			nodes, err := selectNames(field, m.Selector, names, nodeLabels)
 			if err != nil {

@@ -26,8 +26,10 @@ type treeEntry struct {
 // ParseTree reads a tree from JSON in any of the forms fabricmap writes: the tree ConfigMap's list of
 // {layer, name, parents, children} (or the ConfigMap itself), a List or HyperNodeList of HyperNodes
 // (`fabricmap topology -o json`, `kubectl get hypernodes -o json`; members selected by exact name), or a
-// topology.Tree ({"domains": …}). Malformed input is an error naming the field.
-func ParseTree(data []byte) (*topology.Tree, error) {
+// topology.Tree ({"domains": …}). nodeLabels (node name → labels) resolves HyperNode members selected by
+// regex or label; it may be nil when every member is selected by name. Malformed input is an error naming
+// the field.
+func ParseTree(data []byte, nodeLabels map[string]map[string]string) (*topology.Tree, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
 		var entries []treeEntry
@@ -51,7 +53,7 @@ func ParseTree(data []byte) (*topology.Tree, error) {
 		if !ok {
 			return nil, inputErr("data["+TreeConfigMapKey+"]", "the ConfigMap has no tree")
 		}
-		return ParseTree([]byte(inner))
+		return ParseTree([]byte(inner), nodeLabels)
 	case probe.Domains != nil:
 		var t topology.Tree
 		if err := json.Unmarshal(data, &t); err != nil {
@@ -68,7 +70,7 @@ func ParseTree(data []byte) (*topology.Tree, error) {
 				return nil, inputErr(fmt.Sprintf("items[%d].kind", i), "%q, want HyperNode", it.Kind)
 			}
 		}
-		return TreeFromHyperNodes(list.Items, nil)
+		return TreeFromHyperNodes(list.Items, nodeLabels)
 	}
 	return nil, inputErr("tree", "not a tree: want a list of {layer,name,parents,children}, a List of HyperNodes or {\"domains\": …}")
 }

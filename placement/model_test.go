@@ -46,7 +46,7 @@ func TestParseTreeForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := ParseTree(data)
+			got, err := ParseTree(data, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestParseTreeBad(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := ParseTree([]byte(tc.in))
+			_, err := ParseTree([]byte(tc.in), nil)
 			var ie *InputError
 			if !errors.As(err, &ie) || ie.Field != tc.field {
 				t.Fatalf("got %v, want an InputError on %s", err, tc.field)
@@ -105,9 +105,13 @@ func TestTreeFromHyperNodesSelectors(t *testing.T) {
 	if !slices.Equal(tr.Outline(), want) {
 		t.Errorf("outline %v, want %v", tr.Outline(), want)
 	}
+	_, err = TreeFromHyperNodes(hns, nil)
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Field != "hyperNodes[ra].spec.members[0].selector" {
+		t.Fatalf("without the nodes: got %v, want an error on hyperNodes[ra].spec.members[0].selector", err)
+	}
 	hns = append(hns, hn("other", 2, exact(topologyv1alpha1.MemberTypeHyperNode, "rb")))
 	_, err = TreeFromHyperNodes(hns, nodes)
-	var ie *InputError
 	if !errors.As(err, &ie) || ie.Field != "hyperNodes[other].spec.members[0]" {
 		t.Fatalf("got %v, want an error on hyperNodes[other].spec.members[0]", err)
 	}
@@ -201,5 +205,35 @@ func TestSeedGatherStrategy(t *testing.T) {
 	p, err = c.Place(Gang{Name: "g", Pods: 2, HardTierName: "acceleratorLayer", Request: Resources{gpu: 1}})
 	if err != nil || p.GangDomain != "nvl1" {
 		t.Errorf("got %v, %v; want nvl1", p, err)
+	}
+}
+
+// TestParseTreeSelectors reads HyperNodes that select their nodes by regex or by label, as the aggregator's
+// --member-selector writes them, resolving the members against the nodes' labels.
+func TestParseTreeSelectors(t *testing.T) {
+	tr := fabricTree(t)
+	keys := hypernodegen.DefaultLabelKeys()
+	labels := hypernodegen.NodeLabels(tr, nil, keys)
+	for _, sel := range []string{hypernodegen.SelectorRegex, hypernodegen.SelectorLabel} {
+		t.Run(sel, func(t *testing.T) {
+			hns, err := hypernodegen.HyperNodes(tr, hypernodegen.Options{NodeSelector: sel, LabelKeys: keys})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := json.Marshal(topologyv1alpha1.HyperNodeList{Items: hns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ParseTree(data, labels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Outline(), tr.Outline()) {
+				t.Errorf("outline %v, want %v", got.Outline(), tr.Outline())
+			}
+			if _, err := ParseTree(data, nil); err == nil {
+				t.Error("without the nodes, a selector member should be an error")
+			}
+		})
 	}
 }
