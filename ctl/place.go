@@ -42,11 +42,10 @@ func newPlace() *cobra.Command {
 		Long: "Plan a gang's placement on the topology tree, from a file or the cluster, without changing anything.\n" +
 			"--topology reads the tree (JSON or YAML): the tree ConfigMap or its topology.json list, a List of\n" +
 			"HyperNodes (`fabricmap topology -o yaml`, `kubectl get hypernodes -o yaml`), or a Koordinator\n" +
-			"ClusterNetworkTopology; that, and HyperNodes selecting nodes by regex or label, need --nodes for the node\n" +
-			"names and labels. Node capacity comes from --nodes (a\n" +
-			"`kubectl get nodes -o yaml` dump; otherwise every node has --node-allocatable) and usage from --pods (a\n" +
-			"`kubectl get pods -A -o yaml` dump). Without --topology, HyperNodes, Nodes and Pods are read from the\n" +
-			"cluster (--kubeconfig).\n" +
+			"ClusterNetworkTopology; that, and HyperNodes selecting nodes by regex or label, need --nodes for the\n" +
+			"node names and labels. Node capacity comes from --nodes (a `kubectl get nodes -o yaml` dump; otherwise\n" +
+			"every node has --node-allocatable) and usage from --pods (a `kubectl get pods -A -o yaml` dump).\n" +
+			"Without --topology, HyperNodes, Nodes and Pods are read from the cluster (--kubeconfig).\n" +
 			"--gang is a comma-separated list: pods=M, dp=, pp=, hard-tier= and group-tier= (a tier number or name,\n" +
 			"e.g. leaf), name=, priority=, and one or more resource requests per pod (nvidia.com/gpu=8, cpu=16, …),\n" +
 			"or instead of pods and requests one role=NAME:PODS:RESOURCE=QUANTITY[+RESOURCE=QUANTITY…] per role\n" +
