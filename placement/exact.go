@@ -23,10 +23,12 @@ func lessFrom(a, b *dpVec, top int) bool {
 	return false
 }
 
-// dpCell is the best vector for one amount, or unreachable.
+// dpCell is the best vector for one amount (ties broken by the fewest slots left free in the domains used,
+// key 4's best fit), or unreachable.
 type dpCell struct {
-	v  dpVec
-	ok bool
+	v    dpVec
+	left int64
+	ok   bool
 }
 
 // exact holds one exact fill: per domain, the amount chosen for each child (row) and total (column), for
@@ -83,13 +85,15 @@ func (e *exact) solve(d int32, units int) []dpCell {
 				}
 				v := prev.v
 				v[lvl]++
+				left := prev.left + int64(capa-b)
 				if sub != nil {
 					for i := range v {
 						v[i] += sub[b].v[i]
 					}
+					left += sub[b].left
 				}
-				if !g[a].ok || lessFrom(&v, &g[a].v, exactLevels) {
-					g[a] = dpCell{v: v, ok: true}
+				if !g[a].ok || lessFrom(&v, &g[a].v, exactLevels) || v == g[a].v && left < g[a].left {
+					g[a] = dpCell{v: v, left: left, ok: true}
 					ch[a] = int32(b)
 				}
 			}
