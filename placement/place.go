@@ -20,7 +20,7 @@ func (c *Cluster) Place(g Gang) (*Plan, error) {
 	}
 	sn := newSnapshot(c, s)
 	defer sn.release()
-	p := sn.best(-1)
+	p := sn.best()
 	if p == nil {
 		return nil, ErrNoPlacement
 	}
@@ -62,28 +62,27 @@ type pick struct {
 	pods int
 }
 
-// best returns the best plan, or nil when none exists within the hard limit. With within >= 0, only
-// placements inside that domain are considered (preemption's trial).
-func (sn *snapshot) best(within int32) *Plan {
+// best returns the best plan, or nil when none exists within the hard limit.
+func (sn *snapshot) best() *Plan {
 	f, s := sn.f, sn.s
-	lo, hi := int32(0), int32(len(f.nodes))
-	if within >= 0 {
-		lo, hi = f.domains[within].lo, f.domains[within].hi
-	}
-	// Tier 0: one node holds every pod.
-	var bestC *candidate
-	for n := lo; n < hi; n++ {
-		if int(sn.slots[n]) >= s.m {
-			c := &candidate{node: n, dom: -1, picks: []pick{{n, s.m}}, left: int64(sn.slots[n]) - int64(s.m)}
-			c.fit = sn.fitOf(n, n+1)
-			if bestC == nil || better(c, bestC) {
-				bestC = c
-			}
+	// Tier 0: one node holds every pod; the fewest slots left, then the tightest fit, then the first.
+	bestNode, bestLeft, bestFit := int32(-1), int64(0), 0.0
+	for n := range int32(len(f.nodes)) {
+		if int(sn.slots[n]) < s.m {
+			continue
+		}
+		left := int64(sn.slots[n]) - int64(s.m)
+		if bestNode >= 0 && left > bestLeft {
+			continue
+		}
+		if fit := sn.fitOf(n, n+1); bestNode < 0 || left < bestLeft || fit < bestFit {
+			bestNode, bestLeft, bestFit = n, left, fit
 		}
 	}
-	if bestC != nil {
-		return sn.plan(bestC)
+	if bestNode >= 0 {
+		return sn.plan(&candidate{node: bestNode, dom: -1, picks: []pick{{bestNode, s.m}}, left: bestLeft, fit: bestFit})
 	}
+	var bestC *candidate
 	// Domains, tier by tier, up to the hard limit.
 	for l := 1; l < len(f.levels) && f.levels[l] <= s.hard; l++ {
 		var cands []*candidate
@@ -91,7 +90,7 @@ func (sn *snapshot) best(within int32) *Plan {
 		minTau := len(f.levels)
 		for _, d := range f.order {
 			dd := &f.domains[d]
-			if dd.tier != f.levels[l] || dd.lo < lo || dd.hi > hi || sn.domSlots(d) < int64(s.m) {
+			if dd.tier != f.levels[l] || sn.domSlots(d) < int64(s.m) {
 				continue
 			}
 			tau := sn.groupTierOf(d)

@@ -24,7 +24,7 @@ func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 	}
 	sn := newSnapshot(c, s)
 	defer sn.release()
-	if p := sn.best(-1); p != nil {
+	if p := sn.best(); p != nil {
 		return p, nil
 	}
 	pr := c.newPreemption(sn)
@@ -45,7 +45,7 @@ func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 		}
 		pr.evict(best.victims, -1)
 		sn.refresh(0, int32(len(f.nodes)))
-		p := sn.best(-1)
+		p := sn.best()
 		pr.evict(best.victims, 1)
 		if p == nil {
 			return nil, fmt.Errorf("gang %q: preemption option in scope %d vanished (a bug)", g.Name, best.scope)
