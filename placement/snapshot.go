@@ -160,13 +160,12 @@ func (s *shape) grouped() bool { return s.groups > 1 && s.p > 1 }
 func (sn *snapshot) groupTierOf(d int32) int {
 	f, s := sn.f, sn.s
 	top := f.levelIndex(f.domains[d].tier)
-	if !s.grouped() {
-		if s.p == 1 || s.groups == 1 && f.levels[top] <= s.groupTier {
-			if s.p == 1 {
-				return 0
-			}
-			return top
-		}
+	switch {
+	case s.p == 1: // one pod a group: every group sits on a node
+		return 0
+	case s.groups == 1 && f.levels[top] <= s.groupTier: // the one group spans the gang's domain
+		return top
+	case s.groups == 1:
 		return -1
 	}
 	sn.groupCaps()
