@@ -14,6 +14,6 @@ func NewRoot() *cobra.Command {
 		SilenceErrors: false,
 	}
 	root.PersistentFlags().String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
-	root.AddCommand(newGet(), newProbe(), newTopology(), newPlace(), newSimulate())
+	root.AddCommand(newGet(), newProbe(), newTopology(), newPlace(), newSimulate(), newCheck())
 	return root
 }
