@@ -40,6 +40,8 @@ type ManagerOptions struct {
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz ("0" turns it off).
 	HealthAddr string
+	// Snapshot, when set, receives every tree the reconciler builds (the web page reads it).
+	Snapshot *TreeSnapshot
 }
 
 // NewManager builds the controller manager with the aggregator's reconciler registered, polling sources besides
@@ -75,13 +77,14 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []So
 		}
 	}
 	r := &Reconciler{
-		Client:  mgr.GetClient(),
-		Live:    mgr.GetAPIReader(),
-		Config:  conf,
-		Log:     log,
-		Metrics: NewMetrics(ctrlmetrics.Registry),
-		Sources: sources,
-		Events:  mgr.GetEventRecorder("fabricmap-aggregator"),
+		Client:   mgr.GetClient(),
+		Live:     mgr.GetAPIReader(),
+		Config:   conf,
+		Log:      log,
+		Metrics:  NewMetrics(ctrlmetrics.Registry),
+		Sources:  sources,
+		Events:   mgr.GetEventRecorder("fabricmap-aggregator"),
+		Snapshot: opts.Snapshot,
 	}
 	toFabric := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{Request}

@@ -70,6 +70,8 @@ type Reconciler struct {
 	Events EventRecorder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Snapshot, when set, receives every tree built, for the web page; nil keeps none.
+	Snapshot *TreeSnapshot
 
 	// lastGood holds each node's last usable evidence, used when its current report cannot be used.
 	lastGood map[string]topology.NodeEvidence
@@ -109,6 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	evidence := r.evidence(live, nodes)
 	in, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
 	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName, AcceleratorDomains: r.Config.AcceleratorDomains})
+	r.Snapshot.Set(tree, problems, start)
 	for _, p := range problems {
 		r.rejectEvidence(p, nodes)
 	}

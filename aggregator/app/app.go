@@ -13,15 +13,16 @@ import (
 	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/view/web"
 )
 
 // Main runs the aggregator until ctx ends.
 func Main(ctx context.Context, args []string) error {
 	var (
-		kubeconfig, logFormat, logLevel, configFile string
-		mo                              aggregator.ManagerOptions
-		conf                            aggregator.Config
-		uo                              ufmOptions
+		kubeconfig, logFormat, logLevel, configFile, webAddr string
+		mo                                                   aggregator.ManagerOptions
+		conf                                                 aggregator.Config
+		uo                                                   ufmOptions
 	)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -34,6 +35,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&mo.LeaderElectionID, "leader-election-id", "fabricmap-aggregator", "name of the leader-election Lease")
 	fs.StringVar(&mo.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
 	fs.StringVar(&mo.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
+	fs.StringVar(&webAddr, "web-addr", ":8082", "address serving a read-only web page of the live tree (0 or empty turns it off)")
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
 	fs.BoolVar(&conf.AcceleratorDomains, "accelerator-domains", false, "make NVLink domains the lowest tier (tier 1, tierName accelerator) below the leaves")
 	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
@@ -103,6 +105,12 @@ func Main(ctx context.Context, args []string) error {
 	}
 	if len(labelSourceKeys) > 0 {
 		sources = append(sources, aggregator.SourceSpec{Source: &aggregator.LabelSource{Keys: labelSourceKeys, Log: log}, Interval: labelSourceInterval})
+	}
+	if webAddr != "" && webAddr != "0" {
+		mo.Snapshot = &aggregator.TreeSnapshot{}
+		if _, err := web.Start(ctx, webAddr, web.Handler(mo.Snapshot.WebState), log); err != nil {
+			return err
+		}
 	}
 	mgr, err := aggregator.NewManager(restCfg, mo, conf, sources, log)
 	if err != nil {

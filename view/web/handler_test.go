@@ -1,0 +1,123 @@
+package web
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestHandlerRoutes(t *testing.T) {
+	srv := httptest.NewServer(Handler(fixture))
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		contentType  string
+		body         string
+	}{
+		{"GET", "/", http.StatusOK, "text/html", `<ul id="tree"`},
+		{"HEAD", "/", http.StatusOK, "text/html", ""},
+		{"GET", "/static/app.js", http.StatusOK, "javascript", "api/tree"},
+		{"GET", "/static/style.css", http.StatusOK, "text/css", "li.domain.collapsed"},
+		{"GET", "/api/tree", http.StatusOK, "application/json", `"name": "sw-leaf-a"`},
+		{"GET", "/nope", http.StatusNotFound, "", ""},
+		{"POST", "/api/tree", http.StatusMethodNotAllowed, "", "read-only"},
+		{"PUT", "/", http.StatusMethodNotAllowed, "", "read-only"},
+		{"DELETE", "/api/tree", http.StatusMethodNotAllowed, "", "read-only"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, tc.status, body)
+			}
+			if ct := res.Header.Get("Content-Type"); !strings.Contains(ct, tc.contentType) {
+				t.Errorf("Content-Type %q, want it to contain %q", ct, tc.contentType)
+			}
+			if !strings.Contains(string(body), tc.body) {
+				t.Errorf("body lacks %q:\n%s", tc.body, body)
+			}
+			if tc.status == http.StatusMethodNotAllowed && res.Header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("Allow %q, want GET, HEAD", res.Header.Get("Allow"))
+			}
+			if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+				t.Errorf("Content-Security-Policy %q does not keep scripts to this server", csp)
+			}
+		})
+	}
+}
+
+func TestPageLoadsNothingFromElsewhere(t *testing.T) {
+	for _, name := range []string{"index.html", "app.js", "style.css"} {
+		b, err := static.ReadFile("static/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"http://", "https://", "//cdn", "innerHTML"} {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("%s contains %q: the page must be self-contained and never parse names as HTML", name, bad)
+			}
+		}
+	}
+}
+
+func TestTreeJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state State
+		check func(t *testing.T, got TreeJSON)
+	}{
+		{"fixture", fixture(), func(t *testing.T, got TreeJSON) {
+			if !got.Ready || got.Updated != "2026-11-22T23:00:00Z" || got.NodeCount != 5 || got.DomainCount != 3 {
+				t.Errorf("header: %+v", got)
+			}
+			if len(got.Roots) != 1 || got.Roots[0].Name != "fabric" || got.Roots[0].NodeCount != 5 || got.Roots[0].Tier != 2 {
+				t.Fatalf("roots: %+v", got.Roots)
+			}
+			leaves := got.Roots[0].Children
+			if len(leaves) != 2 || leaves[0].Name != "sw-leaf-a" || leaves[0].NodeCount != 3 ||
+				strings.Join(leaves[0].Nodes, ",") != "gpu-a1,gpu-a2,gpu-a3" || leaves[1].NodeCount != 2 {
+				t.Errorf("leaves: %+v", leaves)
+			}
+			if strings.Join(got.Unplaced, ",") != "gpu-lonely" {
+				t.Errorf("unplaced: %v", got.Unplaced)
+			}
+			if len(got.Conflicts) != 1 || got.Conflicts[0].Source != "ufm" {
+				t.Errorf("conflicts: %+v", got.Conflicts)
+			}
+		}},
+		{"no tree yet", State{}, func(t *testing.T, got TreeJSON) {
+			if got.Ready || got.Roots == nil || got.Unplaced == nil || got.Conflicts == nil {
+				t.Errorf("want not ready with empty (not null) lists: %+v", got)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			Handler(func() State { return tc.state }).ServeHTTP(rec, httptest.NewRequest("GET", "/api/tree", nil))
+			var got TreeJSON
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+				t.Fatalf("decoding %s: %v", rec.Body, err)
+			}
+			tc.check(t, got)
+			var raw map[string]any
+			_ = json.Unmarshal(rec.Body.Bytes(), &raw)
+			for _, key := range []string{"ready", "nodeCount", "domainCount", "roots", "unplaced", "conflicts"} {
+				if _, ok := raw[key]; !ok {
+					t.Errorf("JSON lacks key %q: %s", key, rec.Body)
+				}
+			}
+		})
+	}
+}
