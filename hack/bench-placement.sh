@@ -49,19 +49,19 @@ worst "assign 2,304 pods, 2,500 nodes (Kueue 34.5 ms)" '^BenchmarkKueueAssignmen
 echo
 echo "== fabricmap / peer, same shape (ns/op ratio; peers are this project's implementations) =="
 awk '
-  $1 ~ /^BenchmarkPeers\// {
-    split($1, p, "/"); shape = p[2] "/" p[3]; sub(/^placer=/, "", p[4]); sub(/-[0-9]+$/, "", p[4])
+  $1 ~ /^BenchmarkPeers(KueueShape)?\// {
+    split($1, p, "/"); shape = (p[1] ~ /KueueShape/ ? "kueue " : "") p[2] "/" p[3]; sub(/^placer=/, "", p[4]); sub(/-[0-9]+$/, "", p[4])
     t[shape, p[4]] = $2
     if (!(shape in seen)) { seen[shape] = 1; order[++n] = shape }
     if (!(p[4] in pseen)) { pseen[p[4]] = 1; peers[++m] = p[4] }
   }
   END {
-    printf "%-24s %12s", "shape", "fabricmap"
+    printf "%-30s %12s", "shape", "fabricmap"
     for (j = 1; j <= m; j++) if (peers[j] != "fabricmap") printf " %18s", peers[j]
     printf "\n"
     for (k = 1; k <= n; k++) {
       s = order[k]; f = t[s, "fabricmap"]
-      printf "%-24s %9.3f ms", s, f / 1e6
+      printf "%-30s %9.3f ms", s, f / 1e6
       for (j = 1; j <= m; j++) if (peers[j] != "fabricmap") printf " %9.3f ms %5.2fx", t[s, peers[j]] / 1e6, f / t[s, peers[j]]
       printf "\n"
     }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/placement/sim"
-	"github.com/fabricmap/fabricmap/topology"
 )
 
 // benchCluster builds a leaf/spine fabric of n 8-GPU nodes, 70 % of them fully used.
@@ -83,36 +82,11 @@ func BenchmarkPreempt(b *testing.B) {
 	}
 }
 
-// kueueShape builds the tree of Kueue's TAS benchmark: racks of 16 nodes, blocks of 16 racks, n nodes of 96
-// CPUs, 384 Gi and 110 pods, optionally with one 1-CPU/1-Gi pod used on every node.
-func kueueShape(n int, withUsage bool) (*topology.Tree, []placement.Node) {
-	t := topology.NewTree()
-	var nodes []placement.Node
-	for i := range n {
-		block, rack := fmt.Sprintf("b%d", i/256), fmt.Sprintf("b%d-r%d", i/256, i/16%16)
-		if t.Domains[block] == nil {
-			_ = t.Add(&topology.Domain{Name: block, Tier: 2, TierName: "block"})
-		}
-		if t.Domains[rack] == nil {
-			_ = t.Add(&topology.Domain{Name: rack, Tier: 1, TierName: "rack", Parent: block})
-			t.Domains[block].Children = append(t.Domains[block].Children, rack)
-		}
-		name := fmt.Sprintf("n%05d", i)
-		t.Domains[rack].Nodes = append(t.Domains[rack].Nodes, name)
-		node := placement.Node{Name: name, Allocatable: placement.Resources{"cpu": 96000, "memory": 384 << 30, "pods": 110}}
-		if withUsage {
-			node.Used = placement.Resources{"cpu": 1000, "memory": 1 << 30, "pods": 1}
-		}
-		nodes = append(nodes, node)
-	}
-	return t, nodes
-}
-
 // BenchmarkKueueSnapshot mirrors Kueue's snapshot benchmark: build the in-memory snapshot of 2,500 nodes.
 // Kueue measured 0.8 ms (no usage) to 2.9 ms (with usage) on this kind of machine.
 func BenchmarkKueueSnapshot(b *testing.B) {
 	for _, usage := range []bool{false, true} {
-		t, nodes := kueueShape(2500, usage)
+		t, nodes := sim.KueueShape(2500, usage)
 		b.Run(fmt.Sprintf("nodes=2500/usage=%v", usage), func(b *testing.B) {
 			for b.Loop() {
 				f, err := placement.NewFabric(t)
@@ -131,7 +105,7 @@ func BenchmarkKueueSnapshot(b *testing.B) {
 // level, 9 x min(nodes, 256) pods, on 100, 500 and 2,500 nodes. Kueue measured 4.9, 36.6 and 34.5 ms.
 func BenchmarkKueueAssignment(b *testing.B) {
 	for _, n := range []int{100, 500, 2500} {
-		t, nodes := kueueShape(n, false)
+		t, nodes := sim.KueueShape(n, false)
 		f, err := placement.NewFabric(t)
 		if err != nil {
 			b.Fatal(err)

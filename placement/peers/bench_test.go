@@ -43,3 +43,30 @@ func BenchmarkPeers(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPeersKueueShape runs fabricmap and every peer on the shape of Kueue's TAS assignment benchmark: one
+// podset of 8-CPU pods, 9 x min(nodes, 256) of them, on 100, 500 and 2,500 nodes of racks and blocks.
+func BenchmarkPeersKueueShape(b *testing.B) {
+	for _, n := range []int{100, 500, 2500} {
+		tr, nodes := sim.KueueShape(n, false)
+		f, err := placement.NewFabric(tr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, _, err := placement.NewCluster(f, nodes, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		viewOf(f)
+		g := placement.Gang{Name: "podset", Pods: 9 * min(n, 256), Request: placement.Resources{"cpu": 8000, "pods": 1}}
+		for _, p := range placers {
+			b.Run(fmt.Sprintf("nodes=%d/pods=%d/placer=%s", n, g.Pods, p.Name()), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := p.Place(c, g); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

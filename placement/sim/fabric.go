@@ -74,3 +74,29 @@ func Fill(nodes []placement.Node, fraction float64, seed uint64) {
 		}
 	}
 }
+
+// KueueShape builds the tree of Kueue's TAS benchmarks: racks (tier 1) of 16 nodes, blocks (tier 2) of 16
+// racks, n nodes of 96 CPUs (millicores), 384 Gi of memory and 110 pods, optionally with one 1-CPU/1-Gi pod
+// of usage on every node.
+func KueueShape(n int, withUsage bool) (*topology.Tree, []placement.Node) {
+	t := topology.NewTree()
+	nodes := make([]placement.Node, 0, n)
+	for i := range n {
+		block, rack := fmt.Sprintf("b%d", i/256), fmt.Sprintf("b%d-r%d", i/256, i/16%16)
+		if t.Domains[block] == nil {
+			_ = t.Add(&topology.Domain{Name: block, Tier: 2, TierName: "block"})
+		}
+		if t.Domains[rack] == nil {
+			_ = t.Add(&topology.Domain{Name: rack, Tier: 1, TierName: "rack", Parent: block})
+			t.Domains[block].Children = append(t.Domains[block].Children, rack)
+		}
+		name := fmt.Sprintf("n%05d", i)
+		t.Domains[rack].Nodes = append(t.Domains[rack].Nodes, name)
+		node := placement.Node{Name: name, Allocatable: placement.Resources{"cpu": 96000, "memory": 384 << 30, "pods": 110}}
+		if withUsage {
+			node.Used = placement.Resources{"cpu": 1000, "memory": 1 << 30, "pods": 1}
+		}
+		nodes = append(nodes, node)
+	}
+	return t, nodes
+}
