@@ -19,7 +19,7 @@
 //
 // Keys 1 and 2 are always optimal. Key 3 is exact when the fill is small (the candidate domain's nodes and
 // domains times the pods squared at most 2^20) and PP groups do not constrain it: a knapsack over the
-// subtree. Otherwise a greedy fill uses the fewest children at every domain on its way down (largest first,
+// subtree (a domain of nodes needs none, the greedy count is already the fewest). Otherwise a greedy fill uses the fewest children at every domain on its way down (largest first,
 // the last one the best fit), which is optimal for the number of the gang domain's children used. Tests
 // compare all three keys with an exhaustive search on random small fabrics. Every search is one bottom-up
 // pass over the snapshot plus a fill of the few candidate domains that can still win.

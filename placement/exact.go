@@ -44,10 +44,14 @@ type choices struct {
 	b           []int32
 }
 
-// exactFits reports whether the exact fill may run for m pods in domain d.
+// exactFits reports whether the exact fill should run for m pods in domain d. A domain of nodes does not
+// need it: there the greedy fill's count, the largest nodes first, is already the fewest.
 func (sn *snapshot) exactFits(d int32, m int) bool {
 	f := sn.f
 	dd := &f.domains[d]
+	if dd.leaf {
+		return false
+	}
 	size := int64(dd.hi-dd.lo) + int64(dd.below)
 	return len(f.levels) <= exactLevels && size*int64(m)*int64(m) <= exactWork
 }

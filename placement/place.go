@@ -198,7 +198,7 @@ func (sn *snapshot) childBound(d int32, tau int) int {
 			}
 			var v int
 			if grouped {
-				v = int(sn.gcap[tau][ch])
+				v = int(sn.gcapAt(tau)[ch])
 			} else {
 				v = int(min(sn.domSlots(ch), int64(s.m)))
 			}
@@ -278,7 +278,7 @@ func (sn *snapshot) fillAt(d int32, need int, tau int, out []pick, depth int) []
 			if tau < 0 {
 				v = int(min(sn.domSlots(ch), int64(s.m)))
 			} else {
-				v = int(sn.gcap[gl][ch])
+				v = int(sn.gcapAt(gl)[ch])
 			}
 			if v > 0 {
 				items = append(items, item{ch, v, sn.domSlots(ch)})

@@ -1,6 +1,9 @@
 package placement
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // snapshot holds, for one gang shape, the pod slots of every node and the derived capacities of every domain:
 // built in one pass over the nodes and one over the domains, then read by the search.
@@ -16,6 +19,8 @@ type snapshot struct {
 	// at most levels[l]; valid (for the domains inside [lo, hi)) once groupCaps ran.
 	gcap      [][]int32
 	gcapValid bool
+	// gcapDone[l] says gcap[l] is computed for the current refresh.
+	gcapDone []bool
 	// lo and hi bound the nodes the last refresh recomputed.
 	lo, hi int32
 	// npre[i] is the sum of slots[:i]/P, the group capacity of the nodes themselves.
@@ -34,7 +39,7 @@ func newSnapshot(c *Cluster, s *shape) *snapshot {
 	n := len(f.nodes)
 	sn := &snapshot{c: c, s: s, f: f}
 	if b, ok := buffers.Get().(*snapBuffers); ok && cap(b.slots) >= n {
-		sn.slots, sn.pre = b.slots[:n], b.pre[:n+1]
+		sn.slots, sn.pre, sn.npre, sn.gcap = b.slots[:n], b.pre[:n+1], b.npre, b.gcap
 	} else {
 		sn.slots, sn.pre = make([]int32, n), make([]int64, n+1)
 	}
@@ -46,16 +51,17 @@ func newSnapshot(c *Cluster, s *shape) *snapshot {
 // snapBuffers are a snapshot's per-node arrays, pooled across calls (Place on 100k nodes would otherwise
 // allocate a megabyte a call).
 type snapBuffers struct {
-	slots []int32
-	pre   []int64
+	slots     []int32
+	pre, npre []int64
+	gcap      [][]int32
 }
 
 var buffers sync.Pool
 
 // release returns the snapshot's per-node arrays to the pool; the snapshot must not be used afterwards.
 func (sn *snapshot) release() {
-	buffers.Put(&snapBuffers{slots: sn.slots, pre: sn.pre})
-	sn.slots, sn.pre = nil, nil
+	buffers.Put(&snapBuffers{slots: sn.slots, pre: sn.pre, npre: sn.npre, gcap: sn.gcap})
+	sn.slots, sn.pre, sn.npre, sn.gcap = nil, nil, nil, nil
 }
 
 // refresh recomputes the slots of nodes [lo, hi) from the cluster's free resources, then the prefix sums of
@@ -102,45 +108,59 @@ func (sn *snapshot) domSlots(d int32) int64 {
 	return sn.pre[dd.hi] - sn.pre[dd.lo]
 }
 
-// groupCaps fills gcap for every level and the domains inside the refreshed range (only needed when the gang
-// has several groups of more than one pod).
+// groupCaps prepares the group capacities of the refreshed range: the nodes' own (npre); the levels are then
+// computed on first use by gcapAt. Only needed when the gang has several groups of more than one pod.
 func (sn *snapshot) groupCaps() {
 	if sn.gcapValid {
 		return
 	}
 	sn.gcapValid = true
 	f, p := sn.f, int64(sn.s.p)
-	if sn.npre == nil {
+	if len(sn.npre) < len(sn.slots)+1 {
 		sn.npre = make([]int64, len(sn.slots)+1)
-		sn.gcap = make([][]int32, len(f.levels))
-		for l := range sn.gcap {
-			sn.gcap[l] = make([]int32, len(f.domains))
-		}
 	}
+	if len(sn.gcap) < len(f.levels) {
+		sn.gcap = make([][]int32, len(f.levels))
+	}
+	sn.gcapDone = slices.Grow(sn.gcapDone[:0], len(f.levels))[:len(f.levels)]
+	clear(sn.gcapDone)
 	for i := sn.lo; i < sn.hi; i++ {
 		sn.npre[i+1] = sn.npre[i] + int64(sn.slots[i])/p
 	}
-	for l, tau := range f.levels {
-		g := sn.gcap[l]
-		for _, d := range f.order {
-			dd := &f.domains[d]
-			if dd.lo < sn.lo || dd.hi > sn.hi {
-				continue
+}
+
+// gcapAt returns the group capacities at level index l (valid for the domains inside the refreshed range),
+// computing them on first use after a refresh.
+func (sn *snapshot) gcapAt(l int) []int32 {
+	sn.groupCaps()
+	if sn.gcapDone[l] {
+		return sn.gcap[l]
+	}
+	sn.gcapDone[l] = true
+	f, p, tau := sn.f, int64(sn.s.p), sn.f.levels[l]
+	if len(sn.gcap[l]) < len(f.domains) {
+		sn.gcap[l] = make([]int32, len(f.domains))
+	}
+	g := sn.gcap[l]
+	for _, d := range f.order {
+		dd := &f.domains[d]
+		if dd.lo < sn.lo || dd.hi > sn.hi {
+			continue
+		}
+		switch {
+		case dd.tier <= tau:
+			g[d] = int32(sn.domSlots(d) / p)
+		case dd.leaf:
+			g[d] = int32(sn.npre[dd.hi] - sn.npre[dd.lo])
+		default:
+			var sum int64
+			for _, ch := range dd.children {
+				sum += int64(g[ch])
 			}
-			switch {
-			case dd.tier <= tau:
-				g[d] = int32(sn.domSlots(d) / p)
-			case dd.leaf:
-				g[d] = int32(sn.npre[dd.hi] - sn.npre[dd.lo])
-			default:
-				var sum int64
-				for _, ch := range dd.children {
-					sum += int64(g[ch])
-				}
-				g[d] = int32(min(sum, int64(sn.s.groups)))
-			}
+			g[d] = int32(min(sum, int64(sn.s.groups)))
 		}
 	}
+	return g
 }
 
 // levelIndex returns the index in levels of the highest level at most tier.
@@ -168,10 +188,9 @@ func (sn *snapshot) groupTierOf(d int32) int {
 	case s.groups == 1:
 		return -1
 	}
-	sn.groupCaps()
 	limit := min(top, f.levelIndex(s.groupTier))
 	for l := 0; l <= limit; l++ {
-		if int(sn.gcap[l][d]) >= s.groups {
+		if int(sn.gcapAt(l)[d]) >= s.groups {
 			return l
 		}
 	}
