@@ -8,7 +8,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 GO_TEST_FLAGS ?= -count=1
 FUZZTIME ?= 5000x
 
-.PHONY: all tools build generate verify-generated vet test unit fuzz demo bench clean help
+.PHONY: all tools build generate verify-generated vet test unit e2e fuzz demo bench clean help
 
 all: build
 
@@ -41,6 +41,9 @@ vet: ## go vet every package
 
 unit: ## tests that need no control plane
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/ -e /internal/testenv)
+
+e2e: tools ## the whole system on a real control plane: agents in network namespaces behind LLDP switches, two aggregators (root; also part of make test)
+	go test $(GO_TEST_FLAGS) -v -timeout 15m ./test/e2e/
 
 fuzz: ## a short run of every fuzz target (FUZZTIME each: an execution count such as 5000x, or a duration)
 	@hack/fuzz.sh $(FUZZTIME)

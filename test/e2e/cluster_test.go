@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+// The chart is installed as release "fabricmap" in this namespace, so its objects have the names the chart
+// gives them there.
+const (
+	namespace     = "fabricmap-system"
+	agentSA       = "fabricmap-agent"
+	aggregatorSA  = "fabricmap-aggregator"
+	aggregatorDep = "fabricmap-aggregator"
+)
+
+// installChart renders the chart and applies, for real, everything but the workloads (which this test runs
+// as processes) and the CRDs (installed with the control plane): service accounts, RBAC, the admission policy.
+// It returns the rendered aggregator Deployment, whose arguments the aggregators are started with.
+func installChart(t *testing.T, c client.Client) appsv1.Deployment {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(testenv.RepoRoot(), "bin", "helm"), "template", "fabricmap",
+		filepath.Join(testenv.RepoRoot(), "charts", "fabricmap"), "--namespace", namespace, "--kube-version", "1.36.3",
+		"--set", "aggregator.deleteGracePeriod=20s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	apply := map[string]bool{"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true,
+		"RoleBinding": true, "ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true}
+	var deploy appsv1.Deployment
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding the rendered chart: %v", err)
+		}
+		if u.GetAnnotations()["helm.sh/hook"] != "" {
+			continue // helm test objects
+		}
+		switch {
+		case apply[u.GetKind()]:
+			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("e2e"), client.ForceOwnership); err != nil {
+				t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
+			}
+		case u.GetKind() == "Deployment" && u.GetName() == aggregatorDep:
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &deploy); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if deploy.Name == "" {
+		t.Fatal("the chart rendered no aggregator Deployment")
+	}
+	return deploy
+}
+
+// token returns a token of the service account; bound to a pod on node when node is set, as the kubelet
+// gives the DaemonSet's pod there.
+func token(t *testing.T, cs kubernetes.Interface, sa, node string) string {
+	t.Helper()
+	ctx := context.Background()
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}
+	if node != "" {
+		pod, err := cs.CoreV1().Pods(namespace).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: sa + "-" + node, Namespace: namespace},
+			Spec: corev1.PodSpec{NodeName: node, ServiceAccountName: sa,
+				Containers: []corev1.Container{{Name: "agent", Image: "fabricmap:e2e"}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token for %s: %v", sa, err)
+	}
+	return tr.Status.Token
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// kubeconfig writes a kubeconfig that reaches the test API server with token, and returns its path.
+func kubeconfig(t *testing.T, name, token string) string {
+	t.Helper()
+	cfg := testenv.Shared.Config
+	ca := cfg.CAData
+	if len(ca) == 0 && cfg.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["e2e"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: ca}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: name}
+	kc.CurrentContext = "e2e"
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// process is a running fabricmap binary whose output is kept for the test's failure messages.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+func (p *process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *process) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// start runs the command (via startFn, so that a caller can start it inside a network namespace) and stops it
+// with SIGTERM when the test ends, printing its output when the test failed.
+func start(t *testing.T, name string, cmd *exec.Cmd, startFn func(func() error) error) *process {
+	t.Helper()
+	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p, p
+	if startFn == nil {
+		startFn = func(f func() error) error { return f() }
+	}
+	if err := startFn(cmd.Start); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.stop(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("--- output of %s ---\n%s", name, lastLines(p.output(), 40))
+		}
+	})
+	return p
+}
+
+// stop sends sig and waits up to 20 s for the process to end, then kills it.
+func (p *process) stop(sig syscall.Signal) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// freePort returns a TCP port on 127.0.0.1 that nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// metric reads one sample of a Prometheus text exposition at url: the metric with exactly the given labels
+// (e.g. `fabricmap_aggregator_writes_total{kind="apply"}`); 0 when absent.
+func metric(url, sample string) (float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, sc.Err()
+}
+
+// eventually polls cond every 250 ms until it holds or timeout passes; it fails with the last reason.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %s", what, timeout, why)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func describe(v any) string { return fmt.Sprintf("%v", v) }
+
+// restConfig reaches the test API server with token alone.
+func restConfig(t *testing.T, token string) *rest.Config {
+	t.Helper()
+	admin := testenv.Shared.Config
+	return &rest.Config{Host: admin.Host, BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, CAFile: admin.CAFile}}
+}

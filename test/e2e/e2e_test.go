@@ -1,0 +1,252 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"reflect"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+// aggregatorProc is one aggregator replica and where its metrics are served.
+type aggregatorProc struct {
+	*process
+	metricsURL string
+}
+
+func (a *aggregatorProc) sample(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := metric(a.metricsURL, s)
+	if err != nil {
+		t.Fatalf("%s metrics: %v", a.name, err)
+	}
+	return v
+}
+
+func (a *aggregatorProc) leads() bool {
+	v, err := metric(a.metricsURL, `leader_election_master_status{name="fabricmap-aggregator"}`)
+	return err == nil && v == 1
+}
+
+// writes is what an aggregator has written so far: HyperNode applies, status updates, deletes, node labels.
+func (a *aggregatorProc) writes(t *testing.T) map[string]float64 {
+	out := map[string]float64{}
+	for _, kind := range []string{"apply", "status", "delete", "node-labels"} {
+		out[kind] = a.sample(t, fmt.Sprintf(`fabricmap_aggregator_writes_total{kind=%q}`, kind))
+	}
+	return out
+}
+
+// hyperNodes returns every owned HyperNode as name → its members, sorted.
+func hyperNodes(t *testing.T) map[string][]string {
+	t.Helper()
+	var list topologyv1alpha1.HyperNodeList
+	if err := testenv.Shared.Client.List(context.Background(), &list, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, hn := range list.Items {
+		var m []string
+		for _, mem := range hn.Spec.Members {
+			m = append(m, mem.Selector.ExactMatch.Name)
+		}
+		slices.Sort(m)
+		out[hn.Name] = m
+	}
+	return out
+}
+
+func wantHyperNodes(t *testing.T, timeout time.Duration, want map[string][]string) {
+	t.Helper()
+	eventually(t, timeout, "HyperNodes", func() (bool, string) {
+		got := hyperNodes(t)
+		return reflect.DeepEqual(got, want), fmt.Sprintf("have %v, want %v", got, want)
+	})
+}
+
+// TestFabricEndToEnd brings the whole system up on an emulated two-leaf fabric and puts it through what
+// happens in a cluster: convergence, a quiet steady state, an agent that writes another node's report, a
+// cable moved to another leaf, the leader aggregator killed, and a node removed.
+func TestFabricEndToEnd(t *testing.T) {
+	c := testenv.Shared.Client
+	cs := kubernetes.NewForConfigOrDie(testenv.Shared.Config)
+	ctx := context.Background()
+	deploy := installChart(t, c)
+	apiURL, err := url.Parse(testenv.Shared.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	f := newFabric(t)
+	f.addSwitch("leaf-a", 0x0a)
+	f.addSwitch("leaf-b", 0x0b)
+	nodes := map[string]string{"e2e-n1": "leaf-a", "e2e-n2": "leaf-a", "e2e-n3": "leaf-b"}
+	agents := map[string]*process{}
+	agentTokens := map[string]string{}
+	for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
+		if err := c.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+		ns := f.addNode(name)
+		f.cable(name, 0, nodes[name])
+		f.proxyAPIServer(ns, apiURL.Host)
+		agentTokens[name] = token(t, cs, agentSA, name)
+		cmd := exec.Command(bin("fabricmap-agent"), "--kubeconfig", kubeconfig(t, name, agentTokens[name]), "--node-name", name,
+			"--probes", "lldp", "--lldp-interfaces", "up0", "--interval", "1s", "--jitter", "0s", "--health-addr", "",
+			"--log-format", "text")
+		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(ns, fn) })
+	}
+
+	aggToken := token(t, cs, aggregatorSA, "")
+	var aggs []*aggregatorProc
+	for i := range 2 {
+		metricsPort := freePort(t)
+		args := append(slices.Clone(deploy.Spec.Template.Spec.Containers[0].Args),
+			"--kubeconfig", kubeconfig(t, fmt.Sprintf("aggregator-%d", i), aggToken),
+			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", metricsPort), fmt.Sprintf("--health-addr=127.0.0.1:%d", freePort(t)),
+			fmt.Sprintf("--web-addr=127.0.0.1:%d", freePort(t)),
+			"--log-format=text")
+		cmd := exec.Command(bin("fabricmap-aggregator"), args...)
+		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace)
+		aggs = append(aggs, &aggregatorProc{
+			process:    start(t, fmt.Sprintf("aggregator-%d", i), cmd, nil),
+			metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+		})
+	}
+	leader := func() (*aggregatorProc, *aggregatorProc) {
+		var l *aggregatorProc
+		eventually(t, 90*time.Second, "an aggregator leads", func() (bool, string) {
+			for _, a := range aggs {
+				if a.leads() {
+					l = a
+					return true, ""
+				}
+			}
+			return false, "no aggregator reports leader_election_master_status 1"
+		})
+		if l == aggs[0] {
+			return aggs[0], aggs[1]
+		}
+		return aggs[1], aggs[0]
+	}
+	blockKey := hypernodegen.DefaultTierKeys[0]
+
+	t.Run("HyperNodes and node labels converge from the agents' LLDP", func(t *testing.T) {
+		wantHyperNodes(t, 2*time.Minute, map[string][]string{
+			"fabric": {"leaf-a", "leaf-b"}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
+		})
+		eventually(t, 30*time.Second, "node labels", func() (bool, string) {
+			var n corev1.Node
+			if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &n); err != nil {
+				return false, err.Error()
+			}
+			return n.Labels[blockKey] == "leaf-b", describe(n.Labels)
+		})
+	})
+
+	t.Run("the steady state writes nothing", func(t *testing.T) {
+		l, standby := leader()
+		before := l.writes(t)
+		time.Sleep(4 * time.Second) // four agent cycles
+		if after := l.writes(t); !reflect.DeepEqual(after, before) {
+			t.Errorf("the leader wrote with nothing changed: %v → %v", before, after)
+		}
+		if w := standby.writes(t); w["apply"]+w["status"]+w["delete"]+w["node-labels"] != 0 {
+			t.Errorf("the standby wrote: %v", w)
+		}
+	})
+
+	t.Run("an agent cannot write another node's report", func(t *testing.T) {
+		hostile, err := client.New(restConfig(t, agentTokens["e2e-n1"]), client.Options{Scheme: kube.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r v1alpha1.NodeFabricReport
+		if err := hostile.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &r); err != nil {
+			t.Fatalf("the agent may read reports: %v", err)
+		}
+		r.Spec.Neighbors = nil
+		err = hostile.Update(ctx, &r)
+		if err == nil || !(apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) || !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
+			t.Fatalf("node e2e-n1's agent updating e2e-n3's report: %v, want a refusal by the admission policy", err)
+		}
+		var stored v1alpha1.NodeFabricReport
+		if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &stored); err != nil || len(stored.Spec.Neighbors) != 1 {
+			t.Fatalf("e2e-n3's report after the attempt: %v, %+v", err, stored.Spec.Neighbors)
+		}
+	})
+
+	t.Run("a cable moved to another leaf: the HyperNodes follow, one write each", func(t *testing.T) {
+		l, _ := leader()
+		before := l.writes(t)
+		f.move("e2e-n2", 0, "leaf-b")
+		wantHyperNodes(t, time.Minute, map[string][]string{
+			"fabric": {"leaf-a", "leaf-b"}, "leaf-a": {"e2e-n1"}, "leaf-b": {"e2e-n2", "e2e-n3"},
+		})
+		time.Sleep(3 * time.Second) // more agent cycles: nothing more may be written
+		after := l.writes(t)
+		if d := after["apply"] - before["apply"]; d != 2 {
+			t.Errorf("%v HyperNode applies for the move, want 2 (leaf-a and leaf-b)", d)
+		}
+		if d := after["delete"] - before["delete"]; d != 0 {
+			t.Errorf("%v HyperNodes deleted by a move", d)
+		}
+		if d := after["node-labels"] - before["node-labels"]; d < 1 || d > 2 {
+			t.Errorf("%v node-label writes for the move, want e2e-n2's (twice at most, if an agent cycle fell between the cables)", d)
+		}
+	})
+
+	t.Run("the leader dies: the standby takes over without rewriting anything", func(t *testing.T) {
+		l, standby := leader()
+		l.stop(syscall.SIGKILL) // no chance to release the Lease
+		eventually(t, 90*time.Second, "the standby leads", func() (bool, string) { return standby.leads(), "still waiting for the Lease" })
+		time.Sleep(2 * time.Second) // its first reconciles
+		if w := standby.writes(t); w["apply"]+w["status"]+w["delete"]+w["node-labels"] != 0 {
+			t.Errorf("the new leader rewrote an up-to-date cluster: %v", w)
+		}
+		f.move("e2e-n2", 0, "leaf-a")
+		wantHyperNodes(t, time.Minute, map[string][]string{
+			"fabric": {"leaf-a", "leaf-b"}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
+		})
+	})
+
+	t.Run("a node removed: its report goes at once, its emptied domain after the grace period", func(t *testing.T) {
+		agents["e2e-n3"].stop(syscall.SIGKILL)
+		var n corev1.Node
+		if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &n); err != nil {
+			t.Fatal(err)
+		}
+		removed := time.Now()
+		if err := c.Delete(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the report of the deleted node is removed", func() (bool, string) {
+			err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &v1alpha1.NodeFabricReport{})
+			return apierrors.IsNotFound(err), describe(err)
+		})
+		if _, ok := hyperNodes(t)["leaf-b"]; !ok && time.Since(removed) < 15*time.Second {
+			t.Fatal("leaf-b was deleted before its grace period (20 s) ended")
+		}
+		wantHyperNodes(t, time.Minute, map[string][]string{"fabric": {"leaf-a"}, "leaf-a": {"e2e-n1", "e2e-n2"}})
+		if took := time.Since(removed); took < 20*time.Second {
+			t.Errorf("leaf-b was deleted %v after its last node went, within the grace period of 20 s", took)
+		}
+	})
+}
