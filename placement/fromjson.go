@@ -8,20 +8,9 @@ import (
 
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
 )
-
-// TreeConfigMapKey is the ConfigMap data key under which the aggregator writes the tree.
-const TreeConfigMapKey = "topology.json"
-
-// treeEntry is one domain of the tree ConfigMap: {layer, name, parents, children}; a bottom domain's children
-// are its nodes.
-type treeEntry struct {
-	Layer    int      `json:"layer"`
-	Name     string   `json:"name"`
-	Parents  []string `json:"parents"`
-	Children []string `json:"children"`
-}
 
 // ParseTree reads a tree from JSON in any of the forms fabricmap writes: the tree ConfigMap's list of
 // {layer, name, parents, children} (or the ConfigMap itself), a List or HyperNodeList of HyperNodes
@@ -32,7 +21,7 @@ type treeEntry struct {
 func ParseTree(data []byte, nodeLabels map[string]map[string]string) (*topology.Tree, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
-		var entries []treeEntry
+		var entries []hypernodegen.TreeConfigMapEntry
 		if err := json.Unmarshal(data, &entries); err != nil {
 			return nil, fmt.Errorf("reading the tree entries: %w", err)
 		}
@@ -49,9 +38,9 @@ func ParseTree(data []byte, nodeLabels map[string]map[string]string) (*topology.
 	}
 	switch {
 	case probe.Kind == "ConfigMap":
-		inner, ok := probe.Data[TreeConfigMapKey]
+		inner, ok := probe.Data[hypernodegen.TreeConfigMapKey]
 		if !ok {
-			return nil, inputErr("data["+TreeConfigMapKey+"]", "the ConfigMap has no tree")
+			return nil, inputErr("data["+hypernodegen.TreeConfigMapKey+"]", "the ConfigMap has no tree")
 		}
 		return ParseTree([]byte(inner), nodeLabels)
 	case probe.Domains != nil:
@@ -76,7 +65,7 @@ func ParseTree(data []byte, nodeLabels map[string]map[string]string) (*topology.
 }
 
 // treeFromEntries turns ConfigMap entries into a tree.
-func treeFromEntries(entries []treeEntry) (*topology.Tree, error) {
+func treeFromEntries(entries []hypernodegen.TreeConfigMapEntry) (*topology.Tree, error) {
 	t := topology.NewTree()
 	for i, e := range entries {
 		if err := t.Add(&topology.Domain{Name: e.Name, Tier: e.Layer}); err != nil {
