@@ -55,8 +55,9 @@ test: tools verify-generated vet ## unit and integration tests on a real kube-ap
 demo: tools build ## start a local control plane, run the agent for simulated nodes and the aggregator, print the HyperNode tree
 	$(BIN)/fabricmap-demo
 
-bench: tools ## run the benchmarks and print measured figures as ratios of their targets
+bench: tools ## run the benchmarks and print measured figures as ratios of their targets (agent, merge, placement and its peers)
 	@hack/bench.sh
+	@hack/bench-placement.sh
 
 clean: ## remove built binaries (keeps the cached tools)
 	rm -f $(BIN)/fabricmap $(BIN)/fabricmap-agent $(BIN)/fabricmap-aggregator $(BIN)/fabricmap-demo
