@@ -1,6 +1,8 @@
 package ctl
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 
@@ -16,42 +18,96 @@ import (
 
 func newGet() *cobra.Command {
 	get := &cobra.Command{Use: "get", Short: "Show what fabricmap generated"}
-	get.AddCommand(newGetHyperNodes())
+	get.AddCommand(newGetHyperNodes(), newGetNodes())
 	return get
 }
 
+// getOptions are the flags every get command shares.
+type getOptions struct {
+	output string
+	all    bool
+	watch  bool
+}
+
+func (o *getOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.output, "output", "o", "tree", "output format: tree, json, yaml or dot")
+	cmd.Flags().BoolVarP(&o.all, "all", "A", false, "include HyperNodes that fabricmap did not make")
+	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "print again whenever HyperNodes or Nodes change, until interrupted")
+}
+
+// renderFunc writes what a get command shows, read from r; warnings go to errw.
+type renderFunc func(ctx context.Context, r client.Reader, w, errw io.Writer) error
+
+// runGet renders once from the API server, or, with --watch, from a watching cache on every change.
+func runGet(cmd *cobra.Command, o getOptions, render renderFunc) error {
+	switch o.output {
+	case "tree", "json", "yaml", "dot":
+	default:
+		return fmt.Errorf("--output %q: want tree, json, yaml or dot", o.output)
+	}
+	kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
+	cfg, err := cli.RESTConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	if o.watch {
+		return watch(cmd.Context(), cfg, o, render, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	}
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		return fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	var out bytes.Buffer
+	if err := render(cmd.Context(), c, &out, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(out.Bytes())
+	return err
+}
+
 func newGetHyperNodes() *cobra.Command {
-	var output string
-	var all bool
+	var o getOptions
 	cmd := &cobra.Command{
 		Use:     "hypernodes",
 		Aliases: []string{"hypernode", "hn"},
 		Short:   "Print the HyperNodes as a tree (tier, name, node count, members, source)",
-		Args:    cobra.NoArgs,
+		Long: "Print the HyperNodes fabricmap made as a tree: each domain with its tier, tier name, node count and\n" +
+			"source, its child domains and its node members. Members selected by regular expression or label are\n" +
+			"resolved against the cluster's Nodes.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
-			cfg, err := cli.RESTConfig(kubeconfig)
-			if err != nil {
-				return err
-			}
-			c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
-			if err != nil {
-				return fmt.Errorf("creating Kubernetes client: %w", err)
-			}
-			var list topologyv1alpha1.HyperNodeList
-			var opts []client.ListOption
-			if !all {
-				opts = append(opts, client.MatchingLabels(hypernodegen.OwnedSelector()))
-			}
-			if err := c.List(cmd.Context(), &list, opts...); err != nil {
-				return fmt.Errorf("listing HyperNodes: %w", err)
-			}
-			return printHyperNodes(cmd.OutOrStdout(), cmd.ErrOrStderr(), list.Items, output)
+			return runGet(cmd, o, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
+				items, err := listHyperNodes(ctx, r, o.all)
+				if err != nil {
+					return err
+				}
+				if needsNodes(items) {
+					nodes, err := listNodeLabels(ctx, r)
+					if err != nil {
+						fmt.Fprintf(errw, "warning: cannot resolve regex and label members: %v\n", err)
+					} else {
+						items = resolveMembers(items, nodes)
+					}
+				}
+				return printHyperNodes(w, errw, items, o.output)
+			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "tree", "output format: tree, json, yaml or dot")
-	cmd.Flags().BoolVarP(&all, "all", "A", false, "include HyperNodes that fabricmap did not make")
+	o.addFlags(cmd)
 	return cmd
+}
+
+// listHyperNodes lists fabricmap's HyperNodes, or every HyperNode when all is set.
+func listHyperNodes(ctx context.Context, r client.Reader, all bool) ([]topologyv1alpha1.HyperNode, error) {
+	var list topologyv1alpha1.HyperNodeList
+	var opts []client.ListOption
+	if !all {
+		opts = append(opts, client.MatchingLabels(hypernodegen.OwnedSelector()))
+	}
+	if err := r.List(ctx, &list, opts...); err != nil {
+		return nil, fmt.Errorf("listing HyperNodes: %w", err)
+	}
+	return list.Items, nil
 }
 
 // printHyperNodes writes HyperNodes in the chosen format; warnings about the tree go to errw.

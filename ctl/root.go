@@ -2,8 +2,13 @@
 package ctl
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 )
+
+// PluginBinary is the name kubectl looks for on PATH to run `kubectl fabricmap …`.
+const PluginBinary = "kubectl-fabricmap"
 
 // NewRoot returns the root "fabricmap" command with every subcommand attached.
 func NewRoot() *cobra.Command {
@@ -16,4 +21,21 @@ func NewRoot() *cobra.Command {
 	root.PersistentFlags().String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	root.AddCommand(newGet(), newProbe(), newTopology(), newPlace(), newSimulate(), newCheck())
 	return root
+}
+
+// NewRootAs returns the root command for a binary started as arg0 (os.Args[0]): run as kubectl-fabricmap (a
+// kubectl plugin), its help and usage read `kubectl fabricmap …`.
+func NewRootAs(arg0 string) *cobra.Command {
+	root := NewRoot()
+	if IsPlugin(arg0) {
+		root.Use = PluginBinary
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl fabricmap"}
+	}
+	return root
+}
+
+// IsPlugin reports whether arg0 names the kubectl plugin binary (with or without a path or ".exe").
+func IsPlugin(arg0 string) bool {
+	base := arg0[strings.LastIndexAny(arg0, `/\`)+1:] // either separator: the name may come from Windows
+	return strings.TrimSuffix(base, ".exe") == PluginBinary
 }

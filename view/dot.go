@@ -9,7 +9,8 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// DOT writes t as a Graphviz digraph: domains as boxes labelled with tier and node count, nodes as ellipses.
+// DOT writes t as a Graphviz digraph: domains as boxes labelled with tier and node count, nodes as ellipses,
+// nodes without topology as dashed ellipses on their own.
 func DOT(w io.Writer, t *topology.Tree) error {
 	p := &printer{w: w, t: t}
 	p.printf("digraph fabricmap {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n")
@@ -28,6 +29,9 @@ func DOT(w io.Writer, t *topology.Tree) error {
 		for _, node := range d.Nodes {
 			p.printf("  %s [shape=ellipse];\n  %s -> %s;\n", strconv.Quote("node/"+node), strconv.Quote(n), strconv.Quote("node/"+node))
 		}
+	}
+	for _, node := range t.Unplaced {
+		p.printf("  %s [shape=ellipse, style=dashed, label=%s];\n", strconv.Quote("node/"+node), strconv.Quote(node+"\nno topology"))
 	}
 	p.printf("}\n")
 	return p.err

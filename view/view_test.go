@@ -53,6 +53,7 @@ func TestDOT(t *testing.T) {
 		`"fabric" [shape=box, label="fabric\ntier 2 fabric\n3 nodes"];`,
 		`"fabric" -> "leaf-a";`,
 		`"leaf-b" -> "node/n3";`,
+		`"node/n4" [shape=ellipse, style=dashed, label="n4\nno topology"];`,
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("DOT output lacks %q:\n%s", want, b.String())
