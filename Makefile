@@ -48,7 +48,11 @@ e2e: tools ## the whole system on a real control plane: agents in network namesp
 fuzz: ## a short run of every fuzz target (FUZZTIME each: an execution count such as 5000x, or a duration)
 	@hack/fuzz.sh $(FUZZTIME)
 
-test: tools verify-generated vet ## unit and integration tests on a real kube-apiserver and etcd, plus a short fuzz run
+.PHONY: chromium
+chromium: ## install Debian's chromium for the web page's browser test, when /usr/bin/chromium is missing
+	@hack/install-chromium.sh
+
+test: tools chromium verify-generated vet ## unit and integration tests on a real kube-apiserver and etcd, plus a short fuzz run
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
 	@hack/fuzz.sh $(FUZZTIME)
 

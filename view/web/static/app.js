@@ -70,7 +70,7 @@
     const body = document.querySelector("#conflicts tbody");
     body.replaceChildren(...data.conflicts.map((c) => {
       const tr = el("tr");
-      tr.append(el("td", "node", c.node || "—"), el("td", "source", c.source || "—"), el("td", "reason", c.reason));
+      tr.append(el("td", "node", c.node || "—"), el("td", "src", c.source || "—"), el("td", "reason", c.reason));
       return tr;
     }));
     document.getElementById("conflicts-count").textContent = "(" + data.conflicts.length + ")";
@@ -80,7 +80,7 @@
     document.getElementById("summary").textContent = data.ready
       ? plural(data.nodeCount, "node") + " in " + plural(data.domainCount, "domain") + ", " +
         data.unplaced.length + " without topology, " + plural(data.conflicts.length, "conflict") +
-        (data.updated ? " · built " + data.updated : "")
+        (data.updated ? " · built " + data.updated.replace("T", " ").replace("Z", " UTC") : "")
       : "No tree built yet.";
     document.body.dataset.loaded = "true";
   }
