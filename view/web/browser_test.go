@@ -67,7 +67,7 @@ func TestPageInChromium(t *testing.T) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profileDir(t)),
 		chromedp.WindowSize(1100, 820),
 	)
 	defer cancelAlloc()
@@ -79,6 +79,7 @@ func TestPageInChromium(t *testing.T) {
 		t.Logf("chromium: %s", msg)
 	}))
 	defer cancelBrowser()
+	defer func() { _ = chromedp.Cancel(browser) }() // close the browser gracefully before its profile is removed
 
 	var domains []domainView
 	var unplaced, conflicts, summary string
@@ -175,4 +176,30 @@ func checkPNG(t *testing.T, path string) {
 	if cfg.Width < 100 || cfg.Height < 100 {
 		t.Fatalf("%s is %dx%d: too small to show the page", path, cfg.Width, cfg.Height)
 	}
+}
+
+// profileDir returns a fresh Chromium profile folder, removed after the test. Chromium's helper processes may
+// still write to it for a moment after the browser is gone, so removal is retried, and a leftover is logged, not
+// failed.
+func profileDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fabricmap-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			err := os.RemoveAll(dir)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Logf("removing the Chromium profile %s: %v", dir, err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
 }

@@ -5,6 +5,16 @@
 (function () {
   const refreshMs = 15000;
   const collapsed = new Set(); // domain names the reader collapsed, kept across refreshes
+  const bigTree = 200; // above this many nodes, domains that hold nodes start collapsed
+  let lastBody = null; // the last response rendered: an unchanged tree is not rendered again
+  let first = true;
+
+  function collapseLeaves(domains) {
+    domains.forEach((d) => {
+      if (d.nodes.length > 0) collapsed.add(d.name);
+      collapseLeaves(d.children);
+    });
+  }
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -58,6 +68,10 @@
   }
 
   function render(data) {
+    if (first && data.ready) {
+      if (data.nodeCount > bigTree) collapseLeaves(data.roots);
+      first = false;
+    }
     const tree = document.getElementById("tree");
     tree.replaceChildren(...data.roots.map(domainItem));
     document.getElementById("tree-empty").hidden = data.ready && data.roots.length > 0;
@@ -90,7 +104,9 @@
     try {
       const res = await fetch("api/tree", { cache: "no-store" });
       if (!res.ok) throw new Error("GET api/tree: " + res.status + " " + res.statusText);
-      render(await res.json());
+      const body = await res.text();
+      if (body !== lastBody) render(JSON.parse(body));
+      lastBody = body;
       err.hidden = true;
     } catch (e) {
       err.textContent = "Could not load the tree: " + e.message;
