@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -12,13 +13,26 @@ import (
 // TreeSnapshot holds the last tree the Reconciler built, with the evidence it rejected, for readers in other
 // goroutines (the aggregator's web page). It is safe for concurrent use; a nil *TreeSnapshot ignores Set.
 type TreeSnapshot struct {
-	mu       sync.RWMutex
-	tree     *topology.Tree
-	problems []topology.Problem
-	built    time.Time
+	mu        sync.RWMutex
+	tree      *topology.Tree
+	problems  []topology.Problem
+	conflicts []topology.Conflict
+	pending   []topology.Conflict
+	built     time.Time
 }
 
-// Set stores a copy of tree and problems, built at the given time.
+// RecordConflict notes that two sources disagreed about a node while the next tree was being built; the next
+// Set publishes it with that tree. A nil *TreeSnapshot ignores it.
+func (s *TreeSnapshot) RecordConflict(c topology.Conflict) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = append(s.pending, c)
+}
+
+// Set stores a copy of tree and problems, built at the given time, with the conflicts recorded since the last Set.
 func (s *TreeSnapshot) Set(tree *topology.Tree, problems []topology.Problem, built time.Time) {
 	if s == nil {
 		return
@@ -28,6 +42,7 @@ func (s *TreeSnapshot) Set(tree *topology.Tree, problems []topology.Problem, bui
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tree, s.problems, s.built = t, p, built
+	s.conflicts, s.pending = s.pending, nil
 }
 
 // Get returns the last tree (nil before the first Set), the problems found building it and when it was built.
@@ -38,11 +53,17 @@ func (s *TreeSnapshot) Get() (*topology.Tree, []topology.Problem, time.Time) {
 	return s.tree, s.problems, s.built
 }
 
-// WebState returns the snapshot as the web page shows it: the tree, its nodes without topology and the
-// rejected evidence as conflicts.
+// WebState returns the snapshot as the web page shows it: the tree, its nodes without topology, and as
+// conflicts the rejected evidence and the sources that disagreed.
 func (s *TreeSnapshot) WebState() web.State {
-	t, problems, built := s.Get()
+	s.mu.RLock()
+	t, problems, conflicts, built := s.tree, s.problems, s.conflicts, s.built
+	s.mu.RUnlock()
 	st := web.State{Tree: t, Conflicts: web.ConflictsFromProblems(problems), Updated: built}
+	for _, c := range conflicts {
+		st.Conflicts = append(st.Conflicts, web.Conflict{Node: c.Node, Source: c.Dropped,
+			Reason: fmt.Sprintf("sources %s and %s place the node behind different switches; %s wins (higher priority)", c.Kept, c.Dropped, c.Kept)})
+	}
 	if t != nil {
 		st.Unplaced = t.Unplaced
 	}

@@ -23,10 +23,11 @@ func TestTreeSnapshot(t *testing.T) {
 		conflicts int
 	}{
 		{"before the first tree", false, false, 0, 0},
-		{"after Set", true, true, 1, 1},
+		{"after Set", true, true, 1, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &TreeSnapshot{}
+			s.RecordConflict(topology.Conflict{Node: "n1", Kept: "reports", Dropped: "ufm"})
 			if tc.set {
 				s.Set(tree, problems, built)
 			}
@@ -45,16 +46,28 @@ func TestTreeSnapshot(t *testing.T) {
 	}
 	var nilSnapshot *TreeSnapshot
 	nilSnapshot.Set(tree, nil, built) // a Reconciler without a snapshot must not panic
+	nilSnapshot.RecordConflict(topology.Conflict{})
 
 	s := &TreeSnapshot{}
+	s.RecordConflict(topology.Conflict{Node: "n1", Kept: "reports", Dropped: "ufm"})
+	s.Set(tree, nil, built)
+	s.Set(tree, nil, built)
+	if c := s.WebState().Conflicts; len(c) != 0 {
+		t.Errorf("a conflict outlived the pass it was recorded in: %+v", c)
+	}
+
+	s = &TreeSnapshot{}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if i%2 == 0 {
+			switch i % 3 {
+			case 0:
 				s.Set(tree, problems, built)
-			} else {
+			case 1:
+				s.RecordConflict(topology.Conflict{Node: "n1"})
+			default:
 				_ = s.WebState()
 			}
 		}()
