@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,27 +42,51 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 	}
 	sort.Strings(names)
 	keys := r.Config.LabelKeys.All()
-	var errs []error
+	var todo []string
 	for _, n := range names {
-		node, ok := nodes[n]
-		if !ok || !labelsDiffer(node, desired[n], keys) {
-			continue
+		if node, ok := nodes[n]; ok && labelsDiffer(node, desired[n], keys) {
+			todo = append(todo, n)
 		}
-		labels := map[string]any{}
-		for k, v := range desired[n] {
-			labels[k] = v
-		}
-		u := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": n, "labels": labels},
-		}}
-		if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(LabelFieldManager), client.ForceOwnership); err != nil {
-			errs = append(errs, fmt.Errorf("labelling node %q: %w", n, err))
-			continue
-		}
-		r.Metrics.writes.WithLabelValues("node-labels").Inc()
-		r.Log.Info("node labels updated", "node", n, "labels", desired[n])
 	}
+	// One write per node that differs, several at a time: a cold start labels every node of the cluster, and
+	// one round trip after another would take minutes at 10,000 nodes. The client's rate limit still bounds
+	// what reaches the API server.
+	errs := make([]error, len(todo))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(labelWorkers, len(todo)) {
+		wg.Go(func() {
+			for i := range work {
+				errs[i] = r.applyNodeLabels(ctx, todo[i], desired[todo[i]])
+			}
+		})
+	}
+	for i := range todo {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// labelWorkers is how many node-label writes are in flight at once.
+const labelWorkers = 16
+
+// applyNodeLabels server-side-applies the labels fabricmap owns on node n.
+func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want map[string]string) error {
+	labels := map[string]any{}
+	for k, v := range want {
+		labels[k] = v
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": n, "labels": labels},
+	}}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(LabelFieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("labelling node %q: %w", n, err)
+	}
+	r.Metrics.writes.WithLabelValues("node-labels").Inc()
+	r.Log.Info("node labels updated", "node", n, "labels", want)
+	return nil
 }
 
 // labelsDiffer reports whether node lacks a wanted label value, or carries a fabricmap key that is no longer
