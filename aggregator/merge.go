@@ -101,6 +101,7 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, n
 // conflict reports two sources that disagree about a node's switches.
 func (r *Reconciler) conflict(c topology.Conflict, nodes map[string]*metav1.PartialObjectMetadata) {
 	r.Metrics.conflicts.WithLabelValues(c.Kept, c.Dropped).Inc()
+	r.Snapshot.RecordConflict(c)
 	r.Log.Warn("sources disagree about a node's switches; the higher-priority source wins",
 		"node", c.Node, "kept", c.Kept, "dropped", c.Dropped)
 	n, ok := nodes[c.Node]

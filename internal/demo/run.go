@@ -77,7 +77,7 @@ func Run(ctx context.Context, fabric []SimNode, o Options) error {
 
 	say("starting the aggregator")
 	agg := exec.CommandContext(ctx, filepath.Join(o.BinDir, "fabricmap-aggregator"), "--kubeconfig", kubeconfig,
-		"--leader-election-namespace", "default", "--metrics-addr", "0", "--health-addr", "0", "--log-format", "text")
+		"--leader-election-namespace", "default", "--metrics-addr", "0", "--health-addr", "0", "--web-addr", "0", "--log-format", "text")
 	agg.Stdout, agg.Stderr = o.Log, o.Log
 	if err := agg.Start(); err != nil {
 		return fmt.Errorf("starting the aggregator: %w", err)

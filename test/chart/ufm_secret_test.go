@@ -202,7 +202,7 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 		args = append(args, a)
 	}
 	// What the pod's environment gives (a service account, its own ports) comes last, so it wins.
-	args = append(args, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-addr=0", "--health-addr=0", "--log-format=text", "--log-level=warn")
+	args = append(args, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-addr=0", "--health-addr=0", "--web-addr=0", "--log-format=text", "--log-level=warn")
 	if !strings.Contains(strings.Join(args, " "), "--ufm-password-file="+ufmDir+"/password") {
 		t.Fatalf("the Deployment does not point the aggregator at the mounted password: %v", container.Args)
 	}

@@ -43,8 +43,8 @@ const (
 )
 
 func loadLeafGUID(su, rail int) string { return fmt.Sprintf("b83fd2030a%06x", su*loadRails+rail) }
-func loadSpineGUID(g, k int) string  { return fmt.Sprintf("b83fd2030b%06x", g*loadSpines+k) }
-func loadCoreGUID(k int) string      { return fmt.Sprintf("b83fd2030c%06x", k) }
+func loadSpineGUID(g, k int) string    { return fmt.Sprintf("b83fd2030b%06x", g*loadSpines+k) }
+func loadCoreGUID(k int) string        { return fmt.Sprintf("b83fd2030c%06x", k) }
 
 // loadReport is host h's report when it sits in scalable unit su.
 func loadReport(h, su int) *v1alpha1.NodeFabricReport {
