@@ -114,6 +114,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(ns, fn) })
 	}
 
+	u := newFakeUFM(t)
 	aggToken := token(t, cs, aggregatorSA, "")
 	var aggs []*aggregatorProc
 	for i := range 2 {
@@ -123,6 +124,7 @@ func TestFabricEndToEnd(t *testing.T) {
 			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", metricsPort), fmt.Sprintf("--health-addr=127.0.0.1:%d", freePort(t)),
 			fmt.Sprintf("--web-addr=127.0.0.1:%d", freePort(t)),
 			"--log-format=text")
+		args = append(args, u.args()...)
 		cmd := exec.Command(bin("fabricmap-aggregator"), args...)
 		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace)
 		aggs = append(aggs, &aggregatorProc{
@@ -150,7 +152,7 @@ func TestFabricEndToEnd(t *testing.T) {
 
 	t.Run("HyperNodes and node labels converge from the agents' LLDP", func(t *testing.T) {
 		wantHyperNodes(t, 2*time.Minute, map[string][]string{
-			"fabric": {"leaf-a", "leaf-b"}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
+			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
 		})
 		eventually(t, 30*time.Second, "node labels", func() (bool, string) {
 			var n corev1.Node
@@ -198,7 +200,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		before := l.writes(t)
 		f.move("e2e-n2", 0, "leaf-b")
 		wantHyperNodes(t, time.Minute, map[string][]string{
-			"fabric": {"leaf-a", "leaf-b"}, "leaf-a": {"e2e-n1"}, "leaf-b": {"e2e-n2", "e2e-n3"},
+			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1"}, "leaf-b": {"e2e-n2", "e2e-n3"},
 		})
 		time.Sleep(3 * time.Second) // more agent cycles: nothing more may be written
 		after := l.writes(t)
@@ -223,8 +225,27 @@ func TestFabricEndToEnd(t *testing.T) {
 		}
 		f.move("e2e-n2", 0, "leaf-a")
 		wantHyperNodes(t, time.Minute, map[string][]string{
-			"fabric": {"leaf-a", "leaf-b"}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
+			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
 		})
+	})
+
+	t.Run("UFM answers 500s, then garbage: its last good fabric stays past the grace period", func(t *testing.T) {
+		l, _ := leader()
+		stale := func() float64 { return l.sample(t, `fabricmap_aggregator_source_stale{source="ufm"}`) }
+		before := l.writes(t)
+		for _, mode := range []string{"500", "garbage"} {
+			u.mode.Store(mode)
+			eventually(t, 30*time.Second, "UFM marked stale", func() (bool, string) { return stale() == 1, "not stale yet" })
+			time.Sleep(12 * time.Second) // together more than the 20 s grace period
+			if got := hyperNodes(t)[ufmLeaf]; !slices.Equal(got, []string{ufmHost}) {
+				t.Fatalf("UFM answering %q: %s holds %v, want the last good %v", mode, ufmLeaf, got, ufmHost)
+			}
+		}
+		if after := l.writes(t); after["delete"] != before["delete"] || after["apply"] != before["apply"] {
+			t.Errorf("a broken UFM caused writes: %v → %v", before, after)
+		}
+		u.mode.Store("")
+		eventually(t, 30*time.Second, "UFM fresh again", func() (bool, string) { return stale() == 0, "still stale" })
 	})
 
 	t.Run("a node removed: its report goes at once, its emptied domain after the grace period", func(t *testing.T) {
@@ -244,7 +265,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		if _, ok := hyperNodes(t)["leaf-b"]; !ok && time.Since(removed) < 15*time.Second {
 			t.Fatal("leaf-b was deleted before its grace period (20 s) ended")
 		}
-		wantHyperNodes(t, time.Minute, map[string][]string{"fabric": {"leaf-a"}, "leaf-a": {"e2e-n1", "e2e-n2"}})
+		wantHyperNodes(t, time.Minute, map[string][]string{"fabric": {ufmLeaf, "leaf-a"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1", "e2e-n2"}})
 		if took := time.Since(removed); took < 20*time.Second {
 			t.Errorf("leaf-b was deleted %v after its last node went, within the grace period of 20 s", took)
 		}
