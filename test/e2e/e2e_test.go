@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -98,6 +99,8 @@ func TestFabricEndToEnd(t *testing.T) {
 	f.addSwitch("leaf-a", 0x0a)
 	f.addSwitch("leaf-b", 0x0b)
 	nodes := map[string]string{"e2e-n1": "leaf-a", "e2e-n2": "leaf-a", "e2e-n3": "leaf-b"}
+	// The RDMA probe reads a DGX H100's sysfs, captured as a fixture; NVML finds no driver here and says so.
+	rdmaFixture := filepath.Join(testenv.RepoRoot(), "discovery", "rdma", "testdata", "dgx-h100-ib")
 	agents := map[string]*process{}
 	agentTokens := map[string]string{}
 	for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
@@ -109,7 +112,8 @@ func TestFabricEndToEnd(t *testing.T) {
 		f.proxyAPIServer(ns, apiURL.Host)
 		agentTokens[name] = token(t, cs, agentSA, name)
 		cmd := exec.Command(bin("fabricmap-agent"), "--kubeconfig", kubeconfig(t, name, agentTokens[name]), "--node-name", name,
-			"--probes", "lldp", "--lldp-interfaces", "up0", "--interval", "1s", "--jitter", "0s", "--health-addr", "",
+			"--probes", "lldp,rdma,nvml", "--lldp-interfaces", "up0", "--sysfs-root", rdmaFixture,
+			"--interval", "1s", "--jitter", "0s", "--health-addr", "",
 			"--log-format", "text")
 		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(ns, fn) })
 	}
@@ -154,6 +158,18 @@ func TestFabricEndToEnd(t *testing.T) {
 		wantHyperNodes(t, 2*time.Minute, map[string][]string{
 			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
 		})
+		var r v1alpha1.NodeFabricReport
+		if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n1"}, &r); err != nil {
+			t.Fatal(err)
+		}
+		states := map[string]v1alpha1.ProbeState{}
+		for _, p := range r.Status.Probes {
+			states[p.Name] = p.State
+		}
+		want := map[string]v1alpha1.ProbeState{"lldp": v1alpha1.ProbeAvailable, "rdma": v1alpha1.ProbeAvailable, "nvml": v1alpha1.ProbeNotApplicable}
+		if !reflect.DeepEqual(states, want) || len(r.Spec.RDMADevices) == 0 {
+			t.Errorf("e2e-n1's report: probes %v (want %v), %d RDMA devices", states, want, len(r.Spec.RDMADevices))
+		}
 		eventually(t, 30*time.Second, "node labels", func() (bool, string) {
 			var n corev1.Node
 			if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &n); err != nil {
