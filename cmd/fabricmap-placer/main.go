@@ -1,0 +1,22 @@
+// Command fabricmap-placer runs the leader-elected placement controller: it places gangs held by the
+// fabricmap.io/placement scheduling gate on the topology tree and lets the stock kube-scheduler bind them.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fabricmap/fabricmap/placer/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := app.Main(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "fabricmap-placer:", err)
+		os.Exit(1)
+	}
+}

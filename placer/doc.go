@@ -1,0 +1,9 @@
+// Package placer is the placement controller: it holds gangs of pods behind the scheduling gate
+// fabricmap.io/placement until the whole gang can be placed, runs package placement on a snapshot of the
+// cluster (the topology tree, node allocatable, the requests of pods already bound or pinned), pins every pod
+// to its node with a required node affinity and removes only its own gate, all or nothing; the stock
+// kube-scheduler then binds. When the gang needs room, it evicts whole lower-priority preemptible gangs
+// through the Eviction API and reserves the chosen nodes with a NoSchedule taint the gang tolerates until
+// the gang binds or the reservation times out. All state lives on the API objects (pod and node annotations,
+// node taints), so a restarted or newly elected controller continues where the last one stopped.
+package placer

@@ -1,0 +1,239 @@
+package placer
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fabricmap/fabricmap/placement"
+)
+
+// Form says how a gang is declared.
+type Form string
+
+// The gang forms the placer recognises.
+const (
+	FormLabels      Form = "labels"
+	FormPodGroup    Form = "podgroup"
+	FormKoordinator Form = "koordinator"
+)
+
+// GangOf returns the gang a pod belongs to ("namespace/name") and its form; "" when the pod is in no gang.
+// The plain label wins over a PodGroup label, which wins over Koordinator's annotation.
+func GangOf(p *corev1.Pod) (string, Form) {
+	switch {
+	case p.Labels[GangLabel] != "":
+		return p.Namespace + "/" + p.Labels[GangLabel], FormLabels
+	case p.Labels[PodGroupLabel] != "":
+		return p.Namespace + "/" + p.Labels[PodGroupLabel], FormPodGroup
+	case p.Labels[PodGroupLabelLegacy] != "":
+		return p.Namespace + "/" + p.Labels[PodGroupLabelLegacy], FormPodGroup
+	case p.Annotations[KoordinatorGangName] != "":
+		return p.Namespace + "/" + p.Annotations[KoordinatorGangName], FormKoordinator
+	}
+	return "", ""
+}
+
+// Gated says whether the pod still carries the placer's scheduling gate.
+func Gated(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == Gate })
+}
+
+// preemptible says whether a pod's gang may be evicted for a higher-priority gang.
+func preemptible(p *corev1.Pod) bool {
+	return p.Labels[PreemptibleLabel] == "true" || p.Labels[KoordinatorPreemptibleLabel] == "true"
+}
+
+// Gang is a gated gang as read from its pods (and its PodGroup): what placement needs, and the pods in rank order.
+type Gang struct {
+	// Key is "namespace/name"; Namespace and Name its parts.
+	Key, Namespace, Name string
+	// Form is how the gang is declared.
+	Form Form
+	// Pods are the gang's pods, in rank order once Validate succeeded.
+	Pods []*corev1.Pod
+	// MinMember is how many pods the gang needs before it is placed.
+	MinMember int
+	// DP and PP are the parallel degrees (0: unset).
+	DP, PP int
+	// MustLayers are the layers (tier names) the gang must gather within (Koordinator's MustGather).
+	MustLayers []string
+	// Priority is the highest priority of its pods; Preemptible whether it may be evicted once it runs.
+	Priority    int32
+	Preemptible bool
+	// Request is what each pod requests.
+	Request placement.Resources
+	// PodGroup is the gang's PodGroup object, when it has one.
+	PodGroup *unstructured.Unstructured
+	// Complete is when the gang's last pod was created.
+	Complete time.Time
+}
+
+// FaultError is a gang that can never be placed as declared: pods disagreeing on DP or PP, a rank twice or
+// missing, different requests, a minMember of 0. The gang stays gated and nothing is evicted for it.
+type FaultError struct {
+	// Gang is the gang's key; Fault says what is wrong.
+	Gang, Fault string
+}
+
+// Error implements error.
+func (e *FaultError) Error() string { return "gang " + e.Gang + ": " + e.Fault }
+
+// newGang reads a gang's declaration from its pods (all of the same key) and PodGroup (nil when none). It
+// checks only what the declaration says; Validate checks the pods against it.
+func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstructured) (*Gang, error) {
+	ns, name, _ := strings.Cut(key, "/")
+	g := &Gang{Key: key, Namespace: ns, Name: name, Form: form, Pods: slices.Clone(pods), PodGroup: pg}
+	fault := func(format string, args ...any) error {
+		return &FaultError{Gang: key, Fault: fmt.Sprintf(format, args...)}
+	}
+	var err error
+	if g.DP, err = agreeInt(pods, DPLabel); err != nil {
+		return nil, fault("%v", err)
+	}
+	if g.PP, err = agreeInt(pods, PPLabel); err != nil {
+		return nil, fault("%v", err)
+	}
+	for _, p := range pods {
+		if p.Spec.Priority != nil {
+			g.Priority = max(g.Priority, *p.Spec.Priority)
+		}
+		g.Preemptible = g.Preemptible || preemptible(p)
+		if p.CreationTimestamp.After(g.Complete) {
+			g.Complete = p.CreationTimestamp.Time
+		}
+	}
+	spec := ""
+	switch form {
+	case FormLabels:
+		size, err := agreeInt(pods, SizeLabel)
+		if err != nil {
+			return nil, fault("%v", err)
+		}
+		g.MinMember = size
+		if size == 0 && g.DP > 0 && g.PP > 0 {
+			g.MinMember = g.DP * g.PP
+		}
+		if g.MinMember == 0 {
+			return nil, fault("no %s label and no %s and %s labels: the gang's size is unknown", SizeLabel, DPLabel, PPLabel)
+		}
+	case FormPodGroup:
+		if pg == nil {
+			return nil, fault("its PodGroup %s does not exist", key)
+		}
+		mm, found, err := unstructured.NestedInt64(pg.Object, "spec", "minMember")
+		if err != nil || !found || mm <= 0 {
+			return nil, fault("PodGroup %s has minMember %d: it must be positive", key, mm)
+		}
+		g.MinMember = int(mm)
+		spec = pg.GetAnnotations()[KoordinatorTopology]
+	case FormKoordinator:
+		v, err := agreeString(pods, KoordinatorMinAvailable, true)
+		if err != nil {
+			return nil, fault("%v", err)
+		}
+		if g.MinMember, err = strconv.Atoi(v); err != nil || g.MinMember <= 0 {
+			return nil, fault("annotation %s=%q: want a positive number", KoordinatorMinAvailable, v)
+		}
+	}
+	if s, err := agreeString(pods, KoordinatorTopology, true); err != nil {
+		return nil, fault("%v", err)
+	} else if s != "" {
+		spec = s
+	}
+	if spec != "" {
+		if g.MustLayers, err = ParseNetworkTopologySpec(spec); err != nil {
+			return nil, fault("%v", err)
+		}
+	}
+	if g.DP > 0 && g.PP > 0 && g.DP*g.PP != g.MinMember {
+		return nil, fault("DP x PP = %d x %d = %d, but minMember is %d", g.DP, g.PP, g.DP*g.PP, g.MinMember)
+	}
+	return g, nil
+}
+
+// Validate checks a gang with at least MinMember pods: exactly MinMember pods, ranks 0 … M-1 each once (from
+// the rank label, or the pods' names in order when no pod has one), one request for all; it sorts Pods by rank.
+func (g *Gang) Validate() error {
+	fault := func(format string, args ...any) error {
+		return &FaultError{Gang: g.Key, Fault: fmt.Sprintf(format, args...)}
+	}
+	if len(g.Pods) != g.MinMember {
+		return fault("%d pods, but the gang has %d members", len(g.Pods), g.MinMember)
+	}
+	slices.SortFunc(g.Pods, func(a, b *corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+	ranked := 0
+	for _, p := range g.Pods {
+		if _, ok := p.Labels[RankLabel]; ok {
+			ranked++
+		}
+	}
+	if ranked > 0 {
+		if ranked != len(g.Pods) {
+			return fault("%d of %d pods have a %s label: give every pod one or none", ranked, len(g.Pods), RankLabel)
+		}
+		byRank := make([]*corev1.Pod, len(g.Pods))
+		for _, p := range g.Pods {
+			r, err := strconv.Atoi(p.Labels[RankLabel])
+			switch {
+			case err != nil || r < 0 || r >= len(g.Pods):
+				return fault("pod %s has rank %q: want 0 … %d", p.Name, p.Labels[RankLabel], len(g.Pods)-1)
+			case byRank[r] != nil:
+				return fault("rank %d is given twice (pods %s and %s)", r, byRank[r].Name, p.Name)
+			}
+			byRank[r] = p
+		}
+		g.Pods = byRank
+	}
+	for i, p := range g.Pods {
+		req := PodRequest(p)
+		if i == 0 {
+			g.Request = req
+			continue
+		}
+		if !maps.Equal(req, g.Request) {
+			return fault("pods %s and %s request different resources (%v, %v)", g.Pods[0].Name, p.Name, g.Request, req)
+		}
+	}
+	return nil
+}
+
+// agreeInt reads an integer label that every pod must give alike (or none); 0 when absent.
+func agreeInt(pods []*corev1.Pod, key string) (int, error) {
+	v, err := agreeString(pods, key, false)
+	if err != nil || v == "" {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("label %s=%q: want a positive number", key, v)
+	}
+	return n, nil
+}
+
+// agreeString reads a label (or annotation) that the pods carry alike; pods without it are ignored.
+func agreeString(pods []*corev1.Pod, key string, annotation bool) (string, error) {
+	val, from := "", ""
+	for _, p := range pods {
+		m := p.Labels
+		if annotation {
+			m = p.Annotations
+		}
+		v, ok := m[key]
+		if !ok {
+			continue
+		}
+		if from != "" && v != val {
+			return "", fmt.Errorf("pods %s and %s disagree on %s (%q, %q)", from, p.Name, key, val, v)
+		}
+		val, from = v, p.Name
+	}
+	return val, nil
+}

@@ -1,0 +1,28 @@
+package placer
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the placer's Prometheus metrics.
+type Metrics struct {
+	waiting   prometheus.Gauge
+	placed    prometheus.Counter
+	preempted prometheus.Counter
+	latency   prometheus.Histogram
+}
+
+// NewMetrics registers the placer's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fabricmap_placer_gangs_waiting",
+			Help: "Gated gangs not placed yet (incomplete, unplaceable, invalid or waiting for victims to leave)."}),
+		placed: prometheus.NewCounter(prometheus.CounterOpts{Name: "fabricmap_placer_gangs_placed_total",
+			Help: "Gangs pinned to their nodes and ungated."}),
+		preempted: prometheus.NewCounter(prometheus.CounterOpts{Name: "fabricmap_placer_gangs_preempted_total",
+			Help: "Victim gangs evicted to make room for a higher-priority gang."}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fabricmap_placer_placement_latency_seconds",
+			Help:    "Time from a gang's last pod being created to the gang being ungated.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16)}),
+	}
+	reg.MustRegister(m.waiting, m.placed, m.preempted, m.latency)
+	return m
+}

@@ -1,0 +1,161 @@
+package placer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/placement"
+)
+
+// place pins every pod of the gang to its node, then removes the gates: all pods are pinned before any gate
+// goes, and a failure leaves the gang gated (pinned pods keep their decision and are pinned the same way on
+// the next pass); a failure while ungating is retried until every gate is gone.
+func (r *Reconciler) place(ctx context.Context, st *state, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
+	for _, n := range st.reservedFor(g.Key) {
+		if !slices.Contains(plan.Ranks, n) {
+			if err := release(ctx, r.Client, n); err != nil {
+				log.Warn("cannot release a reserved node the plan does not use", "node", n, "err", err)
+			}
+			delete(st.reserved, n)
+		}
+	}
+	per := len(plan.Ranks) / max(len(plan.Groups), 1)
+	for rank, p := range g.Pods {
+		node := plan.Ranks[rank]
+		d := Decision{Gang: g.Key, Node: node, Rank: rank, GangDomain: plan.GangDomain, GangTier: plan.GangTier,
+			GroupDomain: plan.Groups[min(rank/max(per, 1), len(plan.Groups)-1)], GroupTier: plan.GroupTier, Explanation: plan.Explanation}
+		host := node
+		if n := st.nodes[node]; n != nil && n.Labels[HostnameLabel] != "" {
+			host = n.Labels[HostnameLabel]
+		}
+		if _, err := pin(ctx, r.Client, client.ObjectKeyFromObject(p), d, host); err != nil {
+			r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonRetrying, "Pin", "gang %s stays gated: %v", g.Key, err)
+			log.Warn("cannot pin a pod; the gang stays gated", "pod", p.Name, "err", err)
+			return soon
+		}
+		data, _ := json.Marshal(d)
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[PlacementAnnotation] = string(data) // later gangs of this pass count it
+	}
+	return r.ungateAll(ctx, g.Key, g.Pods, r.gangObject(g), log)
+}
+
+// ungateAll removes the gate from every pod of a pinned gang; obj receives the Placed Event (nil: the rank-0
+// pod).
+func (r *Reconciler) ungateAll(ctx context.Context, key string, pods []*corev1.Pod, obj runtime.Object, log *slog.Logger) outcome {
+	byRank := slices.Clone(pods)
+	slices.SortFunc(byRank, func(a, b *corev1.Pod) int {
+		da, _ := decisionOf(a)
+		db, _ := decisionOf(b)
+		return da.Rank - db.Rank
+	})
+	changed := 0
+	for _, p := range byRank {
+		ok, err := ungate(ctx, r.Client, client.ObjectKeyFromObject(p))
+		if err != nil {
+			log.Warn("cannot remove the gate; retrying", "pod", p.Name, "err", err)
+			return soon
+		}
+		if ok {
+			changed++
+		}
+	}
+	if changed == 0 {
+		return placed
+	}
+	if obj == nil {
+		obj = byRank[0]
+	}
+	d, _ := decisionOf(byRank[0])
+	nodes := make([]string, len(byRank))
+	latest := byRank[0].CreationTimestamp.Time
+	for i, p := range byRank {
+		di, _ := decisionOf(p)
+		nodes[i] = di.Node
+		if p.CreationTimestamp.After(latest) {
+			latest = p.CreationTimestamp.Time
+		}
+	}
+	r.Metrics.placed.Inc()
+	r.Metrics.latency.Observe(r.now().Sub(latest).Seconds())
+	r.event(obj, corev1.EventTypeNormal, ReasonPlaced, "Place", "ranks 0-%d on %s: %s", len(nodes)-1, strings.Join(nodes, ","), d.Explanation)
+	log.Info("gang placed", "nodes", nodes, "explanation", d.Explanation)
+	return placed
+}
+
+// preempt makes room for the gang: it checks that every victim pod may be evicted (dry run), reserves the
+// plan's nodes for the gang, then evicts the victim gangs whole. The gang is placed on a later pass, once the
+// evicted pods have left its reserved nodes.
+func (r *Reconciler) preempt(ctx context.Context, st *state, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
+	victims := st.victimPods(plan.Victims)
+	if err := evictAll(ctx, r.Client, victims, true); err != nil {
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonEvictRefused, "Preempt", "gang %s stays gated: cannot evict %s: %v", g.Key, strings.Join(plan.Victims, ","), err)
+		log.Info("eviction refused; retrying later", "victims", plan.Victims, "err", err)
+		return waiting
+	}
+	until := st.now.Add(r.ReservationTimeout)
+	for _, n := range slices.Compact(slices.Sorted(slices.Values(plan.Ranks))) {
+		if err := reserve(ctx, r.Client, n, g.Key, until); err != nil {
+			log.Warn("cannot reserve a node", "node", n, "err", err)
+			return soon
+		}
+		st.reserved[n] = Reservation{Node: n, Gang: g.Key, Until: until}
+	}
+	if err := evictAll(ctx, r.Client, victims, false); err != nil {
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonEvictRefused, "Preempt", "gang %s: evicting %s: %v", g.Key, strings.Join(plan.Victims, ","), err)
+		log.Warn("eviction failed; retrying", "victims", plan.Victims, "err", err)
+		return soon
+	}
+	r.Metrics.preempted.Add(float64(len(plan.Victims)))
+	r.event(r.gangObject(g), corev1.EventTypeNormal, ReasonPreempting, "Preempt", "evicted gangs %s (%d pods); nodes %s reserved until %s",
+		strings.Join(plan.Victims, ","), len(victims), strings.Join(st.reservedFor(g.Key), ","), until.UTC().Format("15:04:05Z"))
+	log.Info("preempting", "victims", plan.Victims, "pods", len(victims), "reserved", st.reservedFor(g.Key))
+	return soon
+}
+
+// releaseDone releases reservations whose gang has bound (every live pod has a node), is gone, or whose time
+// is up; the others are kept in st.reserved.
+func (r *Reconciler) releaseDone(ctx context.Context, st *state) {
+	pods := map[string][]*corev1.Pod{}
+	for _, p := range st.pods {
+		if key, _ := GangOf(p); key != "" && p.DeletionTimestamp == nil && !finished(p) {
+			pods[key] = append(pods[key], p)
+		}
+	}
+	for name, node := range st.nodes {
+		res, ok := reservationOf(node)
+		if !ok {
+			continue
+		}
+		why := ""
+		switch gp := pods[res.Gang]; {
+		case res.Gang == "" || len(gp) == 0:
+			why = "the gang is gone"
+		case !slices.ContainsFunc(gp, func(p *corev1.Pod) bool { return p.Spec.NodeName == "" }):
+			why = "the gang is bound"
+		case !st.now.Before(res.Until):
+			why = fmt.Sprintf("the reservation lapsed at %s", res.Until.UTC().Format("15:04:05Z"))
+		}
+		if why == "" {
+			st.reserved[name] = res
+			continue
+		}
+		if err := release(ctx, r.Client, name); err != nil {
+			r.Log.Warn("cannot release a reservation", "node", name, "gang", res.Gang, "err", err)
+			st.reserved[name] = res
+			continue
+		}
+		r.event(node, corev1.EventTypeNormal, ReasonReleased, "Release", "reservation for gang %s released: %s", res.Gang, why)
+		r.Log.Info("reservation released", "node", name, "gang", res.Gang, "why", why)
+	}
+}

@@ -1,0 +1,67 @@
+package placer
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestGangBoundWherePlanned: in every declaration form, a gated gang is pinned, ungated and bound by the real
+// kube-scheduler exactly on the nodes of its plan, inside one unit.
+func TestGangBoundWherePlanned(t *testing.T) {
+	for i, tc := range []struct {
+		form        string
+		labels      map[string]string
+		annotations map[string]string
+		podGroup    bool
+	}{
+		{form: "labels", labels: map[string]string{GangLabel: "g", DPLabel: "2", PPLabel: "2"}},
+		{form: "podgroup", labels: map[string]string{PodGroupLabel: "g", DPLabel: "2", PPLabel: "2"}, podGroup: true},
+		{form: "podgroup-legacy-label", labels: map[string]string{PodGroupLabelLegacy: "g"}, podGroup: true},
+		{form: "koordinator", labels: map[string]string{PPLabel: "2"},
+			annotations: map[string]string{KoordinatorGangName: "g", KoordinatorMinAvailable: "4",
+				KoordinatorTopology: `{"gatherStrategy":[{"layer":"unit","strategy":"MustGather"}]}`}},
+	} {
+		t.Run(tc.form, func(t *testing.T) {
+			b := newBed(t)
+			p := fmt.Sprintf("bw%d-", i)
+			units := map[string][]string{p + "unit-a": {p + "a1", p + "a2"}, p + "unit-b": {p + "b1", p + "b2"}}
+			for u, nodes := range units {
+				b.addNodes(nodes...)
+				b.addHyperNode(u, 1, "unit", nodes...)
+			}
+			b.addHyperNode(p+"leaf", 2, "leaf", p+"unit-a", p+"unit-b")
+			// Something already runs on a1: the gang must count it.
+			b.addPod(podSpec{name: "other", gpus: 6, node: p + "a1"})
+			b.startPlacer()
+			if tc.podGroup {
+				b.podGroup("g", 4, nil)
+			}
+			b.gang("g", 4, 4, "", tc.labels, tc.annotations)
+			nodes := b.bound("g", 4, 30*time.Second)
+			// a1 has 2 GPUs left, so the gang's unit is unit-b: two pods on each node.
+			for _, n := range nodes {
+				if !slices.Contains(units[p+"unit-b"], n) {
+					t.Fatalf("ranks on %v: want all in unit-b %v", nodes, units[p+"unit-b"])
+				}
+			}
+			if nodes[0] != nodes[1] || nodes[2] != nodes[3] {
+				t.Errorf("PP groups split across nodes: %v", nodes)
+			}
+			d, _ := decisionOf(&b.pods("g")[0])
+			if d.GangDomain != p+"unit-b" || d.GangTier != 1 || d.Explanation == "" {
+				t.Errorf("decision %+v: want gang domain %sunit-b at tier 1 with an explanation", d, p)
+			}
+			b.event(b.gangObjectName("g", tc.podGroup), ReasonPlaced, "ranks 0-3", 10*time.Second)
+		})
+	}
+}
+
+// gangObjectName is where a gang's Events go: the PodGroup, else the rank-0 pod.
+func (b *bed) gangObjectName(gang string, podGroup bool) string {
+	if podGroup {
+		return gang
+	}
+	return gang + "-0"
+}

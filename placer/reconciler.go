@@ -1,0 +1,321 @@
+package placer
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/fabricmap/fabricmap/placement"
+)
+
+// PodGroupGVK is the scheduler-plugins PodGroup the placer reads minMember from.
+var PodGroupGVK = schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "PodGroup"}
+
+// Request is the single work item: every change leads to one pass over all gated gangs.
+var Request = reconcile.Request{}
+
+// Reconciler places gated gangs. Each pass reads the whole cluster, releases reservations that are done or
+// lapsed, then handles the gated gangs from the highest priority down.
+type Reconciler struct {
+	// Reader lists pods, nodes and HyperNodes (a cache).
+	Reader client.Reader
+	// Client reads live and writes (pods, nodes, evictions, PodGroups, the ClusterNetworkTopology).
+	Client client.Client
+	// Events records Events on gangs; nil records none.
+	Events events.EventRecorder
+	// Log and Metrics report what happens.
+	Log     *slog.Logger
+	Metrics *Metrics
+	// ReservationTimeout is how long nodes stay reserved for a gang that has not bound.
+	ReservationTimeout time.Duration
+	// Resync is the longest time between two passes.
+	Resync time.Duration
+	// Retry is the time to the next pass while a gang waits for victims to leave or a write failed.
+	Retry time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// outcome is what handling one gang led to.
+type outcome int
+
+const (
+	placed  outcome = iota // pinned and ungated
+	waiting                // stays gated until something changes
+	soon                   // stays gated; try again after Retry
+)
+
+// Reconcile runs one pass.
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	st, err := r.read(ctx)
+	if err != nil {
+		r.Log.Warn("cannot read the cluster", "err", err)
+		return reconcile.Result{RequeueAfter: r.Retry}, nil
+	}
+	r.releaseDone(ctx, st)
+	gangs := pendingGangs(st.pods)
+	nWaiting, again := 0, false
+	for _, key := range r.order(gangs) {
+		switch r.handle(ctx, st, key, gangs[key]) {
+		case waiting:
+			nWaiting++
+		case soon:
+			nWaiting++
+			again = true
+		}
+	}
+	r.Metrics.waiting.Set(float64(nWaiting))
+	if again {
+		return reconcile.Result{RequeueAfter: r.Retry}, nil
+	}
+	return reconcile.Result{RequeueAfter: r.Resync}, nil
+}
+
+// now returns the current time.
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// read takes the pass's snapshot: pods, nodes, the tree and the reservations.
+func (r *Reconciler) read(ctx context.Context) (*state, error) {
+	var pods corev1.PodList
+	if err := r.Reader.List(ctx, &pods); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	var nodes corev1.NodeList
+	if err := r.Reader.List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	st := &state{nodes: map[string]*corev1.Node{}, reserved: map[string]Reservation{}, now: r.now()}
+	for i := range pods.Items {
+		st.pods = append(st.pods, &pods.Items[i])
+	}
+	for i := range nodes.Items {
+		st.nodes[nodes.Items[i].Name] = &nodes.Items[i]
+	}
+	tree, err := ReadTree(ctx, r.Reader, r.Client, nodes.Items)
+	if err != nil {
+		return nil, err
+	}
+	if st.fabric, err = placement.NewFabric(tree); err != nil {
+		return nil, fmt.Errorf("the topology: %w", err)
+	}
+	st.inFabric = map[string]bool{}
+	for _, n := range st.fabric.Nodes() {
+		st.inFabric[n] = true
+	}
+	return st, nil
+}
+
+// pendingGangs groups the live pods of every gang that has at least one gated pod.
+func pendingGangs(pods []*corev1.Pod) map[string][]*corev1.Pod {
+	all := map[string][]*corev1.Pod{}
+	gated := map[string]bool{}
+	for _, p := range pods {
+		key, _ := GangOf(p)
+		if key == "" || p.DeletionTimestamp != nil || finished(p) {
+			continue
+		}
+		all[key] = append(all[key], p)
+		gated[key] = gated[key] || Gated(p)
+	}
+	out := map[string][]*corev1.Pod{}
+	for k := range gated {
+		if gated[k] {
+			out[k] = all[k]
+		}
+	}
+	return out
+}
+
+// order sorts gangs by priority (highest first), then by age, then by key.
+func (r *Reconciler) order(gangs map[string][]*corev1.Pod) []string {
+	type item struct {
+		key     string
+		prio    int32
+		created time.Time
+	}
+	items := make([]item, 0, len(gangs))
+	for k, pods := range gangs {
+		it := item{key: k, created: pods[0].CreationTimestamp.Time}
+		for _, p := range pods {
+			if p.Spec.Priority != nil {
+				it.prio = max(it.prio, *p.Spec.Priority)
+			}
+			if p.CreationTimestamp.After(it.created) {
+				it.created = p.CreationTimestamp.Time
+			}
+		}
+		items = append(items, it)
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(b.prio, a.prio), a.created.Compare(b.created), cmp.Compare(a.key, b.key))
+	})
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.key
+	}
+	return out
+}
+
+// podGroup reads the gang's PodGroup; nil when it (or its CRD) does not exist.
+func (r *Reconciler) podGroup(ctx context.Context, key string, pods []*corev1.Pod) (*unstructured.Unstructured, error) {
+	if _, form := GangOf(pods[0]); form != FormPodGroup {
+		return nil, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(PodGroupGVK)
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: pods[0].Namespace, Name: key[len(pods[0].Namespace)+1:]}, u)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading PodGroup %s: %w", key, err)
+	}
+	return u, nil
+}
+
+// handle moves one gated gang as far as it can go in this pass.
+func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*corev1.Pod) outcome {
+	log := r.Log.With("gang", key)
+	if allPinned(pods) {
+		return r.ungateAll(ctx, key, pods, nil, log)
+	}
+	pg, err := r.podGroup(ctx, key, pods)
+	if err != nil {
+		log.Warn("cannot read the PodGroup", "err", err)
+		return soon
+	}
+	_, form := GangOf(pods[0])
+	g, err := newGang(key, form, pods, pg)
+	if err != nil {
+		return r.fault(pods[0], pg, err, log)
+	}
+	if len(pods) < g.MinMember {
+		log.Debug("gang incomplete", "pods", len(pods), "minMember", g.MinMember)
+		return waiting
+	}
+	if err := g.Validate(); err != nil {
+		return r.fault(pods[0], pg, err, log)
+	}
+	for _, p := range g.Pods {
+		if _, pinned := decisionOf(p); !Gated(p) && !pinned {
+			return r.fault(p, pg, &FaultError{Gang: key, Fault: "pod " + p.Name + " is not gated by " + Gate}, log)
+		}
+	}
+	req, err := st.placementGang(g)
+	if err != nil {
+		return r.fault(g.Pods[0], pg, err, log)
+	}
+	if node := st.victimsLeaving(key); node != "" {
+		log.Info("waiting for evicted pods to leave the reserved nodes", "node", node)
+		return soon
+	}
+	c, err := st.cluster(g)
+	if err != nil {
+		log.Error("cannot build the placement snapshot", "err", err)
+		return soon
+	}
+	if log.Enabled(ctx, slog.LevelDebug) {
+		free := map[string]int64{}
+		for _, n := range st.fabric.Nodes() {
+			free[n] = c.Free(n, "nvidia.com/gpu")
+		}
+		log.Debug("placing", "pods", req.Pods, "dp", req.DP, "pp", req.PP, "request", req.Request, "hardTier", req.HardTier, "freeGPUs", free)
+	}
+	plan, err := c.Place(req)
+	if errors.Is(err, placement.ErrNoPlacement) {
+		plan, err = c.Preempt(req)
+	}
+	var inErr *placement.InputError
+	switch {
+	case errors.As(err, &inErr):
+		return r.fault(g.Pods[0], pg, &FaultError{Gang: key, Fault: err.Error()}, log)
+	case err != nil:
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonUnplaceable, "Place", "gang %s stays gated: %v", key, err)
+		log.Info("gang unplaceable", "reason", err)
+		return waiting
+	}
+	if len(plan.Victims) > 0 {
+		return r.preempt(ctx, st, g, plan, log)
+	}
+	return r.place(ctx, st, g, plan, log)
+}
+
+// allPinned says whether every pod of the gang carries a decision (the gang was placed; some gates may remain).
+func allPinned(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if _, ok := decisionOf(p); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// fault records a gang that cannot be placed as declared.
+func (r *Reconciler) fault(pod *corev1.Pod, pg *unstructured.Unstructured, err error, log *slog.Logger) outcome {
+	var obj runtime.Object = pod
+	if pg != nil {
+		obj = pg
+	}
+	r.event(obj, corev1.EventTypeWarning, ReasonBadGang, "Place", "%v; the gang stays gated", err)
+	log.Warn("invalid gang", "err", err)
+	return waiting
+}
+
+// gangObject is where the gang's Events go: its PodGroup, else its rank-0 pod.
+func (r *Reconciler) gangObject(g *Gang) runtime.Object {
+	if g.PodGroup != nil {
+		return g.PodGroup
+	}
+	return g.Pods[0]
+}
+
+// event records an Event when a recorder is set.
+func (r *Reconciler) event(obj runtime.Object, typ, reason, action, format string, args ...any) {
+	if r.Events != nil {
+		r.Events.Eventf(obj, nil, typ, reason, action, format, args...)
+	}
+}
+
+// victimsLeaving returns a node reserved for the gang on which evicted pods are still terminating ("" when none).
+func (st *state) victimsLeaving(gang string) string {
+	for _, p := range st.pods {
+		if p.DeletionTimestamp == nil || finished(p) {
+			continue
+		}
+		if n := targetNode(p); n != "" && st.reserved[n].Gang == gang {
+			return n
+		}
+	}
+	return ""
+}
+
+// reservedFor returns the nodes reserved for a gang, sorted.
+func (st *state) reservedFor(gang string) []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(st.reserved)) {
+		if st.reserved[n].Gang == gang {
+			out = append(out, n)
+		}
+	}
+	return out
+}
