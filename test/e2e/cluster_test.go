@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +31,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fabricmap/fabricmap/internal/proctest"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
@@ -142,24 +142,13 @@ func kubeconfig(t *testing.T, name, token string) string {
 
 // process is a running fabricmap binary whose output is kept for the test's failure messages.
 type process struct {
+	proctest.Output
 	name string
 	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
 	done chan struct{}
 }
 
-func (p *process) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-func (p *process) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
+func (p *process) output() string { return p.String() }
 
 // start runs the command (via startFn, so that a caller can start it inside a network namespace) and stops it
 // with SIGTERM when the test ends, printing its output when the test failed.

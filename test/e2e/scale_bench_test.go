@@ -23,6 +23,7 @@ import (
 	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/proctest"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
@@ -288,19 +289,9 @@ func sum(m map[string]float64) float64 {
 // peakRSSMiB is the process's peak resident set size (VmHWM) in MiB.
 func peakRSSMiB(b *testing.B, pid int) float64 {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	kb, err := proctest.PeakRSSKiB(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb / 1024
-		}
-	}
-	b.Fatal("no VmHWM")
-	return 0
+	return kb / 1024
 }

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/fabricmap/fabricmap/discovery"
 	_ "github.com/fabricmap/fabricmap/discovery/all"
 	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/internal/proctest"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
@@ -178,22 +178,7 @@ func wakeLoop(interval string) {
 }
 
 // logBuffer collects the agent's log and counts its completed cycles (a report written or found unchanged).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer struct{ proctest.Output }
 
 func (l *logBuffer) cycles() int {
 	s := l.String()
@@ -226,21 +211,11 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 
 // peakRSS is the process's peak resident set size in KiB (VmHWM).
 func peakRSS(b *testing.B, pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	kb, err := proctest.PeakRSSKiB(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb
-		}
-	}
-	b.Fatal("no VmHWM in /proc status")
-	return 0
+	return kb
 }
 
 // TestAgentLinksNoClientFramework guards the agent's memory: the typed clientsets and controller-runtime's
