@@ -3,13 +3,13 @@ package ctl
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/hypernodegen"
 )
 
 // listNodeLabels returns every Node's labels by name, reading only the Nodes' metadata.
@@ -57,8 +57,8 @@ func resolveMembers(hns []topologyv1alpha1.HyperNode, nodes map[string]map[strin
 		hn = *hn.DeepCopy()
 		var members []topologyv1alpha1.MemberSpec
 		for _, m := range hn.Spec.Members {
-			match := memberMatcher(m)
-			if m.Type != topologyv1alpha1.MemberTypeNode || m.Selector.ExactMatch != nil || match == nil {
+			match, err := hypernodegen.MemberMatcher(m.Selector)
+			if m.Type != topologyv1alpha1.MemberTypeNode || m.Selector.ExactMatch != nil || err != nil {
 				members = append(members, m)
 				continue
 			}
@@ -73,23 +73,4 @@ func resolveMembers(hns []topologyv1alpha1.HyperNode, nodes map[string]map[strin
 		out[i] = hn
 	}
 	return out
-}
-
-// memberMatcher returns the test a regex or label member applies to a node, or nil when it has none.
-func memberMatcher(m topologyv1alpha1.MemberSpec) func(name string, l map[string]string) bool {
-	switch {
-	case m.Selector.RegexMatch != nil:
-		re, err := regexp.Compile(m.Selector.RegexMatch.Pattern)
-		if err != nil {
-			return nil
-		}
-		return func(name string, _ map[string]string) bool { return re.MatchString(name) }
-	case m.Selector.LabelMatch != nil:
-		sel, err := metav1.LabelSelectorAsSelector(m.Selector.LabelMatch)
-		if err != nil {
-			return nil
-		}
-		return func(_ string, l map[string]string) bool { return sel.Matches(labels.Set(l)) }
-	}
-	return nil
 }

@@ -2,13 +2,11 @@ package placement
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -83,36 +81,21 @@ func hyperNodeNames(hns []topologyv1alpha1.HyperNode) []string {
 
 // selectNames resolves a member selector against candidate names (and their labels, for a label selector).
 func selectNames(field string, sel topologyv1alpha1.MemberSelector, candidates []string, lbls map[string]map[string]string) ([]string, error) {
-	switch {
-	case sel.ExactMatch != nil:
+	if sel.ExactMatch != nil {
 		return []string{sel.ExactMatch.Name}, nil
-	case sel.RegexMatch != nil:
-		re, err := regexp.Compile(sel.RegexMatch.Pattern)
-		if err != nil {
-			return nil, inputErr(field+".selector.regexMatch.pattern", "%v", err)
-		}
-		var out []string
-		for _, c := range candidates {
-			if re.MatchString(c) {
-				out = append(out, c)
-			}
-		}
-		return out, nil
-	case sel.LabelMatch != nil:
-		if lbls == nil {
-			return nil, inputErr(field+".selector.labelMatch", "a label selector can only select nodes")
-		}
-		s, err := metav1.LabelSelectorAsSelector(sel.LabelMatch)
-		if err != nil {
-			return nil, inputErr(field+".selector.labelMatch", "%v", err)
-		}
-		var out []string
-		for _, c := range candidates {
-			if s.Matches(labels.Set(lbls[c])) {
-				out = append(out, c)
-			}
-		}
-		return out, nil
 	}
-	return nil, inputErr(field+".selector", "none of exactMatch, regexMatch, labelMatch is set")
+	if sel.LabelMatch != nil && lbls == nil {
+		return nil, inputErr(field+".selector.labelMatch", "a label selector can only select nodes")
+	}
+	match, err := hypernodegen.MemberMatcher(sel)
+	if err != nil {
+		return nil, inputErr(field+".selector", "%v", err)
+	}
+	var out []string
+	for _, c := range candidates {
+		if match(c, lbls[c]) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
