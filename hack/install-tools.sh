@@ -4,7 +4,7 @@
 #
 #   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen]
 #
-# With no argument it installs what `make test` needs (kube-scheduler only on request). Progress goes to stderr because a cold build takes minutes.
+# With no argument it installs what `make test` needs (kube-scheduler too: the placer's tests bind pods with it). Progress goes to stderr because a cold build takes minutes.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,7 +52,7 @@ helm_out() { gobin_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" helm "$1"; }
 cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
 
 tools=("$@")
-[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver helm controller-gen)
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen)
 for t in "${tools[@]}"; do
   case $t in
     etcd) build etcd "$ETCD_VERSION" etcd_out ;;
