@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,15 +44,13 @@ type bed struct {
 	hns   []string
 }
 
-// newBed starts the scheduler if needed and makes a namespace and the priority classes.
+// beds numbers the test namespaces.
+var beds atomic.Int32
+
+// newBed makes a namespace of its own and the priority classes (the scheduler runs already).
 func newBed(t *testing.T) *bed {
 	t.Helper()
-	startScheduler(t)
-	b := &bed{t: t, ctx: context.Background(), c: testenv.Shared.Client,
-		ns: strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))}
-	if len(b.ns) > 50 {
-		b.ns = b.ns[:50]
-	}
+	b := &bed{t: t, ctx: context.Background(), c: testenv.Shared.Client, ns: fmt.Sprintf("placer-%d", beds.Add(1))}
 	b.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.ns}})
 	for name, v := range map[string]int32{lowClass: 100, highClass: 1000} {
 		err := b.c.Create(b.ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: v})

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// TestGangBoundWherePlanned: in every declaration form, a gated gang is pinned, ungated and bound by the real
+// testGangBoundWherePlanned: in every declaration form, a gated gang is pinned, ungated and bound by the real
 // kube-scheduler exactly on the nodes of its plan, inside one unit.
-func TestGangBoundWherePlanned(t *testing.T) {
+func testGangBoundWherePlanned(t *testing.T) {
 	for i, tc := range []struct {
 		form        string
 		labels      map[string]string

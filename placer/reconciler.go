@@ -141,6 +141,7 @@ func pendingGangs(pods []*corev1.Pod) map[string][]*corev1.Pod {
 	for k := range gated {
 		if gated[k] {
 			out[k] = all[k]
+			slices.SortFunc(out[k], func(a, b *corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
 		}
 	}
 	return out
@@ -247,8 +248,10 @@ func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*
 	}
 	var inErr *placement.InputError
 	switch {
-	case errors.As(err, &inErr):
-		return r.fault(g.Pods[0], pg, &FaultError{Gang: key, Fault: err.Error()}, log)
+	case errors.As(err, &inErr): // valid as declared, but not on this cluster (too large, an unknown resource)
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonUnplaceable, "Place", "gang %s stays gated: it can never fit: %v", key, err)
+		log.Info("gang can never fit", "reason", err)
+		return waiting
 	case err != nil:
 		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonUnplaceable, "Place", "gang %s stays gated: %v", key, err)
 		log.Info("gang unplaceable", "reason", err)

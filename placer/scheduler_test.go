@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,50 +16,61 @@ import (
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
-var (
-	schedOnce sync.Once
-	schedErr  error
-)
-
-// startScheduler starts the real kube-scheduler (bin/k8s/kube-scheduler, `hack/install-tools.sh
-// kube-scheduler`) once for the test binary, against the shared API server with leader election off, and
-// waits for its /healthz. It dies with the test binary (Pdeathsig from a thread kept for it).
-func startScheduler(t *testing.T) {
-	t.Helper()
-	schedOnce.Do(func() { schedErr = runScheduler() })
-	if schedErr != nil {
-		t.Fatalf("kube-scheduler: %v", schedErr)
+// TestOnRealScheduler runs the placer's scenarios against the real kube-scheduler binary
+// (bin/k8s/kube-scheduler, `hack/install-tools.sh kube-scheduler`), started once against the shared API
+// server with leader election off and stopped at the end (an API server with a scheduler still watching
+// takes a minute to stop).
+func TestOnRealScheduler(t *testing.T) {
+	stop, err := runScheduler()
+	if err != nil {
+		t.Fatalf("kube-scheduler: %v", err)
+	}
+	t.Cleanup(stop)
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"GangBoundWherePlanned", testGangBoundWherePlanned},
+		{"TwoGangsCompeteForLeaf", testTwoGangsCompeteForLeaf},
+		{"BadGangsStayGated", testBadGangsStayGated},
+		{"SeedPreemptionStory", testSeedPreemptionStory},
+	} {
+		t.Run(tc.name, tc.run)
 	}
 }
 
-func runScheduler() error {
+// runScheduler starts kube-scheduler and waits for its /healthz; stop kills it. It also dies with the test
+// binary (Pdeathsig, from a thread kept for as long as it runs).
+func runScheduler() (stop func(), err error) {
 	assets, err := testenv.AssetsDir()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bin := filepath.Join(assets, "kube-scheduler")
 	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("%w: run `hack/install-tools.sh kube-scheduler`", err)
+		return nil, fmt.Errorf("%w: run `hack/install-tools.sh kube-scheduler`", err)
 	}
 	dir, err := os.MkdirTemp("", "placer-scheduler-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	kc := filepath.Join(dir, "kubeconfig")
 	if err := testenv.Shared.Kubeconfig(kc); err != nil {
-		return err
+		return nil, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	log, err := os.Create(filepath.Join(dir, "kube-scheduler.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	started := make(chan error, 1)
+	started := make(chan *exec.Cmd, 1)
+	startErr := make(chan error, 1)
+	exited := make(chan struct{})
 	go func() {
 		// Pdeathsig fires when the thread that started the child ends: keep this one for good.
 		runtime.LockOSThread()
@@ -68,12 +78,24 @@ func runScheduler() error {
 			"--leader-elect=false", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--cert-dir", dir, "-v=2")
 		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		started <- cmd.Start()
+		if err := cmd.Start(); err != nil {
+			startErr <- err
+			return
+		}
+		started <- cmd
 		_ = cmd.Wait()
-		select {} // never return: the thread must outlive the test binary's use of the scheduler
+		close(exited)
 	}()
-	if err := <-started; err != nil {
-		return fmt.Errorf("starting %s: %w", bin, err)
+	var cmd *exec.Cmd
+	select {
+	case err := <-startErr:
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	case cmd = <-started:
+	}
+	stop = func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		_ = os.RemoveAll(dir)
 	}
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a local test server's self-signed cert
 	deadline := time.Now().Add(60 * time.Second)
@@ -82,10 +104,11 @@ func runScheduler() error {
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				return stop, nil
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("no healthy /healthz on port %d within 60s; log: %s", port, log.Name())
+	stop()
+	return nil, fmt.Errorf("no healthy /healthz on port %d within 60s (kube-scheduler's log was %s)", port, log.Name())
 }
