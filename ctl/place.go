@@ -24,6 +24,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/placer"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -171,23 +172,7 @@ func quantity(name, v string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return quantityValue(name, q), nil
-}
-
-func quantityValue(name string, q resource.Quantity) int64 {
-	if name == string(corev1.ResourceCPU) {
-		return q.MilliValue()
-	}
-	return q.Value()
-}
-
-// resources converts a Kubernetes resource list.
-func resources(l corev1.ResourceList) placement.Resources {
-	out := placement.Resources{}
-	for k, q := range l {
-		out[string(k)] = quantityValue(string(k), q)
-	}
-	return out
+	return placer.QuantityValue(name, q), nil
 }
 
 // cluster builds the placement snapshot from the files or the cluster.
@@ -243,7 +228,7 @@ func (fl *placeFlags) placementNodes(f *placement.Fabric, nodes []corev1.Node, p
 			u = placement.Resources{}
 			used[p.Spec.NodeName] = u
 		}
-		for k, q := range podRequest(p) {
+		for k, q := range placer.PodRequest(p) {
 			u[k] += q
 		}
 	}
@@ -265,26 +250,9 @@ func (fl *placeFlags) placementNodes(f *placement.Fabric, nodes []corev1.Node, p
 	}
 	for i := range nodes {
 		n := &nodes[i]
-		out = append(out, placement.Node{Name: n.Name, Allocatable: resources(n.Status.Allocatable), Used: used[n.Name]})
+		out = append(out, placement.Node{Name: n.Name, Allocatable: placer.ResourceList(n.Status.Allocatable), Used: used[n.Name]})
 	}
 	return out, nil
-}
-
-// podRequest is what a pod requests: its containers' requests summed (each init container's taken when
-// larger), plus one "pods".
-func podRequest(p *corev1.Pod) placement.Resources {
-	out := placement.Resources{"pods": 1}
-	for _, c := range p.Spec.Containers {
-		for k, q := range resources(c.Resources.Requests) {
-			out[k] += q
-		}
-	}
-	for _, c := range p.Spec.InitContainers {
-		for k, q := range resources(c.Resources.Requests) {
-			out[k] = max(out[k], q)
-		}
-	}
-	return out
 }
 
 // runningGangs groups running pods by their gang label into placement's running gangs.
@@ -299,7 +267,7 @@ func runningGangs(pods []corev1.Pod) []placement.Running {
 		key := p.Namespace + "/" + name
 		r := byName[key]
 		if r == nil {
-			r = &placement.Running{Name: key, Pods: map[string]int{}, Request: podRequest(p), Preemptible: p.Labels[preemptibleLabel] == "true"}
+			r = &placement.Running{Name: key, Pods: map[string]int{}, Request: placer.PodRequest(p), Preemptible: p.Labels[preemptibleLabel] == "true"}
 			if p.Spec.Priority != nil {
 				r.Priority = *p.Spec.Priority
 			}
@@ -332,7 +300,7 @@ func readTopologyFile(path string, nodes []corev1.Node) (*topology.Tree, error) 
 	if kind.Kind != "ClusterNetworkTopology" {
 		var labels map[string]map[string]string
 		if len(nodes) > 0 {
-			labels = nodeLabels(nodes)
+			labels = placer.NodeLabels(nodes)
 		}
 		t, err := placement.ParseTree(data, labels)
 		if err != nil {
@@ -347,20 +315,11 @@ func readTopologyFile(path string, nodes []corev1.Node) (*topology.Tree, error) 
 	if err != nil {
 		return nil, fmt.Errorf("--topology %s: %w", path, err)
 	}
-	t, _, err := placement.TreeFromLabels(layers, nodeLabels(nodes))
+	t, _, err := placement.TreeFromLabels(layers, placer.NodeLabels(nodes))
 	if err != nil {
 		return nil, fmt.Errorf("--topology %s: %w", path, err)
 	}
 	return t, nil
-}
-
-// nodeLabels maps node names to their labels.
-func nodeLabels(nodes []corev1.Node) map[string]map[string]string {
-	out := make(map[string]map[string]string, len(nodes))
-	for i := range nodes {
-		out[nodes[i].Name] = nodes[i].Labels
-	}
-	return out
 }
 
 // readObjects reads objects of kind from a YAML or JSON file (single objects or Lists, one or more documents)
@@ -429,7 +388,7 @@ func readLive(cmd *cobra.Command) (*topology.Tree, []corev1.Node, []corev1.Pod, 
 	if len(hns.Items) == 0 {
 		return nil, nil, nil, errors.New("the cluster has no HyperNodes; give --topology FILE")
 	}
-	tree, err := placement.TreeFromHyperNodes(hns.Items, nodeLabels(nodes.Items))
+	tree, err := placement.TreeFromHyperNodes(hns.Items, placer.NodeLabels(nodes.Items))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("the cluster's HyperNodes: %w", err)
 	}

@@ -1,0 +1,148 @@
+package placer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// pod builds a gated pod requesting gpus GPUs.
+func pod(name string, gpus int64, labels, annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: Gate}}, Containers: []corev1.Container{{Name: "c",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)}}}}},
+	}
+}
+
+// pods builds n pods name-0 … with the labels (plus a rank label when ranked).
+func pods(name string, n int, ranked bool, labels, annotations map[string]string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range n {
+		l := merge(labels)
+		if ranked {
+			l[RankLabel] = fmt.Sprint(i)
+		}
+		out = append(out, pod(fmt.Sprintf("%s-%d", name, i), 8, l, annotations))
+	}
+	return out
+}
+
+func podGroupObj(minMember int64, annotations map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"minMember": minMember}}}
+	u.SetGroupVersionKind(PodGroupGVK)
+	u.SetAnnotations(annotations)
+	return u
+}
+
+func TestGangOf(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		labels      map[string]string
+		annotations map[string]string
+		key         string
+		form        Form
+	}{
+		{"none", nil, nil, "", ""},
+		{"plain label", map[string]string{GangLabel: "g"}, nil, "ns/g", FormLabels},
+		{"podgroup", map[string]string{PodGroupLabel: "pg"}, nil, "ns/pg", FormPodGroup},
+		{"legacy podgroup", map[string]string{PodGroupLabelLegacy: "pg"}, nil, "ns/pg", FormPodGroup},
+		{"koordinator", nil, map[string]string{KoordinatorGangName: "k"}, "ns/k", FormKoordinator},
+		{"plain label wins", map[string]string{GangLabel: "g", PodGroupLabel: "pg"}, nil, "ns/g", FormLabels},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, form := GangOf(pod("p", 1, tc.labels, tc.annotations))
+			if key != tc.key || form != tc.form {
+				t.Errorf("GangOf = %q, %q; want %q, %q", key, form, tc.key, tc.form)
+			}
+		})
+	}
+}
+
+func TestNewGangAndValidate(t *testing.T) {
+	mixed := pods("g", 2, true, map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
+	mixed[1] = pod("g-1", 4, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "1"}, nil)
+	twice := pods("g", 2, false, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "0"}, nil)
+	dpOff := pods("g", 2, true, map[string]string{GangLabel: "g", PPLabel: "2"}, nil)
+	dpOff[0].Labels[DPLabel], dpOff[1].Labels[DPLabel] = "1", "2"
+	koord := map[string]string{KoordinatorGangName: "g", KoordinatorMinAvailable: "4",
+		KoordinatorTopology: `{"gatherStrategy":[{"layer":"SpineLayer","strategy":"PreferGather"},{"layer":"BlockLayer","strategy":"MustGather"}]}`}
+	for _, tc := range []struct {
+		name     string
+		form     Form
+		pods     []*corev1.Pod
+		pg       *unstructured.Unstructured
+		min      int
+		dp, pp   int
+		must     []string
+		fault    string // from newGang or Validate
+		rankPods []string
+	}{
+		{name: "labels, size from DP x PP", form: FormLabels, pods: pods("g", 4, true, map[string]string{GangLabel: "g", DPLabel: "2", PPLabel: "2"}, nil),
+			min: 4, dp: 2, pp: 2, rankPods: []string{"g-0", "g-1", "g-2", "g-3"}},
+		{name: "labels, size label", form: FormLabels, pods: pods("g", 3, false, map[string]string{GangLabel: "g", SizeLabel: "3"}, nil), min: 3},
+		{name: "labels, no size", form: FormLabels, pods: pods("g", 2, false, map[string]string{GangLabel: "g"}, nil), fault: "size is unknown"},
+		{name: "podgroup", form: FormPodGroup, pods: pods("g", 2, false, map[string]string{PodGroupLabel: "g"}, nil), pg: podGroupObj(2, nil), min: 2},
+		{name: "podgroup with Koordinator spec", form: FormPodGroup, pods: pods("g", 2, false, map[string]string{PodGroupLabel: "g"}, nil),
+			pg: podGroupObj(2, map[string]string{KoordinatorTopology: `{"gatherStrategy":[{"layer":"leaf","strategy":"MustGather"}]}`}), min: 2, must: []string{"leaf"}},
+		{name: "podgroup missing", form: FormPodGroup, pods: pods("g", 2, false, map[string]string{PodGroupLabel: "g"}, nil), fault: "does not exist"},
+		{name: "podgroup minMember 0", form: FormPodGroup, pods: pods("g", 2, false, map[string]string{PodGroupLabel: "g"}, nil), pg: podGroupObj(0, nil), fault: "minMember 0"},
+		{name: "koordinator", form: FormKoordinator, pods: pods("g", 4, false, nil, koord), min: 4, must: []string{"BlockLayer"}},
+		{name: "koordinator bad strategy", form: FormKoordinator, pods: pods("g", 4, false, nil, merge(koord, map[string]string{KoordinatorTopology: `{"gatherStrategy":[{"layer":"x","strategy":"Maybe"}]}`})), fault: "want MustGather or PreferGather"},
+		{name: "DP x PP against minMember", form: FormPodGroup, pods: pods("g", 2, false, map[string]string{PodGroupLabel: "g", DPLabel: "2", PPLabel: "2"}, nil), pg: podGroupObj(2, nil), fault: "DP x PP = 2 x 2 = 4, but minMember is 2"},
+		{name: "DP disagrees", form: FormLabels, pods: dpOff, fault: "disagree on " + DPLabel},
+		{name: "rank twice", form: FormLabels, pods: twice, min: 2, fault: "rank 0 is given twice"},
+		{name: "rank out of range", form: FormLabels, pods: pods("g", 2, false, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "5"}, nil), min: 2, fault: "has rank \"5\""},
+		{name: "different requests", form: FormLabels, pods: mixed, min: 2, fault: "request different resources"},
+		{name: "ranks reorder pods", form: FormLabels, min: 2, rankPods: []string{"b", "a"}, pods: []*corev1.Pod{
+			pod("a", 8, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "1"}, nil),
+			pod("b", 8, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "0"}, nil)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := newGang("ns/g", tc.form, tc.pods, tc.pg)
+			if err == nil {
+				err = g.Validate()
+			}
+			var fe *FaultError
+			switch {
+			case tc.fault != "" && (!errors.As(err, &fe) || !strings.Contains(err.Error(), tc.fault)):
+				t.Fatalf("error %v; want a fault containing %q", err, tc.fault)
+			case tc.fault != "":
+				return
+			case err != nil:
+				t.Fatal(err)
+			}
+			if g.MinMember != tc.min || g.DP != tc.dp && tc.dp != 0 || g.PP != tc.pp && tc.pp != 0 || !slices.Equal(g.MustLayers, tc.must) {
+				t.Errorf("gang %+v; want minMember %d, DP %d, PP %d, must %v", g, tc.min, tc.dp, tc.pp, tc.must)
+			}
+			if tc.rankPods != nil {
+				var got []string
+				for _, p := range g.Pods {
+					got = append(got, p.Name)
+				}
+				if !slices.Equal(got, tc.rankPods) {
+					t.Errorf("rank order %v, want %v", got, tc.rankPods)
+				}
+			}
+		})
+	}
+}
+
+func TestTaintValue(t *testing.T) {
+	for _, tc := range []struct{ gang, want string }{
+		{"ns/g", "ns_g"},
+		{"team-a/" + strings.Repeat("x", 80), ""},
+	} {
+		got := TaintValue(tc.gang)
+		if len(got) > 63 || tc.want != "" && got != tc.want || got != TaintValue(tc.gang) {
+			t.Errorf("TaintValue(%q) = %q (len %d), want %q, at most 63, stable", tc.gang, got, len(got), tc.want)
+		}
+	}
+}
