@@ -23,10 +23,11 @@ const (
 	FormLabels      Form = "labels"
 	FormPodGroup    Form = "podgroup"
 	FormKoordinator Form = "koordinator"
+	FormVolcano     Form = "volcano"
 )
 
 // GangOf returns the gang a pod belongs to ("namespace/name") and its form; "" when the pod is in no gang.
-// The plain label wins over a PodGroup label, which wins over Koordinator's annotation.
+// The plain label wins over a PodGroup label, then Koordinator's annotation, then Volcano's.
 func GangOf(p *corev1.Pod) (string, Form) {
 	switch {
 	case p.Labels[GangLabel] != "":
@@ -37,6 +38,8 @@ func GangOf(p *corev1.Pod) (string, Form) {
 		return p.Namespace + "/" + p.Labels[PodGroupLabelLegacy], FormPodGroup
 	case p.Annotations[KoordinatorGangName] != "":
 		return p.Namespace + "/" + p.Annotations[KoordinatorGangName], FormKoordinator
+	case p.Annotations[VolcanoGroupAnnotation] != "":
+		return p.Namespace + "/" + p.Annotations[VolcanoGroupAnnotation], FormVolcano
 	}
 	return "", ""
 }
@@ -65,6 +68,9 @@ type Gang struct {
 	DP, PP int
 	// MustLayers are the layers (tier names) the gang must gather within (Koordinator's MustGather).
 	MustLayers []string
+	// HardTier and HardTierName cap the tier of the gang's domain (Volcano's networkTopology mode: hard).
+	HardTier     int
+	HardTierName string
 	// Priority is the highest priority of its pods; Preemptible whether it may be evicted once it runs.
 	Priority    int32
 	Preemptible bool
@@ -124,6 +130,10 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 		if g.MinMember == 0 {
 			return nil, fault("no %s label and no %s and %s labels: the gang's size is unknown", SizeLabel, DPLabel, PPLabel)
 		}
+	case FormVolcano:
+		if err := g.readVolcano(pg); err != nil {
+			return nil, fault("%v", err)
+		}
 	case FormPodGroup:
 		if pg == nil {
 			return nil, fault("its PodGroup %s does not exist", key)
@@ -157,6 +167,37 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 		return nil, fault("DP x PP = %d x %d = %d, but minMember is %d", g.DP, g.PP, g.DP*g.PP, g.MinMember)
 	}
 	return g, nil
+}
+
+// readVolcano reads a Volcano PodGroup: spec.minMember and spec.networkTopology (mode hard with
+// highestTierAllowed or highestTierName caps the gang's tier; soft caps nothing).
+func (g *Gang) readVolcano(pg *unstructured.Unstructured) error {
+	if pg == nil {
+		return fmt.Errorf("its Volcano PodGroup %s does not exist", g.Key)
+	}
+	mm, _, err := unstructured.NestedInt64(pg.Object, "spec", "minMember")
+	if err != nil || mm <= 0 {
+		return fmt.Errorf("PodGroup %s has minMember %d: it must be positive", g.Key, mm)
+	}
+	g.MinMember = int(mm)
+	mode, _, _ := unstructured.NestedString(pg.Object, "spec", "networkTopology", "mode")
+	switch mode {
+	case "", "soft":
+		return nil
+	case "hard":
+	default:
+		return fmt.Errorf("PodGroup %s: networkTopology.mode %q: want hard or soft", g.Key, mode)
+	}
+	tier, _, err := unstructured.NestedInt64(pg.Object, "spec", "networkTopology", "highestTierAllowed")
+	if err != nil {
+		return fmt.Errorf("PodGroup %s: networkTopology.highestTierAllowed: %w", g.Key, err)
+	}
+	g.HardTier = int(tier)
+	g.HardTierName, _, _ = unstructured.NestedString(pg.Object, "spec", "networkTopology", "highestTierName")
+	if g.HardTier == 0 && g.HardTierName == "" {
+		return fmt.Errorf("PodGroup %s: networkTopology mode hard without highestTierAllowed or highestTierName", g.Key)
+	}
+	return nil
 }
 
 // Validate checks a gang with at least MinMember pods: exactly MinMember pods, ranks 0 … M-1 each once (from

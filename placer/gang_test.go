@@ -42,6 +42,12 @@ func podGroupObj(minMember int64, annotations map[string]string) *unstructured.U
 	return u
 }
 
+func volcanoObj(spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(VolcanoPodGroupGVK)
+	return u
+}
+
 func TestGangOf(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -55,6 +61,7 @@ func TestGangOf(t *testing.T) {
 		{"podgroup", map[string]string{PodGroupLabel: "pg"}, nil, "ns/pg", FormPodGroup},
 		{"legacy podgroup", map[string]string{PodGroupLabelLegacy: "pg"}, nil, "ns/pg", FormPodGroup},
 		{"koordinator", nil, map[string]string{KoordinatorGangName: "k"}, "ns/k", FormKoordinator},
+		{"volcano", nil, map[string]string{VolcanoGroupAnnotation: "v"}, "ns/v", FormVolcano},
 		{"plain label wins", map[string]string{GangLabel: "g", PodGroupLabel: "pg"}, nil, "ns/g", FormLabels},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +89,7 @@ func TestNewGangAndValidate(t *testing.T) {
 		min      int
 		dp, pp   int
 		must     []string
+		hard     int
 		fault    string // from newGang or Validate
 		rankPods []string
 	}{
@@ -96,6 +104,13 @@ func TestNewGangAndValidate(t *testing.T) {
 		{name: "podgroup minMember 0", form: FormPodGroup, pods: pods("g", 2, false, map[string]string{PodGroupLabel: "g"}, nil), pg: podGroupObj(0, nil), fault: "minMember 0"},
 		{name: "koordinator", form: FormKoordinator, pods: pods("g", 4, false, nil, koord), min: 4, must: []string{"BlockLayer"}},
 		{name: "koordinator bad strategy", form: FormKoordinator, pods: pods("g", 4, false, nil, merge(koord, map[string]string{KoordinatorTopology: `{"gatherStrategy":[{"layer":"x","strategy":"Maybe"}]}`})), fault: "want MustGather or PreferGather"},
+		{name: "volcano hard tier", form: FormVolcano, pods: pods("g", 2, false, nil, map[string]string{VolcanoGroupAnnotation: "g"}),
+			pg: volcanoObj(map[string]any{"minMember": int64(2), "networkTopology": map[string]any{"mode": "hard", "highestTierAllowed": int64(2)}}), min: 2, hard: 2},
+		{name: "volcano soft", form: FormVolcano, pods: pods("g", 2, false, nil, map[string]string{VolcanoGroupAnnotation: "g"}),
+			pg: volcanoObj(map[string]any{"minMember": int64(2), "networkTopology": map[string]any{"mode": "soft"}}), min: 2},
+		{name: "volcano hard without a tier", form: FormVolcano, pods: pods("g", 2, false, nil, map[string]string{VolcanoGroupAnnotation: "g"}),
+			pg: volcanoObj(map[string]any{"minMember": int64(2), "networkTopology": map[string]any{"mode": "hard"}}), fault: "without highestTierAllowed"},
+		{name: "volcano missing", form: FormVolcano, pods: pods("g", 2, false, nil, map[string]string{VolcanoGroupAnnotation: "g"}), fault: "does not exist"},
 		{name: "DP x PP against minMember", form: FormPodGroup, pods: pods("g", 2, false, map[string]string{PodGroupLabel: "g", DPLabel: "2", PPLabel: "2"}, nil), pg: podGroupObj(2, nil), fault: "DP x PP = 2 x 2 = 4, but minMember is 2"},
 		{name: "DP disagrees", form: FormLabels, pods: dpOff, fault: "disagree on " + DPLabel},
 		{name: "rank twice", form: FormLabels, pods: twice, min: 2, fault: "rank 0 is given twice"},
@@ -119,7 +134,7 @@ func TestNewGangAndValidate(t *testing.T) {
 			case err != nil:
 				t.Fatal(err)
 			}
-			if g.MinMember != tc.min || g.DP != tc.dp && tc.dp != 0 || g.PP != tc.pp && tc.pp != 0 || !slices.Equal(g.MustLayers, tc.must) {
+			if g.MinMember != tc.min || g.DP != tc.dp && tc.dp != 0 || g.PP != tc.pp && tc.pp != 0 || !slices.Equal(g.MustLayers, tc.must) || g.HardTier != tc.hard {
 				t.Errorf("gang %+v; want minMember %d, DP %d, PP %d, must %v", g, tc.min, tc.dp, tc.pp, tc.must)
 			}
 			if tc.rankPods != nil {

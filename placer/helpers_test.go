@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
@@ -172,8 +173,14 @@ func (b *bed) gang(name string, n, gpus int, class string, labels, annotations m
 // podGroup creates a scheduler-plugins PodGroup.
 func (b *bed) podGroup(name string, minMember int64, annotations map[string]string) {
 	b.t.Helper()
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"minMember": minMember}}}
-	u.SetGroupVersionKind(PodGroupGVK)
+	b.podGroupOf(PodGroupGVK, name, map[string]any{"minMember": minMember}, annotations)
+}
+
+// podGroupOf creates a PodGroup of the given kind with the given spec.
+func (b *bed) podGroupOf(gvk schema.GroupVersionKind, name string, spec map[string]any, annotations map[string]string) {
+	b.t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(gvk)
 	u.SetName(name)
 	u.SetNamespace(b.ns)
 	u.SetAnnotations(annotations)
@@ -306,31 +313,33 @@ func (b *bed) startPlacer() (stop func()) {
 
 var crdOnce sync.Once
 
-// installPodGroupCRD installs a minimal scheduler-plugins PodGroup CRD (spec kept as is) once.
+// installPodGroupCRD installs minimal scheduler-plugins and Volcano PodGroup CRDs (spec kept as is) once.
 func installPodGroupCRD(t *testing.T) {
 	t.Helper()
 	crdOnce.Do(func() {
-		crd := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-			"metadata": map[string]any{"name": "podgroups.scheduling.x-k8s.io"},
-			"spec": map[string]any{
-				"group": "scheduling.x-k8s.io", "scope": "Namespaced",
-				"names": map[string]any{"plural": "podgroups", "singular": "podgroup", "kind": "PodGroup", "listKind": "PodGroupList"},
-				"versions": []any{map[string]any{"name": "v1alpha1", "served": true, "storage": true,
-					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-			},
-		}}
-		c := testenv.Shared.Client
-		if err := c.Create(context.Background(), crd); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("installing the PodGroup CRD: %v", err)
-		}
-		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			l := &unstructured.UnstructuredList{}
-			l.SetGroupVersionKind(PodGroupGVK.GroupVersion().WithKind("PodGroupList"))
-			return c.List(ctx, l) == nil, nil
-		})
-		if err != nil {
-			t.Fatalf("the PodGroup CRD is not served: %v", err)
+		for _, gvk := range []schema.GroupVersionKind{PodGroupGVK, VolcanoPodGroupGVK} {
+			crd := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+				"metadata": map[string]any{"name": "podgroups." + gvk.Group},
+				"spec": map[string]any{
+					"group": gvk.Group, "scope": "Namespaced",
+					"names": map[string]any{"plural": "podgroups", "singular": "podgroup", "kind": "PodGroup", "listKind": "PodGroupList"},
+					"versions": []any{map[string]any{"name": gvk.Version, "served": true, "storage": true,
+						"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+				},
+			}}
+			c := testenv.Shared.Client
+			if err := c.Create(context.Background(), crd); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("installing the %s CRD: %v", gvk, err)
+			}
+			err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				l := &unstructured.UnstructuredList{}
+				l.SetGroupVersionKind(gvk.GroupVersion().WithKind("PodGroupList"))
+				return c.List(ctx, l) == nil, nil
+			})
+			if err != nil {
+				t.Fatalf("the %s CRD is not served: %v", gvk, err)
+			}
 		}
 	})
 }

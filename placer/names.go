@@ -27,6 +27,9 @@ const (
 	KoordinatorMinAvailable = "gang.scheduling.koordinator.sh/min-available"
 	KoordinatorTopology     = "gang.scheduling.koordinator.sh/network-topology-spec"
 
+	// VolcanoGroupAnnotation names a Volcano PodGroup (scheduling.volcano.sh) in the pod's namespace.
+	VolcanoGroupAnnotation = "scheduling.k8s.io/group-name"
+
 	// PlacementAnnotation records the decision on each pod (JSON, see Decision).
 	PlacementAnnotation = "fabricmap.io/placement"
 

@@ -15,6 +15,7 @@ func testGangBoundWherePlanned(t *testing.T) {
 		labels      map[string]string
 		annotations map[string]string
 		podGroup    bool
+		volcano     map[string]any // a Volcano PodGroup's spec
 	}{
 		{form: "labels", labels: map[string]string{GangLabel: "g", DPLabel: "2", PPLabel: "2"}},
 		{form: "podgroup", labels: map[string]string{PodGroupLabel: "g", DPLabel: "2", PPLabel: "2"}, podGroup: true},
@@ -22,6 +23,8 @@ func testGangBoundWherePlanned(t *testing.T) {
 		{form: "koordinator", labels: map[string]string{PPLabel: "2"},
 			annotations: map[string]string{KoordinatorGangName: "g", KoordinatorMinAvailable: "4",
 				KoordinatorTopology: `{"gatherStrategy":[{"layer":"unit","strategy":"MustGather"}]}`}},
+		{form: "volcano", labels: map[string]string{DPLabel: "2", PPLabel: "2"}, annotations: map[string]string{VolcanoGroupAnnotation: "g"},
+			volcano: map[string]any{"minMember": int64(4), "networkTopology": map[string]any{"mode": "hard", "highestTierAllowed": int64(1)}}},
 	} {
 		t.Run(tc.form, func(t *testing.T) {
 			b := newBed(t)
@@ -38,6 +41,9 @@ func testGangBoundWherePlanned(t *testing.T) {
 			if tc.podGroup {
 				b.podGroup("g", 4, nil)
 			}
+			if tc.volcano != nil {
+				b.podGroupOf(VolcanoPodGroupGVK, "g", tc.volcano, nil)
+			}
 			b.gang("g", 4, 4, "", tc.labels, tc.annotations)
 			nodes := b.bound("g", 4, 30*time.Second)
 			// a1 has 2 GPUs left, so the gang's unit is unit-b: two pods on each node.
@@ -53,7 +59,7 @@ func testGangBoundWherePlanned(t *testing.T) {
 			if d.GangDomain != p+"unit-b" || d.GangTier != 1 || d.Explanation == "" {
 				t.Errorf("decision %+v: want gang domain %sunit-b at tier 1 with an explanation", d, p)
 			}
-			b.event(b.gangObjectName("g", tc.podGroup), ReasonPlaced, "ranks 0-3", 10*time.Second)
+			b.event(b.gangObjectName("g", tc.podGroup || tc.volcano != nil), ReasonPlaced, "ranks 0-3", 10*time.Second)
 		})
 	}
 }

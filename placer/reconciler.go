@@ -26,6 +26,9 @@ import (
 // PodGroupGVK is the scheduler-plugins PodGroup the placer reads minMember from.
 var PodGroupGVK = schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "PodGroup"}
 
+// VolcanoPodGroupGVK is Volcano's PodGroup (minMember and networkTopology).
+var VolcanoPodGroupGVK = schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"}
+
 // Request is the single work item: every change leads to one pass over all gated gangs.
 var Request = reconcile.Request{}
 
@@ -177,13 +180,17 @@ func (r *Reconciler) order(gangs map[string][]*corev1.Pod) []string {
 	return out
 }
 
-// podGroup reads the gang's PodGroup; nil when it (or its CRD) does not exist.
+// podGroup reads the gang's PodGroup (scheduler-plugins' or Volcano's); nil when it (or its CRD) does not exist.
 func (r *Reconciler) podGroup(ctx context.Context, key string, pods []*corev1.Pod) (*unstructured.Unstructured, error) {
-	if _, form := GangOf(pods[0]); form != FormPodGroup {
+	u := &unstructured.Unstructured{}
+	switch _, form := GangOf(pods[0]); form {
+	case FormPodGroup:
+		u.SetGroupVersionKind(PodGroupGVK)
+	case FormVolcano:
+		u.SetGroupVersionKind(VolcanoPodGroupGVK)
+	default:
 		return nil, nil
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(PodGroupGVK)
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: pods[0].Namespace, Name: key[len(pods[0].Namespace)+1:]}, u)
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return nil, nil

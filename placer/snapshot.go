@@ -150,6 +150,13 @@ func (st *state) placementGang(g *Gang) (placement.Gang, error) {
 	if err != nil {
 		return pg, &FaultError{Gang: g.Key, Fault: err.Error()}
 	}
-	pg.HardTier = t
+	switch {
+	case g.HardTierName != "" && t == 0 && g.HardTier == 0:
+		pg.HardTierName = g.HardTierName
+	case g.HardTier > 0 && (t == 0 || g.HardTier < t):
+		pg.HardTier = g.HardTier
+	default:
+		pg.HardTier = t
+	}
 	return pg, nil
 }
