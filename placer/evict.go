@@ -8,7 +8,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/client-go/rest"
 )
 
 // EvictionRefusedError is an eviction the API server refused (a PodDisruptionBudget, most often).
@@ -42,13 +42,16 @@ func (st *state) victimPods(victims []string) []*corev1.Pod {
 // evictAll evicts the pods through the Eviction API (policy/v1, so PodDisruptionBudgets apply), or with dry
 // only asks whether the API server would: run it dry first so that a budget refusing one pod evicts none. A
 // pod already gone is fine.
-func evictAll(ctx context.Context, c client.Client, pods []*corev1.Pod, dry bool) error {
+// core is the core/v1 REST client: an eviction refused with 429 must fail at once, not be retried by the
+// client for minutes.
+func evictAll(ctx context.Context, core rest.Interface, pods []*corev1.Pod, dry bool) error {
 	for _, p := range pods {
 		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
 		if dry {
 			ev.DeleteOptions = &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
 		}
-		err := c.SubResource("eviction").Create(ctx, p, ev)
+		err := core.Post().Namespace(p.Namespace).Resource("pods").Name(p.Name).SubResource("eviction").
+			Body(ev).MaxRetries(0).Do(ctx).Error()
 		switch {
 		case err == nil, apierrors.IsNotFound(err):
 		case apierrors.IsTooManyRequests(err) || apierrors.IsForbidden(err):

@@ -284,11 +284,17 @@ func (b *bed) reap() int {
 // startPlacer runs a placer in this process until the returned stop is called (or the test ends).
 func (b *bed) startPlacer() (stop func()) {
 	b.t.Helper()
+	return b.startPlacerWith(5 * time.Minute)
+}
+
+// startPlacerWith runs a placer with the given reservation timeout.
+func (b *bed) startPlacerWith(reservationTimeout time.Duration) (stop func()) {
+	b.t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("PLACER_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	mgr, err := NewManager(testenv.Shared.Config, Options{MetricsAddr: "0", HealthAddr: "0", ReservationTimeout: 5 * time.Minute,
+	mgr, err := NewManager(testenv.Shared.Config, Options{MetricsAddr: "0", HealthAddr: "0", ReservationTimeout: reservationTimeout,
 		Resync: 3 * time.Second, Retry: 500 * time.Millisecond, Registry: prometheus.NewRegistry(), SkipNameValidation: true}, log)
 	if err != nil {
 		b.t.Fatal(err)

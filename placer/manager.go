@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -79,12 +80,16 @@ func NewManager(cfg *rest.Config, o Options, log *slog.Logger) (manager.Manager,
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating clientset: %w", err)
+	}
 	reg := o.Registry
 	if reg == nil {
 		reg = ctrlmetrics.Registry
 	}
 	r := &Reconciler{
-		Reader: mgr.GetClient(), Client: live, Events: mgr.GetEventRecorder("fabricmap-placer"),
+		Reader: mgr.GetClient(), Client: live, Core: cs.CoreV1().RESTClient(), Events: mgr.GetEventRecorder("fabricmap-placer"),
 		Log: log, Metrics: NewMetrics(reg),
 		ReservationTimeout: o.ReservationTimeout, Resync: o.Resync, Retry: o.Retry,
 	}

@@ -98,7 +98,7 @@ func (r *Reconciler) ungateAll(ctx context.Context, key string, pods []*corev1.P
 // evicted pods have left its reserved nodes.
 func (r *Reconciler) preempt(ctx context.Context, st *state, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
 	victims := st.victimPods(plan.Victims)
-	if err := evictAll(ctx, r.Client, victims, true); err != nil {
+	if err := evictAll(ctx, r.Core, victims, true); err != nil {
 		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonEvictRefused, "Preempt", "gang %s stays gated: cannot evict %s: %v", g.Key, strings.Join(plan.Victims, ","), err)
 		log.Info("eviction refused; retrying later", "victims", plan.Victims, "err", err)
 		return waiting
@@ -111,7 +111,7 @@ func (r *Reconciler) preempt(ctx context.Context, st *state, g *Gang, plan *plac
 		}
 		st.reserved[n] = Reservation{Node: n, Gang: g.Key, Until: until}
 	}
-	if err := evictAll(ctx, r.Client, victims, false); err != nil {
+	if err := evictAll(ctx, r.Core, victims, false); err != nil {
 		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonEvictRefused, "Preempt", "gang %s: evicting %s: %v", g.Key, strings.Join(plan.Victims, ","), err)
 		log.Warn("eviction failed; retrying", "victims", plan.Victims, "err", err)
 		return soon

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -39,6 +40,8 @@ type Reconciler struct {
 	Reader client.Reader
 	// Client reads live and writes (pods, nodes, evictions, PodGroups, the ClusterNetworkTopology).
 	Client client.Client
+	// Core is the core/v1 REST client the evictions go through.
+	Core rest.Interface
 	// Events records Events on gangs; nil records none.
 	Events events.EventRecorder
 	// Log and Metrics report what happens.

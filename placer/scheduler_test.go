@@ -34,6 +34,9 @@ func TestOnRealScheduler(t *testing.T) {
 		{"TwoGangsCompeteForLeaf", testTwoGangsCompeteForLeaf},
 		{"BadGangsStayGated", testBadGangsStayGated},
 		{"SeedPreemptionStory", testSeedPreemptionStory},
+		{"EvictionRefusedByPDB", testEvictionRefusedByPDB},
+		{"ReservationLapses", testReservationLapses},
+		{"RestartWhileUngating", testRestartWhileUngating},
 	} {
 		t.Run(tc.name, tc.run)
 	}
