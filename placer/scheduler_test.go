@@ -37,6 +37,8 @@ func TestOnRealScheduler(t *testing.T) {
 		{"EvictionRefusedByPDB", testEvictionRefusedByPDB},
 		{"ReservationLapses", testReservationLapses},
 		{"RestartWhileUngating", testRestartWhileUngating},
+		{"TreeFromClusterNetworkTopology", testTreeFromClusterNetworkTopology},
+		{"Binary", testBinary},
 	} {
 		t.Run(tc.name, tc.run)
 	}

@@ -9,13 +9,13 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/fabricmap/fabricmap/placer/app"
+	"github.com/fabricmap/fabricmap/placer"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := app.Main(ctx, os.Args[1:]); err != nil {
+	if err := placer.Main(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "fabricmap-placer:", err)
 		os.Exit(1)
 	}

@@ -1,5 +1,4 @@
-// Package app wires the placer binary: flags, logging, the Kubernetes client and the controller manager.
-package app
+package placer
 
 import (
 	"context"
@@ -11,14 +10,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/internal/cli"
-	"github.com/fabricmap/fabricmap/placer"
 )
 
-// Main runs the placer until ctx ends.
+// Main is the fabricmap-placer binary: it parses args (flags, --help) and runs the placer until ctx ends.
 func Main(ctx context.Context, args []string) error {
 	var (
 		kubeconfig, logFormat, logLevel, configFile string
-		o                                           placer.Options
+		o                                           Options
 	)
 	fs := pflag.NewFlagSet("fabricmap-placer", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -26,7 +24,7 @@ func Main(ctx context.Context, args []string) error {
 			"and removes the gate so that the stock kube-scheduler binds them; it preempts lower-priority gangs and\n"+
 			"reserves nodes (taint %s) when needed.\n\nUsage:\n  fabricmap-placer [flags]\n\nEnvironment:\n"+
 			"  POD_NAMESPACE  namespace of the leader-election Lease (default \"default\")\n"+
-			"  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", placer.Gate, placer.ReservedTaint, fs.FlagUsages())
+			"  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", Gate, ReservedTaint, fs.FlagUsages())
 	}
 	fs.StringVar(&configFile, "config", "", "YAML file of settings, keyed by flag name (e.g. reservation-timeout: 10m); a flag on the command line wins")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
@@ -35,7 +33,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "fabricmap-placer", "name of the leader-election Lease")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
 	fs.StringVar(&o.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
-	fs.DurationVar(&o.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+placer.ReservedTaint+") for a gang that preempted and has not bound yet")
+	fs.DurationVar(&o.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+ReservedTaint+") for a gang that preempted and has not bound yet")
 	fs.DurationVar(&o.Resync, "resync", 30*time.Second, "longest time between two passes over the gated gangs (unplaceable gangs are retried at least this often)")
 	fs.DurationVar(&o.Retry, "retry", 2*time.Second, "time to the next pass while a gang waits for evicted pods to leave or after a failed write")
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
@@ -62,7 +60,7 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.UserAgent = "fabricmap-placer"
-	mgr, err := placer.NewManager(cfg, o, log)
+	mgr, err := NewManager(cfg, o, log)
 	if err != nil {
 		return err
 	}

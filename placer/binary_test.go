@@ -1,0 +1,86 @@
+package placer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+// freeAddr returns a free local address.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// get returns the body of a GET, or "" when it fails or is not 200.
+func get(url string) string {
+	resp, err := http.Get(url) //nolint:gosec,noctx // a local test server
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	return string(body)
+}
+
+// testBinary runs the placer's main as the binary does (flags, leader election, /healthz, /readyz, /metrics)
+// and checks that it places a gang and counts it.
+func testBinary(t *testing.T) {
+	b := newBed(t)
+	b.twoNodeLeaf("bin")
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.Shared.Kubeconfig(kc); err != nil {
+		t.Fatal(err)
+	}
+	metrics, health := freeAddr(t), freeAddr(t)
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- Main(ctx, []string{"--kubeconfig", kc, "--leader-election-namespace", b.ns, "--metrics-addr", metrics,
+			"--health-addr", health, "--log-format", "text", "--log-level", "warn", "--resync", "5s"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("placer main: %v", err)
+		}
+	})
+	b.eventually(30*time.Second, "healthy and ready", func() (bool, string) {
+		return get("http://"+health+"/healthz") != "" && get("http://"+health+"/readyz") != "", "not yet"
+	})
+	b.gang("g", 2, 8, "", map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
+	b.bound("g", 2, 30*time.Second)
+	var lease coordinationv1.Lease
+	if err := b.c.Get(b.ctx, client.ObjectKey{Namespace: b.ns, Name: "fabricmap-placer"}, &lease); err != nil {
+		t.Fatalf("leader-election Lease: %v", err)
+	}
+	b.eventually(10*time.Second, "metrics", func() (bool, string) {
+		body := get("http://" + metrics + "/metrics")
+		for _, want := range []string{"fabricmap_placer_gangs_placed_total 1", "fabricmap_placer_placement_latency_seconds_count 1",
+			"fabricmap_placer_gangs_waiting 0", "fabricmap_placer_gangs_preempted_total 0"} {
+			if !strings.Contains(body, want) {
+				return false, fmt.Sprintf("no %q in /metrics", want)
+			}
+		}
+		return true, ""
+	})
+}
