@@ -72,7 +72,7 @@ func ungate(ctx context.Context, c client.Client, key client.ObjectKey) (bool, e
 	})
 }
 
-// updatePod applies change to the live pod and writes it when change says so, retrying on conflicts; it
+// updatePod applies change to the live pod and patches it when change says so, retrying on conflicts; it
 // returns whether it wrote.
 func updatePod(ctx context.Context, c client.Client, key client.ObjectKey, change func(*corev1.Pod) (bool, error)) (bool, error) {
 	wrote := false
@@ -81,11 +81,14 @@ func updatePod(ctx context.Context, c client.Client, key client.ObjectKey, chang
 		if err := c.Get(ctx, key, &p); err != nil {
 			return err
 		}
+		orig := p.DeepCopy()
 		ok, err := change(&p)
 		if err != nil || !ok {
 			return err
 		}
-		if err := c.Update(ctx, &p); err != nil {
+		// A merge patch of what changed, guarded by the resource version: fields this client does not know
+		// survive, and a concurrent change is a conflict to retry.
+		if err := c.Patch(ctx, &p, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
 		wrote = true

@@ -69,6 +69,10 @@ const (
 // Reconcile runs one pass.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	st, err := r.read(ctx)
+	if errors.Is(err, ErrNoTopology) {
+		r.Log.Info("nothing placed: the cluster has no topology yet", "err", err)
+		return reconcile.Result{RequeueAfter: r.Resync}, nil
+	}
 	if err != nil {
 		r.Log.Warn("cannot read the cluster", "err", err)
 		return reconcile.Result{RequeueAfter: r.Retry}, nil

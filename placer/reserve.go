@@ -80,17 +80,19 @@ func release(ctx context.Context, c client.Client, node string) error {
 	})
 }
 
-// updateNode applies change to the live node and writes it when change says so, retrying on conflicts.
+// updateNode applies change to the live node and patches it (merge patch, resource version checked) when
+// change says so, retrying on conflicts.
 func updateNode(ctx context.Context, c client.Client, name string, change func(*corev1.Node) bool) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var n corev1.Node
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
 			return err
 		}
+		orig := n.DeepCopy()
 		if !change(&n) {
 			return nil
 		}
-		return c.Update(ctx, &n)
+		return c.Patch(ctx, &n, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	})
 	if err != nil {
 		return fmt.Errorf("updating node %s: %w", name, err)
