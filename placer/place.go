@@ -15,9 +15,9 @@ import (
 	"github.com/fabricmap/fabricmap/placement"
 )
 
-// place pins every pod of the gang to its node, then removes the gates: all pods are pinned before any gate
-// goes, and a failure leaves the gang gated (pinned pods keep their decision and are pinned the same way on
-// the next pass); a failure while ungating is retried until every gate is gone.
+// place pins every pod of the gang to its node, rank 0 (which records the whole plan) first, then removes the
+// gates: all pods are pinned before any gate goes, and a failure leaves the gang gated (the next pass resumes
+// the recorded plan); a failure while ungating is retried until every gate is gone.
 func (r *Reconciler) place(ctx context.Context, st *state, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
 	for _, n := range st.reservedFor(g.Key) {
 		if !slices.Contains(plan.Ranks, n) {
@@ -31,7 +31,13 @@ func (r *Reconciler) place(ctx context.Context, st *state, g *Gang, plan *placem
 	for rank, p := range g.Pods {
 		node := plan.Ranks[rank]
 		d := Decision{Gang: g.Key, Node: node, Rank: rank, GangDomain: plan.GangDomain, GangTier: plan.GangTier,
-			GroupDomain: plan.Groups[min(rank/max(per, 1), len(plan.Groups)-1)], GroupTier: plan.GroupTier, Explanation: plan.Explanation}
+			GroupTier: plan.GroupTier, Explanation: plan.Explanation}
+		if len(plan.Groups) > 0 {
+			d.GroupDomain = plan.Groups[min(rank/max(per, 1), len(plan.Groups)-1)]
+		}
+		if rank == 0 {
+			d.Ranks = plan.Ranks
+		}
 		host := node
 		if n := st.nodes[node]; n != nil && n.Labels[HostnameLabel] != "" {
 			host = n.Labels[HostnameLabel]
@@ -48,6 +54,16 @@ func (r *Reconciler) place(ctx context.Context, st *state, g *Gang, plan *placem
 		p.Annotations[PlacementAnnotation] = string(data) // later gangs of this pass count it
 	}
 	return r.ungateAll(ctx, g.Key, g.Pods, r.gangObject(g), log)
+}
+
+// resumedPlan returns the plan recorded on the gang's rank-0 pod by a pass that stopped while pinning, or nil.
+func resumedPlan(g *Gang) *placement.Plan {
+	d, ok := decisionOf(g.Pods[0])
+	if !ok || d.Rank != 0 || len(d.Ranks) != len(g.Pods) {
+		return nil
+	}
+	return &placement.Plan{Gang: g.Key, Ranks: d.Ranks, GangDomain: d.GangDomain, GangTier: d.GangTier, GroupTier: d.GroupTier,
+		Explanation: d.Explanation}
 }
 
 // ungateAll removes the gate from every pod of a pinned gang; obj receives the Placed Event (nil: the rank-0

@@ -240,6 +240,10 @@ func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*
 	if err != nil {
 		return r.fault(g.Pods[0], pg, err, log)
 	}
+	if plan := resumedPlan(g); plan != nil {
+		log.Info("resuming a recorded plan", "nodes", plan.Ranks)
+		return r.place(ctx, st, g, plan, log)
+	}
 	if node := st.victimsLeaving(key); node != "" {
 		log.Info("waiting for evicted pods to leave the reserved nodes", "node", node)
 		return soon

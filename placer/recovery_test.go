@@ -81,26 +81,42 @@ func testReservationLapses(t *testing.T) {
 	b.bound("urgent", 2, 30*time.Second)
 }
 
-// testRestartWhileUngating: a controller that died after pinning every pod and ungating one leaves a gang
-// that the next one finishes on the recorded nodes, without planning it again.
-func testRestartWhileUngating(t *testing.T) {
-	b := newBed(t)
-	b.twoNodeLeaf("half")
-	b.gang("g", 2, 8, "", map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
-	// What a controller did before it died: rank 0 on n2, rank 1 on n1 (not what a new plan would say), and
-	// rank 0 already ungated.
-	for rank, node := range []string{"half-n2", "half-n1"} {
-		key := client.ObjectKey{Namespace: b.ns, Name: fmt.Sprintf("g-%d", rank)}
-		if _, err := pin(b.ctx, b.c, key, Decision{Gang: b.ns + "/g", Node: node, Rank: rank, Explanation: "before the restart"}, node); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := ungate(b.ctx, b.c, client.ObjectKey{Namespace: b.ns, Name: "g-0"}); err != nil {
-		t.Fatal(err)
-	}
-	b.startPlacer()
-	if nodes := b.bound("g", 2, 30*time.Second); nodes[0] != "half-n2" || nodes[1] != "half-n1" {
-		t.Fatalf("ranks on %v, want the recorded [half-n2 half-n1]", nodes)
+// testRestartMidway: a controller that died after pinning some pods (rank 0 records the whole plan), or
+// after pinning all and ungating some, leaves a gang that the next one finishes on the recorded nodes
+// without planning it again (the recorded plan, rank 0 on n2, is not what a new plan would say).
+func testRestartMidway(t *testing.T) {
+	for i, tc := range []struct {
+		name           string
+		pinned, ungate int // how many ranks were pinned, and ungated, before the restart
+	}{
+		{"while pinning", 1, 0},
+		{"while ungating", 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBed(t)
+			prefix := fmt.Sprintf("mid%d", i)
+			b.twoNodeLeaf(prefix)
+			b.gang("g", 2, 8, "", map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
+			plan := []string{prefix + "-n2", prefix + "-n1"}
+			for rank := range tc.pinned {
+				d := Decision{Gang: b.ns + "/g", Node: plan[rank], Rank: rank, Explanation: "before the restart"}
+				if rank == 0 {
+					d.Ranks = plan
+				}
+				if _, err := pin(b.ctx, b.c, client.ObjectKey{Namespace: b.ns, Name: fmt.Sprintf("g-%d", rank)}, d, plan[rank]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for rank := range tc.ungate {
+				if _, err := ungate(b.ctx, b.c, client.ObjectKey{Namespace: b.ns, Name: fmt.Sprintf("g-%d", rank)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b.startPlacer()
+			if nodes := b.bound("g", 2, 30*time.Second); nodes[0] != plan[0] || nodes[1] != plan[1] {
+				t.Fatalf("ranks on %v, want the recorded %v", nodes, plan)
+			}
+		})
 	}
 }
 

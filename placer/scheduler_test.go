@@ -36,7 +36,7 @@ func TestOnRealScheduler(t *testing.T) {
 		{"SeedPreemptionStory", testSeedPreemptionStory},
 		{"EvictionRefusedByPDB", testEvictionRefusedByPDB},
 		{"ReservationLapses", testReservationLapses},
-		{"RestartWhileUngating", testRestartWhileUngating},
+		{"RestartMidway", testRestartMidway},
 		{"TreeFromClusterNetworkTopology", testTreeFromClusterNetworkTopology},
 		{"Binary", testBinary},
 	} {

@@ -34,6 +34,9 @@ type Decision struct {
 	GroupDomain string `json:"groupDomain,omitempty"`
 	GroupTier   int    `json:"groupTier"`
 	Explanation string `json:"explanation"`
+	// Ranks is the whole plan (rank → node), on the rank-0 pod only: a placer that stops while pinning
+	// resumes the same plan.
+	Ranks []string `json:"ranks,omitempty"`
 }
 
 // decisionOf reads a pod's recorded decision; ok is false when it has none (or an unreadable one).
