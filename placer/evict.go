@@ -1,8 +1,10 @@
 package placer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -24,7 +26,7 @@ func (e *EvictionRefusedError) Error() string { return "evicting pod " + e.Pod +
 // Unwrap returns the API error.
 func (e *EvictionRefusedError) Unwrap() error { return e.Err }
 
-// victimPods returns the pods of the victim gangs that still run (not terminating, not finished).
+// victimPods returns the pods of the victim gangs that still run (not terminating, not finished), by name.
 func (st *state) victimPods(victims []string) []*corev1.Pod {
 	want := map[string]bool{}
 	for _, v := range victims {
@@ -36,6 +38,9 @@ func (st *state) victimPods(victims []string) []*corev1.Pod {
 			out = append(out, p)
 		}
 	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
 

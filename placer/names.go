@@ -52,7 +52,6 @@ const (
 	ReasonPreempting   = "Preempting"
 	ReasonPreempted    = "Preempted"
 	ReasonEvictRefused = "EvictionRefused"
-	ReasonWaiting      = "WaitingForMembers"
 	ReasonReleased     = "ReservationReleased"
 	ReasonRetrying     = "PlacementRetrying"
 )

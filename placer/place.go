@@ -133,6 +133,13 @@ func (r *Reconciler) preempt(ctx context.Context, st *state, g *Gang, plan *plac
 		return soon
 	}
 	r.Metrics.preempted.Add(float64(len(plan.Victims)))
+	told := map[string]bool{}
+	for _, p := range victims {
+		if key, _ := GangOf(p); !told[key] {
+			told[key] = true
+			r.event(p, corev1.EventTypeWarning, ReasonPreempted, "Preempt", "gang %s evicted whole to make room for gang %s (priority %d)", key, g.Key, g.Priority)
+		}
+	}
 	r.event(r.gangObject(g), corev1.EventTypeNormal, ReasonPreempting, "Preempt", "evicted gangs %s (%d pods); nodes %s reserved until %s",
 		strings.Join(plan.Victims, ","), len(victims), strings.Join(st.reservedFor(g.Key), ","), until.UTC().Format("15:04:05Z"))
 	log.Info("preempting", "victims", plan.Victims, "pods", len(victims), "reserved", st.reservedFor(g.Key))

@@ -48,6 +48,7 @@ func testSeedPreemptionStory(t *testing.T) {
 	b.podGroup("podgroup3", 8, map[string]string{KoordinatorTopology: `{"gatherStrategy":[{"layer":"spine","strategy":"PreferGather"},{"layer":"leaf","strategy":"MustGather"}]}`})
 	b.gang("podgroup3", 8, 8, highClass, map[string]string{PodGroupLabel: "podgroup3", DPLabel: "2", PPLabel: "4"}, nil)
 	b.event("podgroup3", ReasonPreempting, "podgroup1", 30*time.Second)
+	b.event("podgroup2-0", ReasonPreempted, "to make room for gang "+b.ns+"/podgroup3", 10*time.Second)
 	b.eventually(20*time.Second, "victims evicted and node4-11 reserved", func() (bool, string) {
 		for _, pg := range []string{"podgroup1", "podgroup2"} {
 			for _, p := range b.pods(pg) {
