@@ -62,7 +62,8 @@ func NewManager(cfg *rest.Config, o Options, log *slog.Logger) (manager.Manager,
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.HealthAddr,
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		// Every pod of the cluster is cached (their requests are the nodes' usage): without managed fields.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 			&topologyv1alpha1.HyperNode{}: {Label: labels.SelectorFromSet(hypernodegen.OwnedSelector())},
 		}},
 	})
