@@ -20,6 +20,8 @@ import (
 // Env is a running control plane.
 type Env struct {
 	env *envtest.Environment
+	// dir holds etcd's data and kube-apiserver's certificates, kept across restarts and removed by Stop.
+	dir string
 	// Config reaches the API server as a cluster admin.
 	Config *rest.Config
 	// Client is a cluster-admin client with every fabricmap type registered.
@@ -65,6 +67,17 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Fixed folders (not envtest's throw-away ones) keep etcd's data and kube-apiserver's serving and
+	// service-account keys across a restart, as on a real control plane: clients and tokens keep working.
+	dir, err := os.MkdirTemp("", "fabricmap-testenv-")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"etcd", "apiserver"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
 	e := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     CRDDirs(),
@@ -74,20 +87,57 @@ func Start() (*Env, error) {
 		ControlPlaneStartTimeout: 3 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	e.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}
+	e.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(dir, "apiserver")}
 	cfg, err := e.Start()
 	if err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting etcd and kube-apiserver from %s: %w", assets, err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
 	if err != nil {
 		_ = e.Stop()
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	return &Env{env: e, Config: cfg, Client: c}, nil
+	return &Env{env: e, dir: dir, Config: cfg, Client: c}, nil
 }
 
-// Stop stops the control plane.
-func (e *Env) Stop() error { return e.env.Stop() }
+// Stop stops the control plane and removes its data.
+func (e *Env) Stop() error {
+	err := e.env.Stop()
+	if rerr := os.RemoveAll(e.dir); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// RestartAPIServer stops kube-apiserver, waits down, and starts it again on the same address with the same
+// certificates and etcd, as a control-plane upgrade or crash would: every client and token keeps working.
+func (e *Env) RestartAPIServer(down time.Duration) error {
+	s := e.env.ControlPlane.APIServer
+	if err := s.Stop(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	time.Sleep(down)
+	if err := s.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
+// RestartEtcd stops etcd, waits down, and starts it again on its data.
+func (e *Env) RestartEtcd(down time.Duration) error {
+	s := e.env.ControlPlane.Etcd
+	if err := s.Stop(); err != nil {
+		return fmt.Errorf("stopping etcd: %w", err)
+	}
+	time.Sleep(down)
+	if err := s.Start(); err != nil {
+		return fmt.Errorf("starting etcd again: %w", err)
+	}
+	return nil
+}
 
 // Kubeconfig writes a cluster-admin kubeconfig for the environment to path, for binaries under test.
 func (e *Env) Kubeconfig(path string) error {

@@ -30,6 +30,27 @@ import (
 type aggregatorProc struct {
 	*process
 	metricsURL string
+	args       []string
+}
+
+// startAggregator runs the aggregator binary with args, as the Deployment's pod would.
+func startAggregator(t *testing.T, name string, args []string) *process {
+	t.Helper()
+	cmd := exec.Command(bin("fabricmap-aggregator"), args...)
+	cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace)
+	return start(t, name, cmd, nil)
+}
+
+// restartIfExited starts the replica again when its process has ended, as the kubelet restarts a pod's
+// container: an aggregator that loses its Lease (the API server gone longer than the renew deadline) exits.
+// t must be the test the processes belong to (they are stopped when it ends), not a case within it.
+func (a *aggregatorProc) restartIfExited(t *testing.T) {
+	t.Helper()
+	if a.alive() {
+		return
+	}
+	t.Logf("%s exited (%s); starting it again, as the kubelet would", a.name, lastLines(a.output(), 1))
+	a.process = startAggregator(t, a.name, a.args)
 }
 
 func (a *aggregatorProc) sample(t *testing.T, s string) float64 {
@@ -39,6 +60,16 @@ func (a *aggregatorProc) sample(t *testing.T, s string) float64 {
 		t.Fatalf("%s metrics: %v", a.name, err)
 	}
 	return v
+}
+
+// alive reports whether the process still runs.
+func (a *aggregatorProc) alive() bool {
+	select {
+	case <-a.done:
+		return false
+	default:
+		return true
+	}
 }
 
 func (a *aggregatorProc) leads() bool {
@@ -70,6 +101,20 @@ func hyperNodes(t *testing.T) map[string][]string {
 		}
 		slices.Sort(m)
 		out[hn.Name] = m
+	}
+	return out
+}
+
+// hyperNodeUIDs returns every owned HyperNode's UID by name: a HyperNode deleted and created again has a new one.
+func hyperNodeUIDs(t *testing.T) map[string]string {
+	t.Helper()
+	var list topologyv1alpha1.HyperNodeList
+	if err := testenv.Shared.Client.List(context.Background(), &list, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, hn := range list.Items {
+		out[hn.Name] = string(hn.UID)
 	}
 	return out
 }
@@ -129,11 +174,10 @@ func TestFabricEndToEnd(t *testing.T) {
 			fmt.Sprintf("--web-addr=127.0.0.1:%d", freePort(t)),
 			"--log-format=text")
 		args = append(args, u.args()...)
-		cmd := exec.Command(bin("fabricmap-aggregator"), args...)
-		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace)
 		aggs = append(aggs, &aggregatorProc{
-			process:    start(t, fmt.Sprintf("aggregator-%d", i), cmd, nil),
+			process:    startAggregator(t, fmt.Sprintf("aggregator-%d", i), args),
 			metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+			args:       args,
 		})
 	}
 	leader := func() (*aggregatorProc, *aggregatorProc) {
@@ -153,6 +197,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		return aggs[1], aggs[0]
 	}
 	blockKey := hypernodegen.DefaultTierKeys[0]
+	whole := t // processes started again inside a case live until the whole test ends
 
 	t.Run("HyperNodes and node labels converge from the agents' LLDP", func(t *testing.T) {
 		wantHyperNodes(t, 2*time.Minute, map[string][]string{
@@ -264,7 +309,34 @@ func TestFabricEndToEnd(t *testing.T) {
 		eventually(t, 30*time.Second, "UFM fresh again", func() (bool, string) { return stale() == 0, "still stale" })
 	})
 
+	t.Run("etcd and then kube-apiserver restart: everyone recovers, nothing is deleted", func(t *testing.T) {
+		uidsBefore := hyperNodeUIDs(t)
+		if err := testenv.Shared.RestartEtcd(2 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := testenv.Shared.RestartAPIServer(2 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second)
+		for _, a := range aggs {
+			a.restartIfExited(whole)
+		}
+		// The agents and a leader work again: a cable moves and back, and the HyperNodes follow.
+		f.move("e2e-n2", 0, "leaf-b")
+		wantHyperNodes(t, 2*time.Minute, map[string][]string{
+			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1"}, "leaf-b": {"e2e-n2", "e2e-n3"},
+		})
+		f.move("e2e-n2", 0, "leaf-a")
+		wantHyperNodes(t, time.Minute, map[string][]string{
+			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
+		})
+		if after := hyperNodeUIDs(t); !reflect.DeepEqual(after, uidsBefore) {
+			t.Errorf("HyperNodes were deleted or recreated around the restarts: UIDs %v, were %v", after, uidsBefore)
+		}
+	})
+
 	t.Run("a node removed: its report goes at once, its emptied domain after the grace period", func(t *testing.T) {
+		leader() // a replica restarted by the previous case may still wait for the Lease
 		agents["e2e-n3"].stop(syscall.SIGKILL)
 		var n corev1.Node
 		if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &n); err != nil {
