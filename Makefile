@@ -64,4 +64,4 @@ bench: tools ## run the benchmarks and print measured figures as ratios of their
 	@hack/bench-placement.sh
 
 clean: ## remove built binaries (keeps the cached tools)
-	rm -f $(BIN)/fabricmap $(BIN)/fabricmap-agent $(BIN)/fabricmap-aggregator $(BIN)/fabricmap-demo
+	rm -f $(BIN)/fabricmap $(BIN)/fabricmap-agent $(BIN)/fabricmap-aggregator $(BIN)/fabricmap-placer $(BIN)/fabricmap-demo
