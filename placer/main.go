@@ -15,8 +15,8 @@ import (
 // Main is the fabricmap-placer binary: it parses args (flags, --help) and runs the placer until ctx ends.
 func Main(ctx context.Context, args []string) error {
 	var (
-		kubeconfig, logFormat, logLevel, configFile string
-		o                                           Options
+		kubeconfig, logFormat, logLevel string
+		o                               Options
 	)
 	fs := pflag.NewFlagSet("fabricmap-placer", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -26,7 +26,7 @@ func Main(ctx context.Context, args []string) error {
 			"  POD_NAMESPACE  namespace of the leader-election Lease (default \"default\")\n"+
 			"  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", Gate, ReservedTaint, fs.FlagUsages())
 	}
-	fs.StringVar(&configFile, "config", "", "YAML file of settings, keyed by flag name (e.g. reservation-timeout: 10m); a flag on the command line wins")
+	fs.String("config", "", "YAML file of settings, keyed by flag name (e.g. reservation-timeout: 10m); a flag on the command line wins")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica places gangs")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
@@ -38,15 +38,10 @@ func Main(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.Retry, "retry", 2*time.Second, "time to the next pass while a gang waits for evicted pods to leave or after a failed write")
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
 		return nil
 	} else if err != nil {
 		return err
-	}
-	if configFile != "" {
-		if err := cli.ApplyConfigFile(fs, configFile); err != nil {
-			return err
-		}
 	}
 	if o.ReservationTimeout <= 0 || o.Resync <= 0 || o.Retry <= 0 {
 		return errors.New("--reservation-timeout, --resync and --retry must be positive")

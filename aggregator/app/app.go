@@ -19,16 +19,16 @@ import (
 // Main runs the aggregator until ctx ends.
 func Main(ctx context.Context, args []string) error {
 	var (
-		kubeconfig, logFormat, logLevel, configFile, webAddr string
-		mo                                                   aggregator.ManagerOptions
-		conf                                                 aggregator.Config
-		uo                                                   ufmOptions
+		kubeconfig, logFormat, logLevel, webAddr string
+		mo                                       aggregator.ManagerOptions
+		conf                                     aggregator.Config
+		uo                                       ufmOptions
 	)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "fabricmap-aggregator merges NodeFabricReports into a topology tree and writes Volcano HyperNodes.\n\nUsage:\n  fabricmap-aggregator [flags]\n\nEnvironment:\n  POD_NAMESPACE  namespace of the leader-election Lease (default \"default\")\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	fs.StringVar(&configFile, "config", "", "YAML file of settings, keyed by flag name (e.g. delete-grace-period: 15m); a flag on the command line wins")
+	fs.String("config", "", "YAML file of settings, keyed by flag name (e.g. delete-grace-period: 15m); a flag on the command line wins")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	fs.BoolVar(&mo.LeaderElection, "leader-elect", true, "elect a leader so that only one replica writes")
 	fs.StringVar(&mo.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
@@ -61,15 +61,10 @@ func Main(ctx context.Context, args []string) error {
 	fs.IntVar(&apiBurst, "kube-api-burst", 600, "requests to the API server allowed in a burst above --kube-api-qps")
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
 		return nil
 	} else if err != nil {
 		return err
-	}
-	if configFile != "" {
-		if err := cli.ApplyConfigFile(fs, configFile); err != nil {
-			return err
-		}
 	}
 	if err := conf.LabelKeys.Validate(); err != nil {
 		return err

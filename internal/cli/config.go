@@ -74,3 +74,16 @@ func flagValue(v any) (string, error) {
 		return fmt.Sprint(v), nil
 	}
 }
+
+// ParseWithConfig parses args into fs, then applies the settings file named by the flag configFlag (when the
+// command line gives one), the command line winning. It returns pflag.ErrHelp for --help.
+func ParseWithConfig(fs *pflag.FlagSet, args []string, configFlag string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	path, err := fs.GetString(configFlag)
+	if err != nil || path == "" {
+		return err
+	}
+	return ApplyConfigFile(fs, path)
+}

@@ -75,3 +75,23 @@ func TestApplyConfigFile(t *testing.T) {
 		})
 	}
 }
+
+func TestParseWithConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte("root-name: from-file\nworkers: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.String("config", "", "")
+	root := fs.String("root-name", "fabric", "")
+	workers := fs.Int("workers", 1, "")
+	if err := ParseWithConfig(fs, []string{"--config", path, "--workers=5"}, "config"); err != nil {
+		t.Fatal(err)
+	}
+	if *root != "from-file" || *workers != 5 {
+		t.Errorf("root-name %q, workers %d; want the file's name and the command line's count", *root, *workers)
+	}
+	if err := ParseWithConfig(fs, []string{"--help"}, "config"); err != pflag.ErrHelp {
+		t.Errorf("--help: %v, want pflag.ErrHelp", err)
+	}
+}
