@@ -87,6 +87,7 @@ type Problem struct {
 	Reason string
 }
 
+// String names the node (when there is one) and the source, then the reason.
 func (p Problem) String() string {
 	if p.Node == "" {
 		return fmt.Sprintf("source %s: %s", p.Source, p.Reason)
