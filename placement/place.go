@@ -11,20 +11,29 @@ import (
 // ladder). Bad input is an *InputError naming the field; a valid gang that does not fit within its hard
 // limit is ErrNoPlacement. Place does not change the cluster: Bind the plan to do so.
 func (c *Cluster) Place(g Gang) (*Plan, error) {
-	s, err := c.check(&g)
+	sn, err := c.snapshotFor(&g)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkSize(s); err != nil {
-		return nil, err
-	}
-	sn := newSnapshot(c, s)
 	defer sn.release()
 	p := sn.best()
 	if p == nil {
 		return nil, ErrNoPlacement
 	}
 	return p, nil
+}
+
+// snapshotFor checks g (an *InputError for bad input, a refusal for a gang larger than the cluster) and takes
+// the snapshot of free slots that Place and Preempt search; release it when done.
+func (c *Cluster) snapshotFor(g *Gang) (*snapshot, error) {
+	s, err := c.check(g)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkSize(s); err != nil {
+		return nil, err
+	}
+	return newSnapshot(c, s), nil
 }
 
 // checkSize refuses a gang larger than the whole cluster could ever hold (every node empty).

@@ -15,15 +15,12 @@ import (
 // greedy pass (keep the costliest victims that need not go), not an exhaustive search. Preempt charges and
 // restores victims on the cluster while it searches: do not run it concurrently with other calls on c.
 func (c *Cluster) Preempt(g Gang) (*Plan, error) {
-	s, err := c.check(&g)
+	sn, err := c.snapshotFor(&g)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkSize(s); err != nil {
-		return nil, err
-	}
-	sn := newSnapshot(c, s)
 	defer sn.release()
+	s := sn.s
 	if p := sn.best(); p != nil {
 		return p, nil
 	}
