@@ -16,11 +16,7 @@ func benchCluster(b *testing.B, n int) *placement.Cluster {
 		b.Fatal(err)
 	}
 	sim.Fill(nodes, 0.7, 1)
-	f, err := placement.NewFabric(tr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, _, err := placement.NewCluster(f, nodes, nil)
+	c, err := sim.NewCluster(tr, nodes)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,11 +51,7 @@ func BenchmarkPreempt(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := placement.NewFabric(tr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, _, err := placement.NewCluster(f, nodes, nil)
+	c, err := sim.NewCluster(tr, nodes)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,11 +98,7 @@ func BenchmarkKueueSnapshot(b *testing.B) {
 func BenchmarkKueueAssignment(b *testing.B) {
 	for _, n := range []int{100, 500, 2500} {
 		t, nodes := sim.KueueShape(n, false)
-		f, err := placement.NewFabric(t)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, _, err := placement.NewCluster(f, nodes, nil)
+		c, err := sim.NewCluster(t, nodes)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,15 +17,11 @@ func BenchmarkPeers(b *testing.B) {
 			b.Fatal(err)
 		}
 		sim.Fill(nodes, 0.7, 1)
-		f, err := placement.NewFabric(tr)
+		c, err := sim.NewCluster(tr, nodes)
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, _, err := placement.NewCluster(f, nodes, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		viewOf(f)
+		viewOf(c.Fabric())
 		for _, pods := range []int{8, 64, 512, 2048, 8192} {
 			if pods > n*25/100 {
 				continue
@@ -49,15 +45,11 @@ func BenchmarkPeers(b *testing.B) {
 func BenchmarkPeersKueueShape(b *testing.B) {
 	for _, n := range []int{100, 500, 2500} {
 		tr, nodes := sim.KueueShape(n, false)
-		f, err := placement.NewFabric(tr)
+		c, err := sim.NewCluster(tr, nodes)
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, _, err := placement.NewCluster(f, nodes, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		viewOf(f)
+		viewOf(c.Fabric())
 		g := placement.Gang{Name: "podset", Pods: 9 * min(n, 256), Request: placement.Resources{"cpu": 8000, "pods": 1}}
 		for _, p := range placers {
 			b.Run(fmt.Sprintf("nodes=%d/pods=%d/placer=%s", n, g.Pods, p.Name()), func(b *testing.B) {

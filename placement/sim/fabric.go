@@ -100,3 +100,14 @@ func KueueShape(n int, withUsage bool) (*topology.Tree, []placement.Node) {
 	}
 	return t, nodes
 }
+
+// NewCluster compiles tr and makes the cluster of nodes on it, with no running gang: the starting point of a
+// benchmark or a replay.
+func NewCluster(tr *topology.Tree, nodes []placement.Node) (*placement.Cluster, error) {
+	f, err := placement.NewFabric(tr)
+	if err != nil {
+		return nil, err
+	}
+	c, _, err := placement.NewCluster(f, nodes, nil)
+	return c, err
+}
