@@ -29,6 +29,8 @@ type Agent struct {
 	Config    Config
 	Probes    []discovery.Probe
 	Publisher *Publisher
+	// Heartbeat renews the node's heartbeat Lease; nil sends none.
+	Heartbeat *Heartbeat
 	Log       *slog.Logger
 	Metrics   *Metrics
 	// Now is the clock; time.Now when nil.
@@ -91,7 +93,30 @@ func (a *Agent) Cycle(ctx context.Context) (bool, error) {
 		a.Metrics.skippedWrites.Inc()
 		a.Log.Debug("report unchanged, nothing written")
 	}
+	a.beatIfDue(ctx)
 	return wrote, nil
+}
+
+// beatIfDue renews the heartbeat Lease when a renewal is due. A failure is logged and counted, and tried again
+// soon; it never fails the cycle, whose report is already written.
+func (a *Agent) beatIfDue(ctx context.Context) {
+	now := a.now()
+	if !a.Heartbeat.due(now) {
+		return
+	}
+	owner, err := a.Publisher.ownerRef(ctx)
+	if err == nil {
+		err = a.Heartbeat.beat(ctx, a.Publisher.NodeName, now, owner)
+	} else {
+		a.Heartbeat.next = now.Add(min(a.Heartbeat.Interval, heartbeatRetry))
+	}
+	if err != nil {
+		a.Metrics.heartbeatErrors.Inc()
+		a.Log.Error("heartbeat failed; will retry", "err", err)
+		return
+	}
+	a.Metrics.heartbeats.Inc()
+	a.Log.Debug("heartbeat renewed")
 }
 
 // runProbe runs one probe, records its metrics and applies the stale-data rule: a failing probe keeps its
@@ -123,33 +148,44 @@ func (a *Agent) runProbe(ctx context.Context, p discovery.Probe) outcome {
 	}
 }
 
-// Run starts the background probes and then runs a cycle every interval (plus jitter) until ctx ends. A failed
-// write is retried with exponential backoff capped at MaxBackoff; it never ends the loop.
+// Run starts the background probes and then runs a cycle every interval (plus jitter) until ctx ends, and
+// renews the heartbeat between cycles when its interval is shorter. A failed write is retried with exponential
+// backoff capped at MaxBackoff; it never ends the loop.
 func (a *Agent) Run(ctx context.Context) error {
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
 	backoff := time.Second
+	nextCycle := time.Now() // the loop's schedule runs on the real clock; a.now stamps the data
 	for {
-		wait := a.Config.Interval
-		if a.Config.Jitter > 0 {
-			wait += rand.N(a.Config.Jitter)
-		}
-		if _, err := a.Cycle(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
+		if !time.Now().Before(nextCycle) {
+			wait := a.Config.Interval
+			if a.Config.Jitter > 0 {
+				wait += rand.N(a.Config.Jitter)
 			}
-			a.Log.Error("cycle failed; will retry", "err", err, "retryIn", backoff)
-			wait = backoff
-			backoff = min(backoff*2, max(a.Config.MaxBackoff, time.Second))
+			if _, err := a.Cycle(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				a.Log.Error("cycle failed; will retry", "err", err, "retryIn", backoff)
+				wait = backoff
+				backoff = min(backoff*2, max(a.Config.MaxBackoff, time.Second))
+			} else {
+				backoff = time.Second
+				a.Metrics.ready.Store(true)
+			}
+			nextCycle = time.Now().Add(wait)
 		} else {
-			backoff = time.Second
-			a.Metrics.ready.Store(true)
+			a.beatIfDue(ctx)
+		}
+		sleep := time.Until(nextCycle)
+		if hb, ok := a.Heartbeat.until(a.now()); ok && hb < sleep {
+			sleep = hb
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(wait):
+		case <-time.After(max(sleep, 0)):
 		}
 	}
 }
@@ -165,5 +201,5 @@ func (a *Agent) Validate() error {
 	if a.Config.Interval <= 0 {
 		return fmt.Errorf("interval %s must be positive", a.Config.Interval)
 	}
-	return nil
+	return a.Heartbeat.validate(a.Publisher.NodeName)
 }

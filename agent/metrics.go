@@ -14,6 +14,8 @@ type Metrics struct {
 	writes           prometheus.Counter
 	skippedWrites    prometheus.Counter
 	writeErrors      prometheus.Counter
+	heartbeats       prometheus.Counter
+	heartbeatErrors  prometheus.Counter
 	ready            atomic.Bool
 }
 
@@ -39,8 +41,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fabricmap_agent_report_write_errors_total", Help: "Report writes that failed.",
 		}),
+		heartbeats: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabricmap_agent_heartbeats_total", Help: "Heartbeat Lease renewals that the API server accepted.",
+		}),
+		heartbeatErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabricmap_agent_heartbeat_errors_total", Help: "Heartbeat Lease renewals that failed.",
+		}),
 	}
-	reg.MustRegister(m.probeDuration, m.probeErrors, m.probeLastSuccess, m.writes, m.skippedWrites, m.writeErrors)
+	reg.MustRegister(m.probeDuration, m.probeErrors, m.probeLastSuccess, m.writes, m.skippedWrites, m.writeErrors,
+		m.heartbeats, m.heartbeatErrors)
 	return m
 }
 

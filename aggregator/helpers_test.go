@@ -2,9 +2,13 @@ package aggregator
 
 import (
 	"context"
+	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fabricmap/fabricmap/internal/testenv"
@@ -28,4 +32,13 @@ func gaugeValue(t interface{ Fatal(...any) }, g prometheus.Gauge) float64 {
 		t.Fatal(err)
 	}
 	return m.GetGauge().GetValue()
+}
+
+// deleteNodeNamed deletes the Node called name, if it exists.
+func deleteNodeNamed(t *testing.T, name string) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := testenv.Shared.Client.Delete(context.Background(), n); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
 }

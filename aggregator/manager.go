@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
@@ -42,6 +43,8 @@ type ManagerOptions struct {
 	HealthAddr string
 	// Snapshot, when set, receives every tree the reconciler builds (the web page reads it).
 	Snapshot *TreeSnapshot
+	// HeartbeatNamespace holds the agents' heartbeat Leases, watched when Config.ReportExpiry is set.
+	HeartbeatNamespace string
 }
 
 // NewManager builds the controller manager with the aggregator's reconciler registered, polling sources besides
@@ -49,6 +52,14 @@ type ManagerOptions struct {
 // holds only the HyperNodes fabricmap owns.
 func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []SourceSpec, log *slog.Logger) (manager.Manager, error) {
 	owned := labels.SelectorFromSet(hypernodegen.OwnedSelector())
+	byObject := map[client.Object]cache.ByObject{&topologyv1alpha1.HyperNode{}: {Label: owned}}
+	if conf.ReportExpiry > 0 {
+		// Only the agents' heartbeat Leases, only in their namespace: not the leader-election Leases.
+		byObject[&coordinationv1.Lease{}] = cache.ByObject{
+			Namespaces: map[string]cache.Config{opts.HeartbeatNamespace: {}},
+			Label:      labels.SelectorFromSet(labels.Set{v1alpha1.HeartbeatLabel: v1alpha1.HeartbeatLabelValue}),
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        kube.Scheme(),
 		Logger:                        logrFromSlog(log),
@@ -58,9 +69,7 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []So
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.HealthAddr,
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&topologyv1alpha1.HyperNode{}: {Label: owned},
-		}},
+		Cache:                         cache.Options{ByObject: byObject},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -93,7 +102,12 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []So
 	// with no report yet, must still be written; the polled sources requeue from there on.
 	start := make(chan event.GenericEvent, 1)
 	start <- event.GenericEvent{Object: &v1alpha1.NodeFabricReport{}}
-	err = ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if conf.ReportExpiry > 0 {
+		r.Heartbeats = &Heartbeats{}
+		b = b.Watches(&coordinationv1.Lease{}, r.Heartbeats.LeaseHandler(conf.ReportExpiry))
+	}
+	err = b.
 		Named("fabric-topology").
 		WatchesRawSource(source.Channel(start, toFabric)).
 		Watches(&v1alpha1.NodeFabricReport{}, toFabric).

@@ -25,6 +25,8 @@ type Metrics struct {
 	outputErrors      *prometheus.CounterVec
 	sourceStale       *prometheus.GaugeVec
 	sourceLastSuccess *prometheus.GaugeVec
+	expiredReports    *prometheus.GaugeVec
+	expirySuspended   prometheus.Gauge
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -70,6 +72,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		sourceLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "fabricmap_aggregator_source_last_success_timestamp_seconds", Help: "When the source was last read successfully.",
 		}, []string{"source"}),
+		expiredReports: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_expired_reports",
+			Help: "Reports whose agent stopped renewing its heartbeat Lease: kept (within the grace period, still used) or dropped (left out of the tree).",
+		}, []string{"state"}),
+		expirySuspended: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_report_expiry_suspended",
+			Help: "1 while most agents' heartbeats are silent together (the API server out of reach), when no report expires.",
+		}),
 		outputErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_output_errors_total", Help: "Times a single-object output (cluster-network-topology, kueue-topology, tree-configmap) could not be built or written.",
 		}, []string{"output"}),
@@ -79,7 +89,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
 		m.rejectedReports, m.rejectedEvidence, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors,
-		m.sourceStale, m.sourceLastSuccess)
+		m.sourceStale, m.sourceLastSuccess, m.expiredReports, m.expirySuspended)
 	return m
 }
 

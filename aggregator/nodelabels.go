@@ -22,10 +22,11 @@ import (
 // an admin set by hand is never taken away.
 const LabelFieldManager = "fabricmap-aggregator-labels"
 
-// syncNodeLabels makes the labels fabricmap owns on each placed node state its place in tree. Nodes not in the
-// tree (no evidence) and nodes with no Node object are left alone; a node whose labels already match costs
-// no write.
-func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, nodes map[string]*metav1.PartialObjectMetadata) error {
+// syncNodeLabels makes the labels fabricmap owns on each placed node state its place in tree. The nodes
+// dropped for a silent agent lose the labels fabricmap owns (they are no longer in any domain); other nodes
+// not in the tree (no evidence yet) and nodes with no Node object are left alone. A node whose labels already
+// match costs no write.
+func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) error {
 	if !r.Config.NodeLabels {
 		return nil
 	}
@@ -36,6 +37,11 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 		}
 	}
 	desired := hypernodegen.NodeLabels(tree, nvlink, r.Config.LabelKeys)
+	for _, n := range dropped {
+		if _, placed := desired[n]; !placed {
+			desired[n] = map[string]string{}
+		}
+	}
 	names := make([]string, 0, len(desired))
 	for n := range desired {
 		names = append(names, n)

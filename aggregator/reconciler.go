@@ -52,6 +52,10 @@ type Config struct {
 	// DeleteGracePeriod is how long a HyperNode must stay absent from the inferred tree before it is deleted,
 	// so that a flapping report never deletes a domain a scheduler relies on.
 	DeleteGracePeriod time.Duration
+	// ReportExpiry is how long an agent may leave its heartbeat Lease unrenewed before its report counts as
+	// expired: still used, with a Warning Event, for DeleteGracePeriod more; then the node leaves the tree
+	// until its agent renews again. Zero turns expiry off; reports without a Lease never expire.
+	ReportExpiry time.Duration
 }
 
 // Reconciler rebuilds the whole tree from all reports on every change and applies the difference. Every event
@@ -72,12 +76,18 @@ type Reconciler struct {
 	Now func() time.Time
 	// Snapshot, when set, receives every tree built, for the web page; nil keeps none.
 	Snapshot *TreeSnapshot
+	// Heartbeats knows when each agent last renewed its Lease (Config.ReportExpiry); nil: reports never expire.
+	Heartbeats *Heartbeats
 
 	// lastGood holds each node's last usable evidence, used when its current report cannot be used.
 	lastGood map[string]topology.NodeEvidence
 	polled   []*polledSource
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
 	absentSince map[string]time.Time
+	// ages holds the reports that are expired or dropped, as last seen.
+	ages map[string]reportAge
+	// expirySuspended is set while most agents are silent together (see checkMassSilence).
+	expirySuspended bool
 }
 
 // Request is the one request every event is folded into.
@@ -97,6 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if r.lastGood == nil {
 		r.lastGood = map[string]topology.NodeEvidence{}
 		r.absentSince = map[string]time.Time{}
+		r.ages = map[string]reportAge{}
 	}
 
 	var reports v1alpha1.NodeFabricReportList
@@ -108,7 +119,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	live := r.dropOrphans(ctx, reports.Items, nodes)
-	evidence := r.evidence(live, nodes)
+	r.checkMassSilence()
+	evidence, dropped := r.evidence(live, nodes)
 	in, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
 	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName, AcceleratorDomains: r.Config.AcceleratorDomains})
 	r.Snapshot.Set(tree, problems, start)
@@ -131,26 +143,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, fmt.Errorf("listing owned HyperNodes: %w", err)
 	}
 	requeue, err := r.sync(ctx, desired, existing.Items)
-	if lerr := r.syncNodeLabels(ctx, tree, evidence, nodes); lerr != nil {
+	if lerr := r.syncNodeLabels(ctx, tree, evidence, dropped, nodes); lerr != nil {
 		err = errors.Join(err, lerr)
 	}
 	if oerr := r.syncOutputs(ctx, tree); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
-	if requeueFabric > 0 && (requeue == 0 || requeueFabric < requeue) {
-		requeue = requeueFabric
+	for _, d := range []time.Duration{requeueFabric, r.nextExpiry()} {
+		if d > 0 && (requeue == 0 || d < requeue) {
+			requeue = d
+		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, err
 }
 
 // evidence turns reports into evidence, falling back to a node's last good evidence when its report cannot
-// be used, so that one bad report never shrinks a domain.
-func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) []topology.NodeEvidence {
-	out := make([]topology.NodeEvidence, 0, len(reports))
+// be used, so that one bad report never shrinks a domain. Reports whose agent has been silent past the expiry
+// and the grace period are left out; their nodes are returned as dropped.
+func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) (out []topology.NodeEvidence, dropped []string) {
+	out = make([]topology.NodeEvidence, 0, len(reports))
 	seen := map[string]bool{}
 	for i := range reports {
 		e := EvidenceFromReport(&reports[i])
 		seen[e.Node] = true
+		age, silent := r.age(e.Node)
+		r.noteAge(e.Node, age, silent, nodes)
+		if age == reportDropped {
+			dropped = append(dropped, e.Node)
+			continue
+		}
 		if reason := e.Check(); reason != "" {
 			prev, ok := r.lastGood[e.Node]
 			if ok {
@@ -167,7 +188,8 @@ func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[str
 			delete(r.lastGood, n) // the report is gone (node deleted): its evidence goes with it
 		}
 	}
-	return out
+	r.forgetAges(seen)
+	return out, dropped
 }
 
 // sync applies desired HyperNodes that differ from the existing owned ones, and deletes owned HyperNodes that

@@ -17,11 +17,11 @@ func (r *Reconciler) rejectReport(node, reason string, kept bool, nodes map[stri
 	r.Metrics.rejectedReports.Inc()
 	if kept {
 		r.Log.Warn("report cannot be used; keeping the node's last good evidence", "node", node, "source", SourceReports, "reason", reason)
-		r.nodeEvent(node, nodes, "the node's NodeFabricReport cannot be used (%s); its last good evidence stays in use", reason)
+		r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonEvidenceRejected, "the node's NodeFabricReport cannot be used (%s); its last good evidence stays in use", reason)
 		return
 	}
 	r.Log.Warn("report cannot be used", "node", node, "source", SourceReports, "reason", reason)
-	r.nodeEvent(node, nodes, "the node's NodeFabricReport cannot be used (%s); the node has no place in the tree until it is fixed", reason)
+	r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonEvidenceRejected, "the node's NodeFabricReport cannot be used (%s); the node has no place in the tree until it is fixed", reason)
 }
 
 // rejectEvidence says that the tree builder refused a piece of evidence: a log line with node and source,
@@ -30,17 +30,17 @@ func (r *Reconciler) rejectEvidence(p topology.Problem, nodes map[string]*metav1
 	r.Metrics.rejectedEvidence.WithLabelValues(p.Source).Inc()
 	r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
 	if p.Node != "" {
-		r.nodeEvent(p.Node, nodes, "evidence from source %s rejected: %s", p.Source, p.Reason)
+		r.nodeEvent(p.Node, nodes, corev1.EventTypeWarning, ReasonEvidenceRejected, "evidence from source %s rejected: %s", p.Source, p.Reason)
 	}
 }
 
-// nodeEvent records a Warning Event about evidence on the named Node, when it exists and a recorder is set.
-// The recorder folds repeats of one Event into a series, so a problem that stays costs no write per reconcile.
-func (r *Reconciler) nodeEvent(node string, nodes map[string]*metav1.PartialObjectMetadata, format string, args ...any) {
+// nodeEvent records an Event about evidence on the named Node, when it exists and a recorder is set. The
+// recorder folds repeats of one Event into a series, so a problem that stays costs no write per reconcile.
+func (r *Reconciler) nodeEvent(node string, nodes map[string]*metav1.PartialObjectMetadata, eventType, reason, format string, args ...any) {
 	n, ok := nodes[node]
 	if r.Events == nil || !ok {
 		return
 	}
 	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node, UID: n.UID}
-	r.Events.Eventf(ref, nil, corev1.EventTypeWarning, ReasonEvidenceRejected, "BuildTopology", format, args...)
+	r.Events.Eventf(ref, nil, eventType, reason, "BuildTopology", format, args...)
 }

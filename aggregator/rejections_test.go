@@ -40,7 +40,7 @@ func TestRejectedEvidenceIsRecordedOnTheNode(t *testing.T) {
 	broken.Spec.Neighbors[0].ChassisID = ""
 	newcomer := *report("n3", "02")
 	newcomer.Spec.Neighbors[0].ChassisID = ""
-	ev := r.evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), broken, newcomer}, nodes)
+	ev, _ := r.evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), broken, newcomer}, nodes)
 	if len(ev) != 2 {
 		t.Fatalf("evidence = %+v, want n1 and n2's last good", ev)
 	}

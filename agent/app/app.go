@@ -31,6 +31,8 @@ type options struct {
 	jitter      time.Duration
 	dataExpiry  time.Duration
 	maxBackoff  time.Duration
+	heartbeat   time.Duration
+	heartbeatNS string
 	addr        string
 	logFormat   string
 	logLevel    string
@@ -41,7 +43,7 @@ func flags(args []string) (*options, error) {
 	o := &options{}
 	fs := pflag.NewFlagSet("fabricmap-agent", pflag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "fabricmap-agent probes this node and publishes its NodeFabricReport.\n\nUsage:\n  fabricmap-agent [flags]\n\nEnvironment:\n  NODE_NAME   the node's name (set it from the downward API, spec.nodeName); --node-name overrides it\n  KUBECONFIG  kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(os.Stderr, "fabricmap-agent probes this node and publishes its NodeFabricReport.\n\nUsage:\n  fabricmap-agent [flags]\n\nEnvironment:\n  NODE_NAME      the node's name (set it from the downward API, spec.nodeName); --node-name overrides it\n  POD_NAMESPACE  the agent's namespace, which holds its heartbeat Lease\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	fs.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME)")
@@ -51,6 +53,8 @@ func flags(args []string) (*options, error) {
 	fs.DurationVar(&o.jitter, "jitter", 30*time.Second, "largest random extra wait added to each interval")
 	fs.DurationVar(&o.dataExpiry, "data-expiry", 30*time.Minute, "how long a failing probe's last good data is kept, marked stale")
 	fs.DurationVar(&o.maxBackoff, "max-backoff", 5*time.Minute, "longest wait between retries after a failed write")
+	fs.DurationVar(&o.heartbeat, "heartbeat-interval", 2*time.Minute, "how often the agent renews its heartbeat Lease, by which the aggregator tells a quiet agent from a dead one (0 turns it off: the report then never expires)")
+	fs.StringVar(&o.heartbeatNS, "heartbeat-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the heartbeat Lease: the agent's own, from $POD_NAMESPACE")
 	fs.StringVar(&o.addr, "health-addr", ":9464", "address serving /healthz, /readyz and /metrics (empty turns it off)")
 	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -93,12 +97,14 @@ func Main(ctx context.Context, args []string) error {
 	a := &agent.Agent{
 		Config: agent.Config{Interval: o.interval, Jitter: o.jitter, DataExpiry: o.dataExpiry, MaxBackoff: o.maxBackoff},
 		Probes: probes, Publisher: &agent.Publisher{Client: c, NodeName: o.nodeName},
-		Log: log.With("node", o.nodeName), Metrics: agent.NewMetrics(reg),
+		Heartbeat: &agent.Heartbeat{Client: c, Namespace: o.heartbeatNS, Interval: o.heartbeat},
+		Log:       log.With("node", o.nodeName), Metrics: agent.NewMetrics(reg),
 	}
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	log.Info("agent starting", "node", o.nodeName, "probes", probeNames(probes), "once", o.once, "interval", o.interval)
+	log.Info("agent starting", "node", o.nodeName, "probes", probeNames(probes), "once", o.once, "interval", o.interval,
+		"heartbeatInterval", o.heartbeat, "heartbeatNamespace", o.heartbeatNS)
 	if o.once {
 		_, err := a.Cycle(ctx)
 		return err

@@ -26,7 +26,7 @@ func Main(ctx context.Context, args []string) error {
 	)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "fabricmap-aggregator merges NodeFabricReports into a topology tree and writes Volcano HyperNodes.\n\nUsage:\n  fabricmap-aggregator [flags]\n\nEnvironment:\n  POD_NAMESPACE  namespace of the leader-election Lease (default \"default\")\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(os.Stderr, "fabricmap-aggregator merges NodeFabricReports into a topology tree and writes Volcano HyperNodes.\n\nUsage:\n  fabricmap-aggregator [flags]\n\nEnvironment:\n  POD_NAMESPACE  namespace of the leader-election Lease and the agents' heartbeat Leases (default \"default\")\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	fs.String("config", "", "YAML file of settings, keyed by flag name (e.g. delete-grace-period: 15m); a flag on the command line wins")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
@@ -39,6 +39,8 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
 	fs.BoolVar(&conf.AcceleratorDomains, "accelerator-domains", false, "make NVLink domains the lowest tier (tier 1, tierName accelerator) below the leaves")
 	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
+	fs.DurationVar(&conf.ReportExpiry, "report-expiry", 10*time.Minute, "how long an agent may leave its heartbeat Lease unrenewed before its report expires: still used for --delete-grace-period more, then the node leaves the tree (0 turns expiry off)")
+	fs.StringVar(&mo.HeartbeatNamespace, "heartbeat-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the agents' heartbeat Leases (the release's, from $POD_NAMESPACE)")
 	fs.StringVar(&conf.IBNetDiscoverFile, "ibnetdiscover-file", "", "ibnetdiscover capture of the whole fabric (e.g. a mounted ConfigMap): gives the tiers above the leaves")
 	fs.DurationVar(&conf.FabricRecheck, "fabric-recheck", time.Minute, "how often the capture file is checked for changes")
 	defaults := hypernodegen.DefaultLabelKeys()
@@ -117,6 +119,6 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	log.Info("aggregator starting", "leaderElection", mo.LeaderElection, "leaseNamespace", mo.LeaderElectionNamespace,
-		"deleteGracePeriod", conf.DeleteGracePeriod, "nodeLabels", conf.NodeLabels, "labelKeys", conf.LabelKeys.All())
+		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mo.HeartbeatNamespace, "nodeLabels", conf.NodeLabels, "labelKeys", conf.LabelKeys.All())
 	return mgr.Start(ctx)
 }

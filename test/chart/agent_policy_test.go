@@ -2,6 +2,7 @@ package chart
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -27,20 +28,22 @@ const agentSA = "fabricmap-agent" // the chart's agent service account for relea
 func installAgentAccess(t *testing.T, ctx context.Context, c client.Client) {
 	t.Helper()
 	ensureNamespace(t, ctx, c)
-	wanted := map[string]bool{"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true,
-		"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true}
-	applied := 0
+	// How many of each the agent has: one account; cluster RBAC for reports and nodes, namespaced RBAC for
+	// its heartbeat Lease; a policy and binding for the report and for the Lease.
+	wanted := map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2}
+	applied := map[string]int{}
 	for _, o := range render(t, valuesFiles(t)[0]) {
-		if !wanted[o.GetKind()] || !strings.Contains(o.GetName(), "agent") {
+		if wanted[o.GetKind()] == 0 || !strings.Contains(o.GetName(), "agent") {
 			continue
 		}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("chart-test"), client.ForceOwnership); err != nil {
 			t.Fatalf("applying %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
-		applied++
+		applied[o.GetKind()]++
 	}
-	if applied != len(wanted) {
-		t.Fatalf("applied %d of the agent's %d access objects", applied, len(wanted))
+	if !reflect.DeepEqual(applied, wanted) {
+		t.Fatalf("applied the agent's access objects %v, want %v", applied, wanted)
 	}
 }
 
@@ -166,6 +169,16 @@ func TestAgentWritesOnlyItsOwnReport(t *testing.T) {
 	b.Spec.NVLinkDomain = "forged.1"
 	if err := onA.Update(ctx, &b); !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
 		t.Fatalf("node A's agent updated report B: %v", err)
+	}
+
+	// The heartbeat Lease follows the same rule: its own, held by its own node.
+	beats := reportsOnA.(agent.HeartbeatClient)
+	if err := beats.ApplyHeartbeat(ctx, namespace, "policy-node-a", time.Now(), time.Minute, nil, agent.FieldManager); err != nil {
+		t.Fatalf("the agent on node A could not renew its own heartbeat Lease: %v", err)
+	}
+	err = beats.ApplyHeartbeat(ctx, namespace, "policy-node-b", time.Now(), time.Minute, nil, agent.FieldManager)
+	if err == nil || !strings.Contains(err.Error(), "may write only its heartbeat Lease "+v1alpha1.HeartbeatLeaseName("policy-node-a")) {
+		t.Fatalf("node A's agent renewed node B's heartbeat, or was refused for another reason: %v", err)
 	}
 
 	// A token of the agent's account that is bound to no pod carries no node claim: refused outright.

@@ -56,7 +56,7 @@ func installChart(t *testing.T, c client.Client) appsv1.Deployment {
 	}
 	out, err := exec.Command(filepath.Join(testenv.RepoRoot(), "bin", "helm"), "template", "fabricmap",
 		filepath.Join(testenv.RepoRoot(), "charts", "fabricmap"), "--namespace", namespace, "--kube-version", "1.36.3",
-		"--set", "aggregator.deleteGracePeriod=20s").CombinedOutput()
+		"--set", "aggregator.deleteGracePeriod=20s", "--set", "aggregator.reportExpiry="+reportExpiry.String()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, out)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netns"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,6 +129,26 @@ func wantHyperNodes(t *testing.T, timeout time.Duration, want map[string][]strin
 	})
 }
 
+// reportExpiry is the aggregator's --report-expiry here (the chart's value, set by installChart): the agents
+// renew their heartbeat every second.
+const reportExpiry = 6 * time.Second
+
+// nodeEventReasons returns the reasons of the Events about the Node called node.
+func nodeEventReasons(t *testing.T, cs kubernetes.Interface, node string) []string {
+	t.Helper()
+	list, err := cs.EventsV1().Events(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "Node" && e.Regarding.Name == node {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
 // TestFabricEndToEnd brings the whole system up on an emulated two-leaf fabric and puts it through what
 // happens in a cluster: convergence, a quiet steady state, an agent that writes another node's report, a
 // cable moved to another leaf, the leader aggregator killed, and a node removed.
@@ -148,19 +170,24 @@ func TestFabricEndToEnd(t *testing.T) {
 	rdmaFixture := filepath.Join(testenv.RepoRoot(), "discovery", "rdma", "testdata", "dgx-h100-ib")
 	agents := map[string]*process{}
 	agentTokens := map[string]string{}
+	namespaces := map[string]netns.NsHandle{}
+	startAgent := func(t *testing.T, name string) {
+		cmd := exec.Command(bin("fabricmap-agent"), "--kubeconfig", kubeconfig(t, name, agentTokens[name]), "--node-name", name,
+			"--probes", "lldp,rdma,nvml", "--lldp-interfaces", "up0", "--sysfs-root", rdmaFixture,
+			"--interval", "1s", "--jitter", "0s", "--heartbeat-interval", "1s", "--health-addr", "",
+			"--log-format", "text")
+		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace) // as the DaemonSet sets it
+		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(namespaces[name], fn) })
+	}
 	for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
 		if err := c.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			t.Fatal(err)
 		}
-		ns := f.addNode(name)
+		namespaces[name] = f.addNode(name)
 		f.cable(name, 0, nodes[name])
-		f.proxyAPIServer(ns, apiURL.Host)
+		f.proxyAPIServer(namespaces[name], apiURL.Host)
 		agentTokens[name] = token(t, cs, agentSA, name)
-		cmd := exec.Command(bin("fabricmap-agent"), "--kubeconfig", kubeconfig(t, name, agentTokens[name]), "--node-name", name,
-			"--probes", "lldp,rdma,nvml", "--lldp-interfaces", "up0", "--sysfs-root", rdmaFixture,
-			"--interval", "1s", "--jitter", "0s", "--health-addr", "",
-			"--log-format", "text")
-		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(ns, fn) })
+		startAgent(t, name)
 	}
 
 	u := newFakeUFM(t)
@@ -254,6 +281,18 @@ func TestFabricEndToEnd(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &stored); err != nil || len(stored.Spec.Neighbors) != 1 {
 			t.Fatalf("e2e-n3's report after the attempt: %v, %+v", err, stored.Spec.Neighbors)
 		}
+		// Nor keep another node's report alive (or let it expire) through its heartbeat Lease.
+		for _, l := range []struct{ name, holder string }{
+			{v1alpha1.HeartbeatLeaseName("e2e-n3"), "e2e-n3"}, // another node's Lease
+			{v1alpha1.HeartbeatLeaseName("e2e-n1"), "e2e-n3"}, // its own Lease, held for another node
+		} {
+			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: l.name, Namespace: namespace},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr(l.holder), RenewTime: &metav1.MicroTime{Time: time.Now()}}}
+			err := hostile.Patch(ctx, lease, client.Merge)
+			if err == nil || !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
+				t.Errorf("node e2e-n1's agent writing Lease %s held by %s: %v, want a refusal by the admission policy", l.name, l.holder, err)
+			}
+		}
 	})
 
 	t.Run("a cable moved to another leaf: the HyperNodes follow, one write each", func(t *testing.T) {
@@ -333,6 +372,52 @@ func TestFabricEndToEnd(t *testing.T) {
 		if after := hyperNodeUIDs(t); !reflect.DeepEqual(after, uidsBefore) {
 			t.Errorf("HyperNodes were deleted or recreated around the restarts: UIDs %v, were %v", after, uidsBefore)
 		}
+	})
+
+	t.Run("an agent dies: its node stays until the report expires, then its leaf shrinks after the grace period", func(t *testing.T) {
+		l, _ := leader()
+		both := map[string][]string{
+			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
+		}
+		agents["e2e-n1"].stop(syscall.SIGKILL)
+		died := time.Now()
+		eventually(t, reportExpiry+15*time.Second, "a ReportExpired Event on e2e-n1", func() (bool, string) {
+			reasons := nodeEventReasons(t, cs, "e2e-n1")
+			return slices.Contains(reasons, "ReportExpired"), fmt.Sprintf("events %v", reasons)
+		})
+		if took := time.Since(died); took < reportExpiry {
+			t.Errorf("the report expired %v after its agent died, before the expiry of %v", took, reportExpiry)
+		}
+		if got := hyperNodes(t); !reflect.DeepEqual(got, both) {
+			t.Fatalf("an expired report must stay in use through the grace period: %v", got)
+		}
+		if kept := l.sample(t, `fabricmap_aggregator_expired_reports{state="kept"}`); kept != 1 {
+			t.Errorf("expired reports kept = %v, want 1", kept)
+		}
+		wantHyperNodes(t, time.Minute, map[string][]string{
+			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n2"}, "leaf-b": {"e2e-n3"},
+		})
+		if took := time.Since(died); took < reportExpiry+20*time.Second {
+			t.Errorf("leaf-a shrank %v after the agent died, before expiry (%v) and grace (20 s) had passed", took, reportExpiry)
+		}
+		eventually(t, 30*time.Second, "e2e-n1 loses fabricmap's labels", func() (bool, string) {
+			var n corev1.Node
+			if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n1"}, &n); err != nil {
+				return false, err.Error()
+			}
+			_, has := n.Labels[blockKey]
+			return !has, describe(n.Labels)
+		})
+		if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n1"}, &v1alpha1.NodeFabricReport{}); err != nil {
+			t.Errorf("the dead agent's report itself must stay (its node exists): %v", err)
+		}
+
+		startAgent(whole, "e2e-n1") // the kubelet restarts it: the heartbeat brings the node back at once
+		wantHyperNodes(t, 30*time.Second, both)
+		eventually(t, 30*time.Second, "a HeartbeatResumed Event on e2e-n1", func() (bool, string) {
+			reasons := nodeEventReasons(t, cs, "e2e-n1")
+			return slices.Contains(reasons, "HeartbeatResumed"), fmt.Sprintf("events %v", reasons)
+		})
 	})
 
 	t.Run("a node removed: its report goes at once, its emptied domain after the grace period", func(t *testing.T) {

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+)
+
+// HeartbeatClient renews an agent's heartbeat Lease.
+type HeartbeatClient interface {
+	// ApplyHeartbeat server-side-applies the heartbeat Lease of node in namespace as fieldManager: holder node,
+	// renewed at renew, valid for duration, owned by owner when it is set.
+	ApplyHeartbeat(ctx context.Context, namespace, node string, renew time.Time, duration time.Duration, owner *metav1.OwnerReference, fieldManager string) error
+}
+
+// heartbeatRetry is the wait before a failed renewal is tried again, when the interval is longer.
+const heartbeatRetry = 30 * time.Second
+
+// Heartbeat renews the node's heartbeat Lease (v1alpha1.HeartbeatLeaseName) every Interval. The report is
+// written only when it changes, so without the Lease the aggregator could not tell a quiet agent from a dead
+// one. One small write per interval per node, as the kubelet's node Lease.
+type Heartbeat struct {
+	// Client writes the Lease.
+	Client HeartbeatClient
+	// Namespace holds the Lease: the agent's own.
+	Namespace string
+	// Interval is the time between renewals; zero or less turns the heartbeat off.
+	Interval time.Duration
+
+	next time.Time
+}
+
+// validate checks that node's heartbeat Lease can be written: its name must be a valid object name.
+func (h *Heartbeat) validate(node string) error {
+	if h == nil || h.Interval <= 0 {
+		return nil
+	}
+	if h.Namespace == "" {
+		return fmt.Errorf("heartbeat every %s: the namespace is empty (set POD_NAMESPACE or --heartbeat-namespace)", h.Interval)
+	}
+	if errs := validation.IsDNS1123Subdomain(v1alpha1.HeartbeatLeaseName(node)); len(errs) > 0 {
+		return fmt.Errorf("heartbeat Lease name %q: %v (turn the heartbeat off with --heartbeat-interval=0)", v1alpha1.HeartbeatLeaseName(node), errs)
+	}
+	return nil
+}
+
+// due reports whether a renewal is due at now.
+func (h *Heartbeat) due(now time.Time) bool {
+	return h != nil && h.Interval > 0 && !now.Before(h.next)
+}
+
+// until returns the time from now to the next renewal; ok is false when the heartbeat is off.
+func (h *Heartbeat) until(now time.Time) (d time.Duration, ok bool) {
+	if h == nil || h.Interval <= 0 {
+		return 0, false
+	}
+	return max(h.next.Sub(now), 0), true
+}
+
+// beat renews the Lease at now. The Lease is valid for three intervals, as the kubelet's node Lease is (for
+// readers: the aggregator judges silence by its own --report-expiry). A failed renewal is tried again after
+// heartbeatRetry, or the interval when that is shorter.
+func (h *Heartbeat) beat(ctx context.Context, node string, now time.Time, owner *metav1.OwnerReference) error {
+	if err := h.Client.ApplyHeartbeat(ctx, h.Namespace, node, now, 3*h.Interval, owner, FieldManager); err != nil {
+		h.next = now.Add(min(h.Interval, heartbeatRetry))
+		return err
+	}
+	h.next = now.Add(h.Interval)
+	return nil
+}
+
+// ApplyHeartbeat implements HeartbeatClient with one server-side apply, which creates the Lease the first time.
+func (c *RESTReportClient) ApplyHeartbeat(ctx context.Context, namespace, node string, renew time.Time, duration time.Duration, owner *metav1.OwnerReference, fieldManager string) error {
+	name := v1alpha1.HeartbeatLeaseName(node)
+	meta := map[string]any{
+		"name": name, "namespace": namespace,
+		"labels": map[string]any{v1alpha1.HeartbeatLabel: v1alpha1.HeartbeatLabelValue},
+	}
+	if owner != nil {
+		meta["ownerReferences"] = []any{map[string]any{
+			"apiVersion": owner.APIVersion, "kind": owner.Kind, "name": owner.Name, "uid": string(owner.UID),
+		}}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": meta,
+		"spec": map[string]any{
+			"holderIdentity":       node,
+			"leaseDurationSeconds": int64(duration / time.Second),
+			"renewTime":            renew.UTC().Format(metav1.RFC3339Micro),
+		},
+	}}
+	req := c.rest.Patch(types.ApplyPatchType).AbsPath("/apis/coordination.k8s.io/v1/namespaces", namespace, "leases", name)
+	return c.apply(ctx, req, u, fieldManager, "heartbeat Lease")
+}

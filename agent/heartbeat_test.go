@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/discovery"
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+func getLease(t *testing.T, node string) *coordinationv1.Lease {
+	t.Helper()
+	var l coordinationv1.Lease
+	key := client.ObjectKey{Namespace: "default", Name: v1alpha1.HeartbeatLeaseName(node)}
+	if err := testenv.Shared.Client.Get(context.Background(), key, &l); err != nil {
+		t.Fatalf("reading the heartbeat Lease of %s: %v", node, err)
+	}
+	return &l
+}
+
+func TestHeartbeatRenewsItsLeaseEveryInterval(t *testing.T) {
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "agent-heartbeat-1"}}
+	if err := testenv.Shared.Client.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	lldp := &scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:07")}}}
+	a := newAgent(t, node.Name, &now, lldp)
+	a.Config.Interval = 5 * time.Minute
+	a.Heartbeat = &Heartbeat{Client: reportClient(t).(HeartbeatClient), Namespace: "default", Interval: time.Minute}
+
+	cycle(t, a)
+	l := getLease(t, node.Name)
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != node.Name {
+		t.Errorf("holder = %v, want %s", l.Spec.HolderIdentity, node.Name)
+	}
+	if l.Labels[v1alpha1.HeartbeatLabel] != v1alpha1.HeartbeatLabelValue {
+		t.Errorf("labels = %v, want %s=%s", l.Labels, v1alpha1.HeartbeatLabel, v1alpha1.HeartbeatLabelValue)
+	}
+	if l.Spec.LeaseDurationSeconds == nil || *l.Spec.LeaseDurationSeconds != 180 {
+		t.Errorf("leaseDurationSeconds = %v, want 180 (three intervals)", l.Spec.LeaseDurationSeconds)
+	}
+	if l.Spec.RenewTime == nil || !l.Spec.RenewTime.Time.Equal(now) {
+		t.Errorf("renewTime = %v, want %v", l.Spec.RenewTime, now)
+	}
+	if len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != node.UID {
+		t.Errorf("owner references = %+v, want the Node (so the Lease goes with it)", l.OwnerReferences)
+	}
+	rv := l.ResourceVersion
+
+	now = now.Add(30 * time.Second)
+	cycle(t, a)
+	if got := getLease(t, node.Name).ResourceVersion; got != rv {
+		t.Errorf("the Lease was renewed before its interval: resourceVersion %s → %s", rv, got)
+	}
+	now = now.Add(31 * time.Second)
+	cycle(t, a)
+	if got := getLease(t, node.Name).Spec.RenewTime; got == nil || !got.Time.Equal(now) {
+		t.Errorf("after the interval, renewTime = %v, want %v", got, now)
+	}
+	if h, w := count(a.Metrics.heartbeats), count(a.Metrics.writes); h != 2 || w != 1 {
+		t.Errorf("%v renewals and %v report writes, want 2 and 1 (the report is unchanged)", h, w)
+	}
+}
+
+// failingHeartbeats refuses every renewal.
+type failingHeartbeats struct{ calls int }
+
+func (f *failingHeartbeats) ApplyHeartbeat(context.Context, string, string, time.Time, time.Duration, *metav1.OwnerReference, string) error {
+	f.calls++
+	return errors.New("connection refused")
+}
+
+func TestHeartbeatFailureRetriesSoonAndKeepsTheCycle(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	lldp := &scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:08")}}}
+	a := newAgent(t, "agent-heartbeat-2", &now, lldp)
+	f := &failingHeartbeats{}
+	a.Heartbeat = &Heartbeat{Client: f, Namespace: "default", Interval: 10 * time.Minute}
+	if !cycle(t, a) {
+		t.Fatal("a failing heartbeat stopped the report")
+	}
+	now = now.Add(heartbeatRetry - time.Second)
+	cycle(t, a)
+	now = now.Add(time.Second)
+	cycle(t, a)
+	if f.calls != 2 || count(a.Metrics.heartbeatErrors) != 2 {
+		t.Errorf("%d renewals tried, %v errors counted; want 2: at once, then after %v (not the 10 min interval)", f.calls, count(a.Metrics.heartbeatErrors), heartbeatRetry)
+	}
+}
+
+func TestRunRenewsTheHeartbeatBetweenCycles(t *testing.T) {
+	lldp := &scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:09")}}}
+	var clock time.Time
+	a := newAgent(t, "agent-heartbeat-3", &clock, lldp)
+	a.Now = nil // the real clock: Run sleeps
+	a.Config.Interval = time.Hour
+	f := &countingHeartbeats{}
+	a.Heartbeat = &Heartbeat{Client: f, Namespace: "default", Interval: 20 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if count(a.Metrics.writes) != 1 {
+		t.Errorf("%v report writes in 300 ms with an hour's interval, want 1", count(a.Metrics.writes))
+	}
+	if f.calls < 3 {
+		t.Errorf("%d renewals in 300 ms at a 20 ms heartbeat, want several between the hourly cycles", f.calls)
+	}
+}
+
+// countingHeartbeats accepts every renewal and counts them.
+type countingHeartbeats struct{ calls int }
+
+func (f *countingHeartbeats) ApplyHeartbeat(context.Context, string, string, time.Time, time.Duration, *metav1.OwnerReference, string) error {
+	f.calls++
+	return nil
+}
+
+func TestHeartbeatValidation(t *testing.T) {
+	long := strings.Repeat("n", 250)
+	for _, tc := range []struct {
+		name, node, namespace string
+		interval              time.Duration
+		wantErr               string
+	}{
+		{name: "on", node: "gpu-1", namespace: "fabricmap-system", interval: time.Minute},
+		{name: "off needs nothing", node: long, interval: 0},
+		{name: "no namespace", node: "gpu-1", interval: time.Minute, wantErr: "namespace is empty"},
+		{name: "node name too long for a Lease name", node: long, namespace: "ns", interval: time.Minute, wantErr: "--heartbeat-interval=0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := (&Heartbeat{Namespace: tc.namespace, Interval: tc.interval}).validate(tc.node)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("validate = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
