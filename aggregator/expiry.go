@@ -28,10 +28,11 @@ const (
 	reportDropped                  // silent past the expiry and the grace period: left out of the tree
 )
 
-// massSilence is the share of agents that, silent together past the expiry, suspends every expiry: so many
-// agents do not die at once; the API server was out of reach (for them or for the aggregator), and dropping
-// their nodes would empty the tree. The node lifecycle controller stops evicting on the same reasoning
-// (--unhealthy-zone-threshold, 0.55).
+// massSilence is the share of agents that, silent together for half the expiry, suspends every expiry: so
+// many agents do not die at once; the API server was out of reach (for them or for the aggregator), and
+// dropping their nodes would empty the tree. Counting silence from half the expiry catches an outage before
+// the first agent's report would expire (their renewals stop within one heartbeat of each other). The node
+// lifecycle controller stops evicting on the same reasoning (--unhealthy-zone-threshold, 0.55).
 const massSilence = 0.55
 
 // checkMassSilence decides, once per reconcile, whether expiries are suspended, and says so when that changes.
@@ -39,17 +40,17 @@ func (r *Reconciler) checkMassSilence() {
 	if r.Config.ReportExpiry <= 0 {
 		return
 	}
-	silent, total := r.Heartbeats.Silent(r.Config.ReportExpiry)
+	silent, total := r.Heartbeats.Silent(r.Config.ReportExpiry / 2)
 	suspended := total > 0 && float64(silent) > massSilence*float64(total)
 	if suspended != r.expirySuspended {
 		if suspended {
 			r.Log.Warn("most agents went silent together: the API server was out of reach, not the agents; no report expires until they renew",
-				"silent", silent, "agents", total, "expiry", r.Config.ReportExpiry)
+				"silentForHalfTheExpiry", silent, "agents", total, "expiry", r.Config.ReportExpiry)
 		} else {
 			// Those still silent get a whole expiry from now: the outage was no fault of theirs.
-			r.Heartbeats.Restart(r.Config.ReportExpiry)
+			r.Heartbeats.Restart(r.Config.ReportExpiry / 2)
 			r.Log.Info("agents renew their heartbeats again; reports expire as usual, the still silent ones counted from now",
-				"silent", silent, "agents", total)
+				"silentForHalfTheExpiry", silent, "agents", total)
 		}
 	}
 	r.expirySuspended = suspended

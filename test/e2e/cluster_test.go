@@ -42,12 +42,20 @@ const (
 	agentSA       = "fabricmap-agent"
 	aggregatorSA  = "fabricmap-aggregator"
 	aggregatorDep = "fabricmap-aggregator"
+	placerSA      = "fabricmap-placer"
+	placerDep     = "fabricmap-placer"
 )
 
-// installChart renders the chart and applies, for real, everything but the workloads (which this test runs
-// as processes) and the CRDs (installed with the control plane): service accounts, RBAC, the admission policy.
-// It returns the rendered aggregator Deployment, whose arguments the aggregators are started with.
-func installChart(t *testing.T, c client.Client) appsv1.Deployment {
+// release is what installChart leaves to run as processes: the rendered Deployments, whose arguments the
+// binaries are started with.
+type release struct {
+	aggregator, placer appsv1.Deployment
+}
+
+// installChart renders the chart (with the placer on) and applies, for real, everything but the workloads
+// (which this test runs as processes) and the CRDs (installed with the control plane): service accounts, RBAC,
+// the admission policies. It returns the rendered Deployments.
+func installChart(t *testing.T, c client.Client) release {
 	t.Helper()
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
@@ -56,13 +64,15 @@ func installChart(t *testing.T, c client.Client) appsv1.Deployment {
 	}
 	out, err := exec.Command(filepath.Join(testenv.RepoRoot(), "bin", "helm"), "template", "fabricmap",
 		filepath.Join(testenv.RepoRoot(), "charts", "fabricmap"), "--namespace", namespace, "--kube-version", "1.36.3",
-		"--set", "aggregator.deleteGracePeriod=20s", "--set", "aggregator.reportExpiry="+reportExpiry.String()).CombinedOutput()
+		"--set", "aggregator.deleteGracePeriod=20s", "--set", "aggregator.reportExpiry="+reportExpiry.String(),
+		"--set", "placer.enabled=true").CombinedOutput()
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, out)
 	}
 	apply := map[string]bool{"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true,
 		"RoleBinding": true, "ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true}
-	var deploy appsv1.Deployment
+	var rel release
+	deployments := map[string]*appsv1.Deployment{aggregatorDep: &rel.aggregator, placerDep: &rel.placer}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
 	for {
 		u := &unstructured.Unstructured{}
@@ -79,16 +89,18 @@ func installChart(t *testing.T, c client.Client) appsv1.Deployment {
 			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("e2e"), client.ForceOwnership); err != nil {
 				t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
 			}
-		case u.GetKind() == "Deployment" && u.GetName() == aggregatorDep:
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &deploy); err != nil {
+		case u.GetKind() == "Deployment" && deployments[u.GetName()] != nil:
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, deployments[u.GetName()]); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if deploy.Name == "" {
-		t.Fatal("the chart rendered no aggregator Deployment")
+	for name, d := range deployments {
+		if d.Name == "" {
+			t.Fatalf("the chart rendered no Deployment %s", name)
+		}
 	}
-	return deploy
+	return rel
 }
 
 // token returns a token of the service account; bound to a pod on node when node is set, as the kubelet

@@ -17,6 +17,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +27,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/placer"
 )
 
 // aggregatorProc is one aggregator replica and where its metrics are served.
@@ -133,8 +135,8 @@ func wantHyperNodes(t *testing.T, timeout time.Duration, want map[string][]strin
 // renew their heartbeat every second.
 const reportExpiry = 6 * time.Second
 
-// nodeEventReasons returns the reasons of the Events about the Node called node.
-func nodeEventReasons(t *testing.T, cs kubernetes.Interface, node string) []string {
+// nodeEventReasons returns the reasons of the Events about the Node called node last seen after since.
+func nodeEventReasons(t *testing.T, cs kubernetes.Interface, node string, since time.Time) []string {
 	t.Helper()
 	list, err := cs.EventsV1().Events(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -142,11 +144,38 @@ func nodeEventReasons(t *testing.T, cs kubernetes.Interface, node string) []stri
 	}
 	var out []string
 	for _, e := range list.Items {
-		if e.Regarding.Kind == "Node" && e.Regarding.Name == node {
+		last := e.EventTime.Time
+		if e.Series != nil {
+			last = e.Series.LastObservedTime.Time
+		}
+		if e.Regarding.Kind == "Node" && e.Regarding.Name == node && last.After(since) {
 			out = append(out, e.Reason)
 		}
 	}
 	return out
+}
+
+// makeNode creates a Node as the kubelet registers it: its hostname label, a Ready condition and the capacity
+// of an eight-GPU machine, and without the not-ready taint that the node lifecycle controller (not running
+// here) would lift.
+func makeNode(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}}}
+	if err := c.Create(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	res := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8"), corev1.ResourceCPU: resource.MustParse("64"),
+		corev1.ResourceMemory: resource.MustParse("512Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	n.Status = corev1.NodeStatus{Capacity: res, Allocatable: res,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), Reason: "KubeletReady"}}}
+	if err := c.Status().Update(ctx, n); err != nil {
+		t.Fatalf("node %s status: %v", name, err)
+	}
+	n.Spec.Taints = nil
+	if err := c.Update(ctx, n); err != nil {
+		t.Fatalf("untainting node %s: %v", name, err)
+	}
 }
 
 // TestFabricEndToEnd brings the whole system up on an emulated two-leaf fabric and puts it through what
@@ -156,7 +185,7 @@ func TestFabricEndToEnd(t *testing.T) {
 	c := testenv.Shared.Client
 	cs := kubernetes.NewForConfigOrDie(testenv.Shared.Config)
 	ctx := context.Background()
-	deploy := installChart(t, c)
+	rel := installChart(t, c)
 	apiURL, err := url.Parse(testenv.Shared.Config.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -180,9 +209,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(namespaces[name], fn) })
 	}
 	for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
-		if err := c.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-			t.Fatal(err)
-		}
+		makeNode(t, c, name)
 		namespaces[name] = f.addNode(name)
 		f.cable(name, 0, nodes[name])
 		f.proxyAPIServer(namespaces[name], apiURL.Host)
@@ -195,7 +222,7 @@ func TestFabricEndToEnd(t *testing.T) {
 	var aggs []*aggregatorProc
 	for i := range 2 {
 		metricsPort := freePort(t)
-		args := append(slices.Clone(deploy.Spec.Template.Spec.Containers[0].Args),
+		args := append(slices.Clone(rel.aggregator.Spec.Template.Spec.Containers[0].Args),
 			"--kubeconfig", kubeconfig(t, fmt.Sprintf("aggregator-%d", i), aggToken),
 			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", metricsPort), fmt.Sprintf("--health-addr=127.0.0.1:%d", freePort(t)),
 			fmt.Sprintf("--web-addr=127.0.0.1:%d", freePort(t)),
@@ -295,6 +322,56 @@ func TestFabricEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("the placer and the stock kube-scheduler bind a gang inside the leaf the agents found", func(t *testing.T) {
+		stopScheduler, err := testenv.StartScheduler()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stopScheduler()
+		args := append(slices.Clone(rel.placer.Spec.Template.Spec.Containers[0].Args),
+			"--kubeconfig", kubeconfig(t, "placer", token(t, cs, placerSA, "")),
+			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", freePort(t)), fmt.Sprintf("--health-addr=127.0.0.1:%d", freePort(t)),
+			"--log-format=text")
+		cmd := exec.Command(bin("fabricmap-placer"), args...)
+		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace)
+		placerProc := start(t, "placer", cmd, nil)
+		defer placerProc.stop(syscall.SIGTERM)
+
+		// Two pods of 8 GPUs each: only leaf-a has two nodes, so the gang fits behind one switch only there.
+		jobs := "e2e-jobs"
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: jobs}}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			gpus := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("train-%d", i), Namespace: jobs, Labels: map[string]string{
+					placer.GangLabel: "train", placer.SizeLabel: "2", placer.RankLabel: fmt.Sprint(i)}},
+				Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: placer.Gate}},
+					Containers: []corev1.Container{{Name: "train", Image: "trainer:e2e",
+						Resources: corev1.ResourceRequirements{Requests: gpus, Limits: gpus}}}},
+			}
+			if err := c.Create(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eventually(t, 90*time.Second, "the gang bound by kube-scheduler", func() (bool, string) {
+			var pods corev1.PodList
+			if err := c.List(ctx, &pods, client.InNamespace(jobs)); err != nil {
+				return false, err.Error()
+			}
+			var on []string
+			for _, p := range pods.Items {
+				on = append(on, p.Spec.NodeName)
+			}
+			slices.Sort(on)
+			return slices.Equal(on, []string{"e2e-n1", "e2e-n2"}), fmt.Sprintf("pods on %q\n%s", on, lastLines(placerProc.output(), 5))
+		})
+		if err := c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: jobs}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("a cable moved to another leaf: the HyperNodes follow, one write each", func(t *testing.T) {
 		l, _ := leader()
 		before := l.writes(t)
@@ -381,25 +458,34 @@ func TestFabricEndToEnd(t *testing.T) {
 		}
 		agents["e2e-n1"].stop(syscall.SIGKILL)
 		died := time.Now()
-		eventually(t, reportExpiry+15*time.Second, "a ReportExpired Event on e2e-n1", func() (bool, string) {
-			reasons := nodeEventReasons(t, cs, "e2e-n1")
-			return slices.Contains(reasons, "ReportExpired"), fmt.Sprintf("events %v", reasons)
+		eventually(t, reportExpiry+15*time.Second, "e2e-n1's report counted expired", func() (bool, string) {
+			kept := l.sample(t, `fabricmap_aggregator_expired_reports{state="kept"}`)
+			return kept == 1, fmt.Sprintf("expired reports kept: %v", kept)
 		})
-		if took := time.Since(died); took < reportExpiry {
+		// The last renewal the aggregator saw was up to one heartbeat (1 s) before the kill.
+		if took := time.Since(died); took < reportExpiry-time.Second {
 			t.Errorf("the report expired %v after its agent died, before the expiry of %v", took, reportExpiry)
 		}
+		eventually(t, 10*time.Second, "a ReportExpired Event on e2e-n1", func() (bool, string) {
+			reasons := nodeEventReasons(t, cs, "e2e-n1", time.Time{})
+			return slices.Contains(reasons, "ReportExpired"), fmt.Sprintf("events %v", reasons)
+		})
 		if got := hyperNodes(t); !reflect.DeepEqual(got, both) {
 			t.Fatalf("an expired report must stay in use through the grace period: %v", got)
-		}
-		if kept := l.sample(t, `fabricmap_aggregator_expired_reports{state="kept"}`); kept != 1 {
-			t.Errorf("expired reports kept = %v, want 1", kept)
 		}
 		wantHyperNodes(t, time.Minute, map[string][]string{
 			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n2"}, "leaf-b": {"e2e-n3"},
 		})
-		if took := time.Since(died); took < reportExpiry+20*time.Second {
+		if took := time.Since(died); took < reportExpiry+20*time.Second-time.Second {
 			t.Errorf("leaf-a shrank %v after the agent died, before expiry (%v) and grace (20 s) had passed", took, reportExpiry)
 		}
+		if dropped := l.sample(t, `fabricmap_aggregator_expired_reports{state="dropped"}`); dropped != 1 {
+			t.Errorf("expired reports dropped = %v, want 1", dropped)
+		}
+		eventually(t, 10*time.Second, "a ReportDropped Event on e2e-n1", func() (bool, string) {
+			reasons := nodeEventReasons(t, cs, "e2e-n1", died)
+			return slices.Contains(reasons, "ReportDropped"), fmt.Sprintf("events %v", reasons)
+		})
 		eventually(t, 30*time.Second, "e2e-n1 loses fabricmap's labels", func() (bool, string) {
 			var n corev1.Node
 			if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n1"}, &n); err != nil {
@@ -415,7 +501,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		startAgent(whole, "e2e-n1") // the kubelet restarts it: the heartbeat brings the node back at once
 		wantHyperNodes(t, 30*time.Second, both)
 		eventually(t, 30*time.Second, "a HeartbeatResumed Event on e2e-n1", func() (bool, string) {
-			reasons := nodeEventReasons(t, cs, "e2e-n1")
+			reasons := nodeEventReasons(t, cs, "e2e-n1", died)
 			return slices.Contains(reasons, "HeartbeatResumed"), fmt.Sprintf("events %v", reasons)
 		})
 	})

@@ -1,9 +1,10 @@
-// Package e2e runs the whole of fabricmap as it runs in a cluster, on one machine: a real etcd and
-// kube-apiserver with the chart's CRDs, RBAC and admission policy applied; two aggregator binaries with
-// leader election, started with the chart's own arguments and service-account tokens; and an agent binary
-// per emulated node, each in its own network namespace, cabled by veth pairs to switch namespaces that
-// announce themselves over LLDP, authenticating with a token bound to a pod on its node. The tests then move
-// cables, kill the leader and let an agent misbehave, and check what the schedulers would see.
+// Package e2e runs the whole of fabricmap as it runs in a cluster, on one machine: a real etcd,
+// kube-apiserver and kube-scheduler with the chart's CRDs, RBAC and admission policies applied; two aggregator
+// binaries with leader election and the placer binary, started with the chart's own arguments and
+// service-account tokens; and an agent binary per emulated node, each in its own network namespace, cabled by
+// veth pairs to switch namespaces that announce themselves over LLDP, authenticating with a token bound to a
+// pod on its node. The tests then schedule a gang, move cables, kill the leader, kill an agent and let another
+// misbehave, and check what the schedulers see.
 package e2e
 
 import (
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 	}
 	// Built into the git-ignored bin/ so that a rerun only relinks what changed.
 	binDir = filepath.Join(testenv.RepoRoot(), "bin", "e2e")
-	build := exec.Command("go", "build", "-o", binDir+"/", "./cmd/fabricmap-agent", "./cmd/fabricmap-aggregator")
+	build := exec.Command("go", "build", "-o", binDir+"/", "./cmd/fabricmap-agent", "./cmd/fabricmap-aggregator", "./cmd/fabricmap-placer")
 	build.Dir = testenv.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: building the binaries: %v\n%s", err, out)
