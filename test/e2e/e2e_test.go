@@ -131,6 +131,9 @@ func wantHyperNodes(t *testing.T, timeout time.Duration, want map[string][]strin
 	})
 }
 
+// gb200Domain is the NVLink domain of the GB200 trays' fixture GPUs: "<fabric cluster UUID>.<clique id>".
+const gb200Domain = "7c3f0e2a-9b1d-4e6f-8a2c-3b4d5e6f7081.1"
+
 // reportExpiry is the aggregator's --report-expiry here (the chart's value, set by installChart): the agents
 // renew their heartbeat every second.
 const reportExpiry = 6 * time.Second
@@ -195,17 +198,21 @@ func TestFabricEndToEnd(t *testing.T) {
 	f.addSwitch("leaf-a", 0x0a)
 	f.addSwitch("leaf-b", 0x0b)
 	nodes := map[string]string{"e2e-n1": "leaf-a", "e2e-n2": "leaf-a", "e2e-n3": "leaf-b"}
-	// The RDMA probe reads a DGX H100's sysfs, captured as a fixture; NVML finds no driver here and says so.
+	// The RDMA probe reads a DGX H100's sysfs, captured as a fixture. NVML is the stand-in library
+	// (testdata/fakenvml), loaded through go-nvml as the real one is: e2e-n1 and e2e-n2 are two trays of one
+	// GB200 NVL72 rack (one NVLink domain across both nodes), e2e-n3 an HGX H100 without a multi-node fabric.
 	rdmaFixture := filepath.Join(testenv.RepoRoot(), "discovery", "rdma", "testdata", "dgx-h100-ib")
+	gpus := map[string]string{"e2e-n1": "gb200-rack1-tray1.gpus", "e2e-n2": "gb200-rack1-tray2.gpus", "e2e-n3": "hgx-h100.gpus"}
 	agents := map[string]*process{}
 	agentTokens := map[string]string{}
 	namespaces := map[string]netns.NsHandle{}
 	startAgent := func(t *testing.T, name string) {
 		cmd := exec.Command(bin("fabricmap-agent"), "--kubeconfig", kubeconfig(t, name, agentTokens[name]), "--node-name", name,
-			"--probes", "lldp,rdma,nvml", "--lldp-interfaces", "up0", "--sysfs-root", rdmaFixture,
+			"--probes", "lldp,rdma,nvml", "--lldp-interfaces", "up0", "--sysfs-root", rdmaFixture, "--nvml-library", fakeNVML(),
 			"--interval", "1s", "--jitter", "0s", "--heartbeat-interval", "1s", "--health-addr", "",
 			"--log-format", "text")
-		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace) // as the DaemonSet sets it
+		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace, // as the DaemonSet sets it
+			"FABRICMAP_FAKE_NVML_GPUS="+filepath.Join(testenv.RepoRoot(), "test", "e2e", "testdata", "fakenvml", gpus[name]))
 		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(namespaces[name], fn) })
 	}
 	for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
@@ -265,10 +272,24 @@ func TestFabricEndToEnd(t *testing.T) {
 		for _, p := range r.Status.Probes {
 			states[p.Name] = p.State
 		}
-		want := map[string]v1alpha1.ProbeState{"lldp": v1alpha1.ProbeAvailable, "rdma": v1alpha1.ProbeAvailable, "nvml": v1alpha1.ProbeNotApplicable}
-		if !reflect.DeepEqual(states, want) || len(r.Spec.RDMADevices) == 0 {
-			t.Errorf("e2e-n1's report: probes %v (want %v), %d RDMA devices", states, want, len(r.Spec.RDMADevices))
+		want := map[string]v1alpha1.ProbeState{"lldp": v1alpha1.ProbeAvailable, "rdma": v1alpha1.ProbeAvailable, "nvml": v1alpha1.ProbeAvailable}
+		if !reflect.DeepEqual(states, want) || len(r.Spec.RDMADevices) == 0 || len(r.Spec.GPUs) != 4 || r.Spec.NVLinkDomain != gb200Domain {
+			t.Errorf("e2e-n1's report: probes %v (want %v), %d RDMA devices, %d GPUs (want 4), NVLink domain %q (want %q)",
+				states, want, len(r.Spec.RDMADevices), len(r.Spec.GPUs), r.Spec.NVLinkDomain, gb200Domain)
 		}
+		// The NVLink domain reaches the scheduler as a node label: the same on both trays, none on the H100.
+		eventually(t, 30*time.Second, "NVLink domain labels", func() (bool, string) {
+			got := map[string]string{}
+			for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
+				var n corev1.Node
+				if err := c.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+					return false, err.Error()
+				}
+				got[name] = n.Labels[hypernodegen.DefaultAcceleratorKey]
+			}
+			want := map[string]string{"e2e-n1": gb200Domain, "e2e-n2": gb200Domain, "e2e-n3": ""}
+			return reflect.DeepEqual(got, want), fmt.Sprintf("have %v, want %v", got, want)
+		})
 		eventually(t, 30*time.Second, "node labels", func() (bool, string) {
 			var n corev1.Node
 			if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &n); err != nil {

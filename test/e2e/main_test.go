@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fabricmap/fabricmap/internal/testenv"
@@ -37,7 +38,35 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "e2e: building the binaries: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	if err := buildFakeNVML(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		os.Exit(1)
+	}
 	testenv.Main(m)
 }
 
 func bin(name string) string { return filepath.Join(binDir, name) }
+
+// fakeNVML is the stand-in libnvidia-ml.so.1 the agents load (testdata/fakenvml): no machine here has a GPU.
+func fakeNVML() string { return filepath.Join(binDir, "fakenvml", "libnvidia-ml.so.1") }
+
+// buildFakeNVML compiles the stand-in NVML library against the nvml.h of the go-nvml module the agent is
+// built with, so that its structures are the ones the agent's binding passes.
+func buildFakeNVML() error {
+	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/NVIDIA/go-nvml")
+	list.Dir = testenv.RepoRoot()
+	dir, err := list.Output()
+	if err != nil {
+		return fmt.Errorf("finding the go-nvml module: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(fakeNVML()), 0o755); err != nil {
+		return err
+	}
+	cc := exec.Command("gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-Wno-deprecated-declarations",
+		"-I", filepath.Join(strings.TrimSpace(string(dir)), "pkg", "nvml"),
+		"-o", fakeNVML(), filepath.Join("testdata", "fakenvml", "fakenvml.c"))
+	if out, err := cc.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the stand-in NVML library: %w\n%s", err, out)
+	}
+	return nil
+}
