@@ -20,6 +20,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 	}{
 		{"a number for a duration", "agent:\n  interval: 5\n", []string{"at '/agent/interval'", "string"}},
 		{"a duration without a unit", "aggregator:\n  deleteGracePeriod: \"10\"\n", []string{"at '/aggregator/deleteGracePeriod'", "does not match pattern"}},
+		{"a heartbeat in words", "agent:\n  heartbeatInterval: 2 minutes\n", []string{"at '/agent/heartbeatInterval'", "does not match pattern"}},
 		{"an unknown member selector", "aggregator:\n  memberSelector: nameMatch\n", []string{"at '/aggregator/memberSelector'", "exactMatch"}},
 		{"labelMatch without node labels", "aggregator:\n  memberSelector: labelMatch\n  nodeLabels:\n    enabled: false\n", []string{"at '/aggregator/nodeLabels/enabled'"}},
 		{"an unknown probe", "agent:\n  probes: [lldp, snmp]\n", []string{"at '/agent/probes/1'", "lldp"}},
