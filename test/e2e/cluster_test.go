@@ -44,17 +44,19 @@ const (
 	aggregatorDep = "fabricmap-aggregator"
 	placerSA      = "fabricmap-placer"
 	placerDep     = "fabricmap-placer"
+	agentDS       = "fabricmap-agent"
 )
 
-// release is what installChart leaves to run as processes: the rendered Deployments, whose arguments the
+// release is what installChart leaves to run as processes: the rendered workloads, whose arguments the
 // binaries are started with.
 type release struct {
 	aggregator, placer appsv1.Deployment
+	agent              appsv1.DaemonSet
 }
 
 // installChart renders the chart (with the placer on) and applies, for real, everything but the workloads
 // (which this test runs as processes) and the CRDs (installed with the control plane): service accounts, RBAC,
-// the admission policies. It returns the rendered Deployments.
+// the admission policies. It returns the rendered workloads.
 func installChart(t *testing.T, c client.Client) release {
 	t.Helper()
 	ctx := context.Background()
@@ -93,12 +95,19 @@ func installChart(t *testing.T, c client.Client) release {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, deployments[u.GetName()]); err != nil {
 				t.Fatal(err)
 			}
+		case u.GetKind() == "DaemonSet" && u.GetName() == agentDS:
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &rel.agent); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for name, d := range deployments {
 		if d.Name == "" {
 			t.Fatalf("the chart rendered no Deployment %s", name)
 		}
+	}
+	if rel.agent.Name == "" {
+		t.Fatalf("the chart rendered no DaemonSet %s", agentDS)
 	}
 	return rel
 }

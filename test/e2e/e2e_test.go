@@ -207,10 +207,14 @@ func TestFabricEndToEnd(t *testing.T) {
 	agentTokens := map[string]string{}
 	namespaces := map[string]netns.NsHandle{}
 	startAgent := func(t *testing.T, name string) {
-		cmd := exec.Command(bin("fabricmap-agent"), "--kubeconfig", kubeconfig(t, name, agentTokens[name]), "--node-name", name,
+		// The DaemonSet's own arguments, then what differs here (a later flag wins): fixtures for the host's
+		// files, this test's uplink, and times in seconds.
+		args := append(slices.Clone(rel.agent.Spec.Template.Spec.Containers[0].Args),
+			"--kubeconfig", kubeconfig(t, name, agentTokens[name]), "--node-name", name,
 			"--probes", "lldp,rdma,nvml", "--lldp-interfaces", "up0", "--sysfs-root", rdmaFixture, "--nvml-library", fakeNVML(),
 			"--interval", "1s", "--jitter", "0s", "--heartbeat-interval", "1s", "--health-addr", "",
 			"--log-format", "text")
+		cmd := exec.Command(bin("fabricmap-agent"), args...)
 		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace, // as the DaemonSet sets it
 			"FABRICMAP_FAKE_NVML_GPUS="+filepath.Join(testenv.RepoRoot(), "test", "e2e", "testdata", "fakenvml", gpus[name]))
 		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(namespaces[name], fn) })
