@@ -72,6 +72,16 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 	}
 	close(work)
 	wg.Wait()
+	if len(todo) > 0 {
+		// One line for the whole pass (a cold start labels every node); each node's labels are at debug level.
+		failed := 0
+		for _, err := range errs {
+			if err != nil {
+				failed++
+			}
+		}
+		r.Log.Info("node labels updated", "nodes", len(todo)-failed, "failed", failed, "first", head(todo, 5))
+	}
 	return errors.Join(errs...)
 }
 
@@ -91,7 +101,7 @@ func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want map[str
 		return fmt.Errorf("labelling node %q: %w", n, err)
 	}
 	r.Metrics.writes.WithLabelValues("node-labels").Inc()
-	r.Log.Info("node labels updated", "node", n, "labels", want)
+	r.Log.Debug("node labels applied", "node", n, "labels", want)
 	return nil
 }
 
