@@ -14,13 +14,23 @@
 //  2. the highest tier that any PP group (a DP replica: PP consecutive ranks) spans;
 //  3. fewer domains used at each tier, from the top down;
 //  4. best fit: the fewest of the gang's pod slots left in its domain, then the least weighted share of free
-//     resources (Gang.Weights, as Volcano's hypernode.binpack.* arguments);
+//     resources (Gang.Weights, as Volcano's hypernode.binpack.* arguments), then the fuller enclosing
+//     domains, bottom-up (fewest free slots of the request, then least free share: small gangs gather in
+//     busy domains and keep the emptier ones whole); inside the domain, of the fills that tie on key 3, the
+//     fuller members;
 //  5. depth-first name order.
 //
 // Keys 1 and 2 are always optimal. Key 3 is exact when the fill is small (the candidate domain's nodes and
-// domains times the pods squared at most 2^20) and PP groups do not constrain it: a knapsack over the
-// subtree (a domain of nodes needs none, the greedy count is already the fewest). Otherwise a greedy fill uses the fewest children at every domain on its way down (largest first,
-// the last one the best fit), which is optimal for the number of the gang domain's children used. Tests
-// compare all three keys with an exhaustive search on random small fabrics. Every search is one bottom-up
-// pass over the snapshot plus a fill of the few candidate domains that can still win.
+// domains times the pods squared at most 2^20, or the knapsack's own work within what is left of a budget of
+// 2^15 per search) and PP groups do not constrain it: a knapsack over the subtree (a domain of nodes needs
+// none, the greedy count is already the fewest). Otherwise a greedy fill
+// goes level by level, as Kueue's TAS does: the fewest members of each level that hold the gang (largest
+// first, the last one the best fit, then each swapped for a fuller one when the set still holds the gang),
+// chosen among the children of the members chosen one level up; this is optimal for the number of the gang
+// domain's children used. Tests compare all three keys with an exhaustive search on random small fabrics.
+// Every search is one bottom-up pass over the snapshot plus a fill of the few candidate domains that can
+// still win.
+//
+// Preempt's fewest-victims step is exact: per candidate domain, a branch and bound over the lower-priority
+// gangs with pods in it (fewest victims, then fewest GPU-hours), tested against exhaustive enumeration.
 package placement

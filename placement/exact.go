@@ -4,10 +4,13 @@ package placement
 // fewest domains used at each tier (key 3 of the ladder) exactly, where the greedy fill may use one more.
 
 // exactLevels is the most tree levels the exact fill handles; exactWork bounds its work (members of the
-// candidate's subtree x pods squared); larger instances use the greedy fill.
+// candidate's subtree x pods squared), and exactBudget the work (exactCost) of the larger fills one search
+// may still run exactly, shared by its candidates (about a third of a millisecond); larger instances use the
+// greedy fill.
 const (
 	exactLevels = 8
 	exactWork   = 1 << 20
+	exactBudget = 1 << 15
 )
 
 // dpVec counts used domains per level (index 0: nodes); vectors compare from the highest level down.
@@ -44,16 +47,48 @@ type choices struct {
 	b           []int32
 }
 
-// exactFits reports whether the exact fill should run for m pods in domain d. A domain of nodes does not
-// need it: there the greedy fill's count, the largest nodes first, is already the fewest.
+// exactFits reports whether the exact fill should run for m pods in domain d: when the candidate's nodes and
+// domains times the pods squared are at most exactWork, or else when the knapsack's own work (exactCost) fits
+// in what is left of the snapshot's exactBudget. A domain of nodes does not need it: there the greedy fill's
+// count, the largest nodes first, is already the fewest.
 func (sn *snapshot) exactFits(d int32, m int) bool {
 	f := sn.f
 	dd := &f.domains[d]
-	if dd.leaf {
+	if dd.leaf || len(f.levels) > exactLevels {
 		return false
 	}
-	size := int64(dd.hi-dd.lo) + int64(dd.below)
-	return len(f.levels) <= exactLevels && size*int64(m)*int64(m) <= exactWork
+	if size := int64(dd.hi-dd.lo) + int64(dd.below); size*int64(m)*int64(m) <= exactWork {
+		return true
+	}
+	limit := exactBudget - sn.exactSpent
+	if cost := sn.exactCost(d, m, limit); cost <= limit {
+		sn.exactSpent += cost
+		return true
+	}
+	return false
+}
+
+// exactCost is the knapsack's work for units pods in domain d: per domain of the subtree, its amounts times
+// its members' amounts; it stops counting past limit.
+func (sn *snapshot) exactCost(d int32, units int, limit int64) int64 {
+	f := sn.f
+	dd := &f.domains[d]
+	u := min(sn.domSlots(d), int64(units))
+	if dd.leaf {
+		return u * (int64(dd.hi-dd.lo) + min(sn.domSlots(d), int64(dd.hi-dd.lo)*u))
+	}
+	var cost int64
+	for _, c := range dd.children {
+		capa := min(sn.domSlots(c), u)
+		cost += u * (1 + capa)
+		if capa > 0 {
+			cost += sn.exactCost(c, int(capa), limit-cost)
+		}
+		if cost > limit {
+			break
+		}
+	}
+	return cost
 }
 
 // exactFill places m pods in domain d with the lexicographically fewest domains per level, top down.

@@ -1,10 +1,8 @@
 package placement
 
 import (
-	"cmp"
 	"math"
 	"slices"
-	"sort"
 )
 
 // Place finds the best placement of g on the cluster's free capacity (see the package comment for the
@@ -84,7 +82,8 @@ func (sn *snapshot) best() *Plan {
 		if bestNode >= 0 && left > bestLeft {
 			continue
 		}
-		if fit := sn.fitOf(n, n+1); bestNode < 0 || left < bestLeft || fit < bestFit {
+		fit := sn.fitOf(n, n+1)
+		if bestNode < 0 || left < bestLeft || fit < bestFit || fit == bestFit && sn.cmpAbove(n, bestNode, true) < 0 {
 			bestNode, bestLeft, bestFit = n, left, fit
 		}
 	}
@@ -131,7 +130,7 @@ func (sn *snapshot) best() *Plan {
 					continue
 				}
 				sn.fillCandidate(c, bestC)
-				if bestC == nil || better(c, bestC) {
+				if bestC == nil || sn.better(c, bestC) {
 					if bestC != nil {
 						sn.spare = bestC.picks[:0]
 					}
@@ -154,8 +153,9 @@ func (sn *snapshot) best() *Plan {
 
 // better orders candidates of one gang tier and group level: fewer domains per tier from the top, then the
 // tighter fit (fewer of the gang's pod slots left in its domain, then the lower weighted share of free
-// resources); name order (the search's order) breaks the remaining ties.
-func better(a, b *candidate) bool {
+// resources, then the fuller enclosing domains, bottom-up); name order (the search's order) breaks the
+// remaining ties.
+func (sn *snapshot) better(a, b *candidate) bool {
 	if c := slices.Compare(a.counts, b.counts); c != 0 {
 		return c < 0
 	}
@@ -164,6 +164,9 @@ func better(a, b *candidate) bool {
 	}
 	if a.fit != b.fit {
 		return a.fit < b.fit
+	}
+	if c := sn.cmpAbove(a.dom, b.dom, false); c != 0 {
+		return c < 0
 	}
 	return a.dom < b.dom
 }
@@ -242,99 +245,6 @@ func (sn *snapshot) fillCandidate(c *candidate, best *candidate) {
 	if best == nil || slices.Equal(c.counts, best.counts) && c.left == best.left {
 		c.fit = sn.fitOf(dd.lo, dd.hi)
 	}
-}
-
-// item is a child (node or domain) of the domain being filled, with its capacity in the fill's units and
-// its free pod slots (which break ties: of two children that hold as many groups, the fuller one is used, to
-// keep the emptier one whole).
-type item struct {
-	idx  int32
-	capa int
-	pods int64
-}
-
-// fill places need units in domain d, fewest children first: the largest children are filled whole until
-// the rest fits in one, and that one is the smallest that fits it (best fit). Units are pods when tau < 0,
-// else whole groups that must stay within domains of tier at most tau. depth indexes the scratch buffers.
-func (sn *snapshot) fill(d int32, need int, tau int, out []pick) []pick {
-	return sn.fillAt(d, need, tau, out, 0)
-}
-
-func (sn *snapshot) fillAt(d int32, need int, tau int, out []pick, depth int) []pick {
-	f, s := sn.f, sn.s
-	dd := &f.domains[d]
-	for len(sn.scratch) <= depth {
-		sn.scratch = append(sn.scratch, nil)
-	}
-	items := sn.scratch[depth][:0]
-	gl := 0
-	if tau >= 0 {
-		gl = f.levelIndex(tau)
-	}
-	if dd.leaf {
-		for n := dd.lo; n < dd.hi; n++ {
-			v := int(sn.slots[n])
-			if tau >= 0 {
-				v /= s.p
-			}
-			if v > 0 {
-				items = append(items, item{n, v, int64(sn.slots[n])})
-			}
-		}
-	} else {
-		for _, ch := range dd.children {
-			var v int
-			if tau < 0 {
-				v = int(min(sn.domSlots(ch), int64(s.m)))
-			} else {
-				v = int(sn.gcapAt(gl)[ch])
-			}
-			if v > 0 {
-				items = append(items, item{ch, v, sn.domSlots(ch)})
-			}
-		}
-	}
-	sortItems(items)
-	sn.scratch[depth] = items
-	for i := 0; need > 0 && i < len(items); i++ {
-		// The first item (after i) that cannot hold the rest; the one before it is the smallest that can.
-		j := i + sort.Search(len(items)-i, func(k int) bool { return items[i+k].capa < need })
-		it, k := items[i], items[i].capa
-		if j > i {
-			c := items[j-1].capa
-			it, k = items[i+sort.Search(j-i, func(k int) bool { return items[i+k].capa == c })], need
-		}
-		switch {
-		case dd.leaf && tau >= 0:
-			out = append(out, pick{it.idx, k * s.p})
-		case dd.leaf:
-			out = append(out, pick{it.idx, k})
-		case tau >= 0 && f.domains[it.idx].tier <= tau:
-			out = sn.fillAt(it.idx, k*s.p, -1, out, depth+1)
-		default:
-			out = sn.fillAt(it.idx, k, tau, out, depth+1)
-		}
-		need -= k
-	}
-	return out
-}
-
-// sortItems orders items by capacity, largest first, then by free pods, fewest first, then in index
-// (depth-first, name) order.
-func sortItems(items []item) {
-	if len(items) <= 12 {
-		for i := 1; i < len(items); i++ {
-			for j := i; j > 0 && itemCmp(items[j], items[j-1]) < 0; j-- {
-				items[j], items[j-1] = items[j-1], items[j]
-			}
-		}
-		return
-	}
-	slices.SortFunc(items, itemCmp)
-}
-
-func itemCmp(a, b item) int {
-	return cmp.Or(cmp.Compare(b.capa, a.capa), cmp.Compare(a.pods, b.pods), cmp.Compare(a.idx, b.idx))
 }
 
 // counts returns, for the levels below d's tier from the top down to nodes, how many domains the picks use.

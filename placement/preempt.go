@@ -11,9 +11,10 @@ import (
 // free capacity within its hard limit. It chooses the option with the lowest gang tier, then the lowest PP-group
 // tier, then the fewest victim gangs, then the fewest victim GPU-hours, then the rest of the ladder. The plan's
 // Victims name the gangs to evict; the cluster is left unchanged (Remove the victims and Bind the plan).
-// Non-preemptible gangs and gangs of equal or higher priority are never chosen. The fewest-victims step is a
-// greedy pass (keep the costliest victims that need not go), not an exhaustive search. Preempt charges and
-// restores victims on the cluster while it searches: do not run it concurrently with other calls on c.
+// Non-preemptible gangs and gangs of equal or higher priority are never chosen. The fewest-victims step is
+// exact: a branch and bound over the gangs with pods in each candidate domain (see fewest.go), within a work
+// budget no realistic cluster reaches. Preempt charges and restores victims on the cluster while it searches:
+// do not run it concurrently with other calls on c.
 func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 	sn, err := c.snapshotFor(&g)
 	if err != nil {
@@ -30,13 +31,7 @@ func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 	}
 	f := c.fabric
 	for l := 0; l < len(f.levels) && f.levels[l] <= s.hard; l++ {
-		var best *option
-		for _, within := range pr.scopes(l) {
-			o := pr.evaluate(within)
-			if o != nil && (best == nil || o.less(best)) {
-				best = o
-			}
-		}
+		best := pr.level(l)
 		if best == nil {
 			continue
 		}
@@ -61,6 +56,8 @@ func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 type preemption struct {
 	c  *Cluster
 	sn *snapshot
+	// work counts the node slots recomputed by fit checks, against searchBudget.
+	work int64
 	// eligible are the gangs that may be evicted; byNode lists, per node, the eligible gangs on it.
 	eligible []*victim
 	byNode   map[int32][]*victim
@@ -86,8 +83,13 @@ type option struct {
 
 // less orders options: group level, then fewer victims, then fewer GPU-hours, then scope order.
 func (o *option) less(b *option) bool {
-	return cmp.Or(cmp.Compare(o.tau, b.tau), cmp.Compare(len(o.victims), len(b.victims)),
-		cmp.Compare(o.gpuHours, b.gpuHours), cmp.Compare(o.scopeOrdinal, b.scopeOrdinal)) < 0
+	return before(o.tau, len(o.victims), o.gpuHours, o.scopeOrdinal, b)
+}
+
+// before reports whether an option with these figures orders before b (see less).
+func before(tau, victims int, gpuHours float64, scopeOrdinal int32, b *option) bool {
+	return cmp.Or(cmp.Compare(tau, b.tau), cmp.Compare(victims, len(b.victims)),
+		cmp.Compare(gpuHours, b.gpuHours), cmp.Compare(scopeOrdinal, b.scopeOrdinal)) < 0
 }
 
 func (c *Cluster) newPreemption(sn *snapshot) *preemption {
@@ -156,63 +158,4 @@ func (pr *preemption) charge(v *victim, sign int64) {
 			used[col][n] += sign * v.q[k] * v.pods[i]
 		}
 	}
-}
-
-// evaluate finds the fewest, cheapest victims that let the gang sit in scope, or nil.
-func (pr *preemption) evaluate(scope int32) *option {
-	lo, hi := pr.rangeOf(scope)
-	seen := map[*victim]bool{}
-	var victims []*victim
-	for n := lo; n < hi; n++ {
-		for _, r := range pr.byNode[n] {
-			if !seen[r] {
-				seen[r] = true
-				victims = append(victims, r)
-			}
-		}
-	}
-	if len(victims) == 0 {
-		return nil // nothing to evict here, and the gang did not fit on free capacity
-	}
-	pr.evict(victims, -1)
-	tau, ok := pr.fits(scope, lo, hi)
-	if !ok {
-		pr.evict(victims, 1)
-		return nil
-	}
-	// Keep the costliest victims that need not go: restore each in turn and evict it again only if needed.
-	slices.SortStableFunc(victims, func(a, b *victim) int {
-		return cmp.Or(cmp.Compare(b.GPUHours, a.GPUHours), cmp.Compare(a.Name, b.Name))
-	})
-	var needed []*victim
-	for _, v := range victims {
-		pr.charge(v, 1)
-		if t, ok := pr.fits(scope, lo, hi); ok && t <= tau {
-			continue
-		}
-		pr.charge(v, -1)
-		needed = append(needed, v)
-	}
-	pr.evict(needed, 1)
-	slices.SortFunc(needed, func(a, b *victim) int { return cmp.Compare(a.Name, b.Name) })
-	o := &option{scope: scope, tau: tau, victims: needed, scopeOrdinal: lo}
-	for _, v := range needed {
-		o.gpuHours += v.GPUHours
-	}
-	return o
-}
-
-// fits recomputes the slots of the nodes in [lo, hi) and reports whether the gang fits in scope, and at which
-// group level.
-func (pr *preemption) fits(scope int32, lo, hi int32) (int, bool) {
-	sn := pr.sn
-	sn.refresh(lo, hi)
-	if scope < 0 {
-		return 0, int(sn.slots[lo]) >= sn.s.m
-	}
-	if sn.domSlots(scope) < int64(sn.s.m) {
-		return 0, false
-	}
-	tau := sn.groupTierOf(scope)
-	return tau, tau >= 0
 }

@@ -1,11 +1,14 @@
 package placement
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/fabricmap/fabricmap/topology"
 )
 
 // koordSeedTree is the 12-node fabric of the Koordinator seed's preemption example.
@@ -124,21 +127,22 @@ func TestPreemptRules(t *testing.T) {
 }
 
 // TestPreemptAgainstExhaustive checks on seeded random small fabrics that Preempt reaches the best gang tier
-// and group tier that evicting any subset of the eligible gangs allows, evicts only eligible gangs, and never
-// preempts when the gang fits on free capacity (then it gets the free placement's best tiers).
+// and group tier that evicting any subset of the eligible gangs allows, and at those tiers evicts the fewest
+// gangs, then the fewest GPU-hours, that any subset needs (in every case: the search is exact); that it
+// evicts only eligible gangs, and never preempts when the gang fits on free capacity.
 func TestPreemptAgainstExhaustive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
-	iterations := 600
+	iterations := 1500
 	if testing.Short() {
-		iterations = 100
+		iterations = 150
 	}
-	preempted, extra := 0, 0
+	preempted := 0
 	for it := range iterations {
 		tr, _ := randomFabric(rng, 2+rng.IntN(5))
 		c := mkCluster(t, tr, 3, nil)
 		nodes := c.fabric.Nodes()
 		var running []Running
-		for i := range 1 + rng.IntN(4) {
+		for i := range 1 + rng.IntN(7) {
 			pods := map[string]int{}
 			for range 1 + rng.IntN(3) {
 				n := nodes[rng.IntN(len(nodes))]
@@ -177,61 +181,80 @@ func TestPreemptAgainstExhaustive(t *testing.T) {
 				eligible = append(eligible, r)
 			}
 		}
-		best := [3]int{1 << 30, 1 << 30, 1 << 30}
-		for mask := range 1 << len(eligible) {
-			slots := map[string]int{}
-			for _, n := range nodes {
-				slots[n] = int(c.Free(n, gpu))
-			}
-			count := 0
-			for i, r := range eligible {
-				if mask&(1<<i) != 0 {
-					count++
-					for n, k := range r.Pods {
-						slots[n] += k
-					}
-				}
-			}
-			groups := m / max(g.PP, 1)
-			gt, grp, _, ok := exhaustive(tr, nodes, slots, groups, g.PP, 1<<20, 1<<20)
-			if ok && (gt < best[0] || gt == best[0] && (grp < best[1] || grp == best[1] && count < best[2])) {
-				best = [3]int{gt, grp, count}
-			}
-			if mask == 0 && ok {
-				break // it fits on free capacity: no preemption
-			}
-		}
+		want := exhaustiveVictims(tr, c, nodes, eligible, g)
 		desc := fmt.Sprintf("iteration %d: tree %v running %+v gang %+v", it, tr.Outline(), running, g)
 		p, err := c.Preempt(g)
-		if best[0] == 1<<30 {
+		if !want.ok {
 			if err == nil {
 				t.Fatalf("%s: no subset of victims makes room, Preempt gives %+v", desc, p)
 			}
 			continue
 		}
 		if err != nil {
-			t.Fatalf("%s: exhaustive finds %v, Preempt fails: %v", desc, best, err)
+			t.Fatalf("%s: exhaustive finds %+v, Preempt fails: %v", desc, want, err)
 		}
+		hours := 0.0
 		for _, v := range p.Victims {
-			if !slices.ContainsFunc(eligible, func(r Running) bool { return r.Name == v }) {
+			i := slices.IndexFunc(eligible, func(r Running) bool { return r.Name == v })
+			if i < 0 {
 				t.Fatalf("%s: victim %s is not eligible", desc, v)
 			}
+			hours += eligible[i].GPUHours
 		}
-		if best[2] == 0 && len(p.Victims) > 0 {
-			t.Fatalf("%s: preempts %v although the gang fits on free capacity", desc, p.Victims)
+		if p.GangTier != want.gangTier || p.GroupTier != want.groupTier {
+			t.Fatalf("%s: got tiers (%d, %d) with victims %v, exhaustive best %+v", desc, p.GangTier, p.GroupTier, p.Victims, want)
 		}
-		if p.GangTier != best[0] || p.GroupTier != best[1] {
-			t.Fatalf("%s: got tiers (%d, %d) with victims %v, exhaustive best %v", desc, p.GangTier, p.GroupTier, p.Victims, best)
+		if len(p.Victims) != want.victims || hours != want.hours {
+			t.Fatalf("%s: %d victims %v (%g GPU-hours), exhaustive best %d (%g GPU-hours)", desc, len(p.Victims), p.Victims, hours, want.victims, want.hours)
 		}
 		if len(p.Victims) > 0 {
 			preempted++
 		}
-		if len(p.Victims) > best[2] {
-			extra++
-		}
 	}
-	t.Logf("%d preemptions; %d with more victims than the fewest possible", preempted, extra)
+	t.Logf("%d preemptions, each with the fewest victims and GPU-hours possible", preempted)
 	if preempted < iterations/20 {
 		t.Fatalf("only %d preemptions in %d cases: the generator is too loose", preempted, iterations)
 	}
+}
+
+// victimBest is the exhaustive search's best preemption: tiers, then victim count, then GPU-hours.
+type victimBest struct {
+	gangTier, groupTier, victims int
+	hours                        float64
+	ok                           bool
+}
+
+// exhaustiveVictims tries every subset of the eligible gangs (none first: a gang that fits on free capacity
+// preempts nothing) and returns the best by gang tier, group tier, victim count, then GPU-hours.
+func exhaustiveVictims(tr *topology.Tree, c *Cluster, nodes []string, eligible []Running, g Gang) victimBest {
+	best := victimBest{gangTier: 1 << 30}
+	for mask := range 1 << len(eligible) {
+		slots := map[string]int{}
+		for _, n := range nodes {
+			slots[n] = int(c.Free(n, gpu))
+		}
+		cand := victimBest{ok: true}
+		for i, r := range eligible {
+			if mask&(1<<i) != 0 {
+				cand.victims++
+				cand.hours += r.GPUHours
+				for n, k := range r.Pods {
+					slots[n] += k
+				}
+			}
+		}
+		var ok bool
+		cand.gangTier, cand.groupTier, _, ok = exhaustive(tr, nodes, slots, g.Pods/max(g.PP, 1), g.PP, 1<<20, 1<<20)
+		if !ok {
+			continue
+		}
+		if !best.ok || cmp.Or(cmp.Compare(cand.gangTier, best.gangTier), cmp.Compare(cand.groupTier, best.groupTier),
+			cmp.Compare(cand.victims, best.victims), cmp.Compare(cand.hours, best.hours)) < 0 {
+			best = cand
+		}
+		if mask == 0 {
+			break // it fits on free capacity: no preemption
+		}
+	}
+	return best
 }

@@ -28,9 +28,15 @@ type snapshot struct {
 	// stamp and gen mark the domains already counted by counts.
 	stamp []int32
 	gen   int32
-	// scratch holds one item buffer per fill depth; spare is a pick buffer to reuse.
+	// scratch and pool hold one item and one domain buffer per fill depth; spare is a pick buffer to reuse.
 	scratch [][]item
+	pool    [][]int32
 	spare   []pick
+	// refreshes counts the refreshes; free[d] caches domFree(d) for the one it names.
+	refreshes int32
+	free      []freeCap
+	// exactSpent is the exact fills' work so far, against exactBudget.
+	exactSpent int64
 }
 
 // newSnapshot computes the slots of every node for s from the cluster's free resources.
@@ -100,6 +106,7 @@ func (sn *snapshot) refresh(lo, hi int32) {
 		sn.pre[i+1] = sn.pre[i] + int64(sn.slots[i])
 	}
 	sn.lo, sn.hi, sn.gcapValid = lo, hi, false
+	sn.refreshes++
 }
 
 // domSlots returns the pod slots of domain d.
