@@ -97,9 +97,15 @@ func (a *Agent) Cycle(ctx context.Context) (bool, error) {
 	return wrote, nil
 }
 
-// beatIfDue renews the heartbeat Lease when a renewal is due. A failure is logged and counted, and tried again
-// soon; it never fails the cycle, whose report is already written.
+// beatIfDue renews the heartbeat Lease when a renewal is due (or, with the heartbeat off, deletes an old one).
+// A failure is logged and counted, and tried again soon; it never fails the cycle, whose report is already
+// written.
 func (a *Agent) beatIfDue(ctx context.Context) {
+	if cleared, err := a.Heartbeat.clearIfOff(ctx, a.Publisher.NodeName); err != nil {
+		a.Log.Warn("heartbeat off, but its old Lease could not be deleted; will retry", "err", err)
+	} else if cleared {
+		a.Log.Info("heartbeat off: the node's heartbeat Lease is gone, so its report never expires")
+	}
 	now := a.now()
 	if !a.Heartbeat.due(now) {
 		return

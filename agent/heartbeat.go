@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +19,8 @@ type HeartbeatClient interface {
 	// ApplyHeartbeat server-side-applies the heartbeat Lease of node in namespace as fieldManager: holder node,
 	// renewed at renew, valid for duration, owned by owner when it is set.
 	ApplyHeartbeat(ctx context.Context, namespace, node string, renew time.Time, duration time.Duration, owner *metav1.OwnerReference, fieldManager string) error
+	// DeleteHeartbeat deletes the heartbeat Lease of node in namespace; one that does not exist is no error.
+	DeleteHeartbeat(ctx context.Context, namespace, node string) error
 }
 
 // heartbeatRetry is the wait before a failed renewal is tried again, when the interval is longer.
@@ -35,6 +38,8 @@ type Heartbeat struct {
 	Interval time.Duration
 
 	next time.Time
+	// cleared is set once a turned-off heartbeat's old Lease is known gone.
+	cleared bool
 }
 
 // validate checks that node's heartbeat Lease can be written: its name must be a valid object name.
@@ -73,6 +78,30 @@ func (h *Heartbeat) beat(ctx context.Context, node string, now time.Time, owner 
 		return err
 	}
 	h.next = now.Add(h.Interval)
+	return nil
+}
+
+// clearIfOff deletes the node's Lease once when the heartbeat is off: a Lease left by an earlier run that had
+// it on would otherwise stop changing, and the aggregator would take the node for dead and drop it. It
+// reports whether it deleted (or found nothing to delete) now.
+func (h *Heartbeat) clearIfOff(ctx context.Context, node string) (bool, error) {
+	if h == nil || h.Interval > 0 || h.cleared || h.Client == nil || h.Namespace == "" {
+		return false, nil
+	}
+	if err := h.Client.DeleteHeartbeat(ctx, h.Namespace, node); err != nil {
+		return false, err
+	}
+	h.cleared = true
+	return true, nil
+}
+
+// DeleteHeartbeat implements HeartbeatClient.
+func (c *RESTReportClient) DeleteHeartbeat(ctx context.Context, namespace, node string) error {
+	name := v1alpha1.HeartbeatLeaseName(node)
+	err := c.rest.Delete().AbsPath("/apis/coordination.k8s.io/v1/namespaces", namespace, "leases", name).Do(ctx).Error()
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting heartbeat Lease %q: %w", name, err)
+	}
 	return nil
 }
 

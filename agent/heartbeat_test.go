@@ -9,6 +9,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,6 +82,10 @@ func (f *failingHeartbeats) ApplyHeartbeat(context.Context, string, string, time
 	return errors.New("connection refused")
 }
 
+func (f *failingHeartbeats) DeleteHeartbeat(context.Context, string, string) error {
+	return errors.New("connection refused")
+}
+
 func TestHeartbeatFailureRetriesSoonAndKeepsTheCycle(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	lldp := &scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:08")}}}
@@ -126,6 +131,37 @@ type countingHeartbeats struct{ calls int }
 func (f *countingHeartbeats) ApplyHeartbeat(context.Context, string, string, time.Time, time.Duration, *metav1.OwnerReference, string) error {
 	f.calls++
 	return nil
+}
+
+func (f *countingHeartbeats) DeleteHeartbeat(context.Context, string, string) error { return nil }
+
+// An agent started with the heartbeat off deletes the Lease an earlier run left, once: a Lease that stops
+// changing would make the aggregator drop a node whose agent is alive.
+func TestHeartbeatOffDeletesTheOldLease(t *testing.T) {
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "agent-heartbeat-off"}}
+	if err := testenv.Shared.Client.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	lldp := &scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:0b")}}}
+	on := newAgent(t, node.Name, &now, lldp)
+	on.Heartbeat = &Heartbeat{Client: reportClient(t).(HeartbeatClient), Namespace: "default", Interval: time.Minute}
+	cycle(t, on)
+	getLease(t, node.Name) // the earlier run's Lease exists
+
+	off := newAgent(t, node.Name, &now, lldp)
+	off.Heartbeat = &Heartbeat{Client: reportClient(t).(HeartbeatClient), Namespace: "default"}
+	cycle(t, off)
+	var l coordinationv1.Lease
+	key := client.ObjectKey{Namespace: "default", Name: v1alpha1.HeartbeatLeaseName(node.Name)}
+	if err := testenv.Shared.Client.Get(ctx, key, &l); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Lease after a run with the heartbeat off: %v, want it deleted", err)
+	}
+	cycle(t, off) // nothing left to delete: no error, no write
+	if !off.Heartbeat.cleared || count(off.Metrics.heartbeats) != 0 {
+		t.Errorf("cleared = %v, renewals = %v", off.Heartbeat.cleared, count(off.Metrics.heartbeats))
+	}
 }
 
 func TestHeartbeatValidation(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -179,6 +180,16 @@ func TestAgentWritesOnlyItsOwnReport(t *testing.T) {
 	err = beats.ApplyHeartbeat(ctx, namespace, "policy-node-b", time.Now(), time.Minute, nil, agent.FieldManager)
 	if err == nil || !strings.Contains(err.Error(), "may write only its heartbeat Lease "+v1alpha1.HeartbeatLeaseName("policy-node-a")) {
 		t.Fatalf("node A's agent renewed node B's heartbeat, or was refused for another reason: %v", err)
+	}
+	if err := admin.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.HeartbeatLeaseName("policy-node-b"),
+		Namespace: namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := beats.DeleteHeartbeat(ctx, namespace, "policy-node-b"); err == nil || !strings.Contains(err.Error(), "may write only its heartbeat Lease") {
+		t.Fatalf("node A's agent deleted node B's heartbeat Lease, or was refused for another reason: %v", err)
+	}
+	if err := beats.DeleteHeartbeat(ctx, namespace, "policy-node-a"); err != nil {
+		t.Fatalf("the agent on node A could not delete its own heartbeat Lease (heartbeat turned off): %v", err)
 	}
 
 	// A token of the agent's account that is bound to no pod carries no node claim: refused outright.
