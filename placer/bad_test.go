@@ -30,8 +30,6 @@ func testBadGangsStayGated(t *testing.T) {
 			pods: []pod{{8, map[string]string{GangLabel: "rank-twice", SizeLabel: "2", RankLabel: "0"}}, {8, map[string]string{GangLabel: "rank-twice", SizeLabel: "2", RankLabel: "0"}}}},
 		{gang: "dp-disagree", object: "dp-disagree-0", reason: ReasonBadGang, want: "disagree on " + DPLabel, podGroup: -1,
 			pods: []pod{{8, map[string]string{GangLabel: "dp-disagree", DPLabel: "1", PPLabel: "2"}}, {8, map[string]string{GangLabel: "dp-disagree", DPLabel: "2", PPLabel: "2"}}}},
-		{gang: "mixed-requests", object: "mixed-requests-0", reason: ReasonBadGang, want: "request different resources", podGroup: -1,
-			pods: []pod{{8, map[string]string{GangLabel: "mixed-requests", SizeLabel: "2"}}, {4, map[string]string{GangLabel: "mixed-requests", SizeLabel: "2"}}}},
 		{gang: "min-zero", object: "min-zero", reason: ReasonBadGang, want: "minMember 0", podGroup: 0,
 			pods: []pod{{8, map[string]string{PodGroupLabel: "min-zero"}}}},
 	} {

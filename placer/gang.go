@@ -74,8 +74,11 @@ type Gang struct {
 	// Priority is the highest priority of its pods; Preemptible whether it may be evicted once it runs.
 	Priority    int32
 	Preemptible bool
-	// Request is what each pod requests.
+	// Request is what each pod requests, when they all request the same.
 	Request placement.Resources
+	// Roles, when pods request different resources (a launcher and its workers), are the runs of consecutive
+	// ranks with one request each; placement then fits every pod for the element-wise largest of them.
+	Roles []placement.Role
 	// PodGroup is the gang's PodGroup object, when it has one.
 	PodGroup *unstructured.Unstructured
 	// Complete is when the gang's last pod was created.
@@ -83,7 +86,7 @@ type Gang struct {
 }
 
 // FaultError is a gang that can never be placed as declared: pods disagreeing on DP or PP, a rank twice or
-// missing, different requests, a minMember of 0. The gang stays gated and nothing is evicted for it.
+// missing, a minMember of 0. The gang stays gated and nothing is evicted for it.
 type FaultError struct {
 	// Gang is the gang's key; Fault says what is wrong.
 	Gang, Fault string
@@ -233,15 +236,17 @@ func (g *Gang) Validate() error {
 		}
 		g.Pods = byRank
 	}
-	for i, p := range g.Pods {
+	g.Request, g.Roles = nil, nil
+	for _, p := range g.Pods {
 		req := PodRequest(p)
-		if i == 0 {
-			g.Request = req
+		if n := len(g.Roles); n > 0 && maps.Equal(req, g.Roles[n-1].Request) {
+			g.Roles[n-1].Pods++
 			continue
 		}
-		if !maps.Equal(req, g.Request) {
-			return fault("pods %s and %s request different resources (%v, %v)", g.Pods[0].Name, p.Name, g.Request, req)
-		}
+		g.Roles = append(g.Roles, placement.Role{Name: p.Name, Pods: 1, Request: req})
+	}
+	if len(g.Roles) == 1 {
+		g.Request, g.Roles = g.Roles[0].Request, nil
 	}
 	return nil
 }

@@ -92,6 +92,7 @@ func TestNewGangAndValidate(t *testing.T) {
 		hard     int
 		fault    string // from newGang or Validate
 		rankPods []string
+		roles    []int // pods per role, when the pods request different resources
 	}{
 		{name: "labels, size from DP x PP", form: FormLabels, pods: pods("g", 4, true, map[string]string{GangLabel: "g", DPLabel: "2", PPLabel: "2"}, nil),
 			min: 4, dp: 2, pp: 2, rankPods: []string{"g-0", "g-1", "g-2", "g-3"}},
@@ -115,7 +116,8 @@ func TestNewGangAndValidate(t *testing.T) {
 		{name: "DP disagrees", form: FormLabels, pods: dpOff, fault: "disagree on " + DPLabel},
 		{name: "rank twice", form: FormLabels, pods: twice, min: 2, fault: "rank 0 is given twice"},
 		{name: "rank out of range", form: FormLabels, pods: pods("g", 2, false, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "5"}, nil), min: 2, fault: "has rank \"5\""},
-		{name: "different requests", form: FormLabels, pods: mixed, min: 2, fault: "request different resources"},
+		{name: "different requests make roles", form: FormLabels, pods: mixed, min: 2, roles: []int{1, 1}},
+		{name: "one request, no roles", form: FormLabels, pods: pods("g", 3, true, map[string]string{GangLabel: "g", SizeLabel: "3"}, nil), min: 3},
 		{name: "ranks reorder pods", form: FormLabels, min: 2, rankPods: []string{"b", "a"}, pods: []*corev1.Pod{
 			pod("a", 8, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "1"}, nil),
 			pod("b", 8, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "0"}, nil)}},
@@ -136,6 +138,13 @@ func TestNewGangAndValidate(t *testing.T) {
 			}
 			if g.MinMember != tc.min || g.DP != tc.dp && tc.dp != 0 || g.PP != tc.pp && tc.pp != 0 || !slices.Equal(g.MustLayers, tc.must) || g.HardTier != tc.hard {
 				t.Errorf("gang %+v; want minMember %d, DP %d, PP %d, must %v", g, tc.min, tc.dp, tc.pp, tc.must)
+			}
+			var roles []int
+			for _, r := range g.Roles {
+				roles = append(roles, r.Pods)
+			}
+			if !slices.Equal(roles, tc.roles) || (len(g.Roles) == 0) != (len(g.Request) > 0) {
+				t.Errorf("roles %v (request %v), want pods per role %v, and a request exactly when there are no roles", roles, g.Request, tc.roles)
 			}
 			if tc.rankPods != nil {
 				var got []string

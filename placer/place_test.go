@@ -71,3 +71,26 @@ func (b *bed) gangObjectName(gang string, podGroup bool) string {
 	}
 	return gang + "-0"
 }
+
+// testGangWithRoles: a launcher (1 GPU) and three workers (4 GPUs) are one gang with two roles. Each pod is
+// planned for the larger request, so the gang needs a whole unit: unit-b, since a1 is busy.
+func testGangWithRoles(t *testing.T) {
+	b := newBed(t)
+	units := map[string][]string{"roles-unit-a": {"roles-a1", "roles-a2"}, "roles-unit-b": {"roles-b1", "roles-b2"}}
+	for u, nodes := range units {
+		b.addNodes(nodes...)
+		b.addHyperNode(u, 1, "unit", nodes...)
+	}
+	b.addHyperNode("roles-leaf", 2, "leaf", "roles-unit-a", "roles-unit-b")
+	b.addPod(podSpec{name: "other", gpus: 6, node: "roles-a1"})
+	b.startPlacer()
+	for i, gpus := range []int{1, 4, 4, 4} {
+		b.addPod(podSpec{name: fmt.Sprintf("roles-%d", i), gpus: gpus, gated: true,
+			labels: map[string]string{GangLabel: "roles", SizeLabel: "4", RankLabel: fmt.Sprint(i)}})
+	}
+	for _, n := range b.bound("roles", 4, 30*time.Second) {
+		if !slices.Contains(units["roles-unit-b"], n) {
+			t.Fatalf("the gang with roles bound on %s, want all of it in unit-b %v", n, units["roles-unit-b"])
+		}
+	}
+}

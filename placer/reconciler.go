@@ -258,7 +258,7 @@ func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*
 		for _, n := range st.fabric.Nodes() {
 			free[n] = c.Free(n, "nvidia.com/gpu")
 		}
-		log.Debug("placing", "pods", req.Pods, "dp", req.DP, "pp", req.PP, "request", req.Request, "hardTier", req.HardTier, "freeGPUs", free)
+		log.Debug("placing", "pods", req.Pods, "dp", req.DP, "pp", req.PP, "request", req.Request, "roles", req.Roles, "hardTier", req.HardTier, "freeGPUs", free)
 	}
 	plan, err := c.Place(req)
 	if errors.Is(err, placement.ErrNoPlacement) {

@@ -21,6 +21,7 @@ func TestOnRealScheduler(t *testing.T) {
 		run  func(*testing.T)
 	}{
 		{"GangBoundWherePlanned", testGangBoundWherePlanned},
+		{"GangWithRoles", testGangWithRoles},
 		{"TwoGangsCompeteForLeaf", testTwoGangsCompeteForLeaf},
 		{"BadGangsStayGated", testBadGangsStayGated},
 		{"SeedPreemptionStory", testSeedPreemptionStory},

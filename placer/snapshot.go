@@ -147,7 +147,7 @@ func (st *state) usable(node *corev1.Node, g *Gang) bool {
 
 // placementGang turns a validated gang into placement's request.
 func (st *state) placementGang(g *Gang) (placement.Gang, error) {
-	pg := placement.Gang{Name: g.Key, Pods: len(g.Pods), DP: g.DP, PP: g.PP, Request: g.Request,
+	pg := placement.Gang{Name: g.Key, Pods: len(g.Pods), DP: g.DP, PP: g.PP, Request: g.Request, Roles: g.Roles,
 		Priority: g.Priority, Preemptible: g.Preemptible}
 	t, err := hardTier(st.fabric, g.MustLayers)
 	if err != nil {
