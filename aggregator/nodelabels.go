@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/workers"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -57,21 +57,9 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 	// One write per node that differs, several at a time: a cold start labels every node of the cluster, and
 	// one round trip after another would take minutes at 10,000 nodes. The client's rate limit still bounds
 	// what reaches the API server.
-	errs := make([]error, len(todo))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(labelWorkers, len(todo)) {
-		wg.Go(func() {
-			for i := range work {
-				errs[i] = r.applyNodeLabels(ctx, todo[i], desired[todo[i]])
-			}
-		})
-	}
-	for i := range todo {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	errs := workers.Run(len(todo), labelWorkers, func(i int) error {
+		return r.applyNodeLabels(ctx, todo[i], desired[todo[i]])
+	})
 	if len(todo) > 0 {
 		// One line for the whole pass (a cold start labels every node); each node's labels are at debug level.
 		failed := 0

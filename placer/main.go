@@ -36,6 +36,8 @@ func Main(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+ReservedTaint+") for a gang that preempted and has not bound yet")
 	fs.DurationVar(&o.Resync, "resync", 30*time.Second, "longest time between two passes over the gated gangs (unplaceable gangs are retried at least this often)")
 	fs.DurationVar(&o.Retry, "retry", 2*time.Second, "time to the next pass while a gang waits for evicted pods to leave or after a failed write")
+	var rate cli.APIRate
+	rate.AddFlags(fs, 100, 200, "placing a gang writes each of its pods twice, pin and ungate")
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
@@ -55,6 +57,7 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.UserAgent = "fabricmap-placer"
+	rate.Apply(cfg)
 	mgr, err := NewManager(cfg, o, log)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,7 +29,8 @@ func (r *Reconciler) place(ctx context.Context, st *state, g *Gang, plan *placem
 		}
 	}
 	per := len(plan.Ranks) / max(len(plan.Groups), 1)
-	for rank, p := range g.Pods {
+	pinRank := func(rank int) error {
+		p := g.Pods[rank]
 		node := plan.Ranks[rank]
 		d := Decision{Gang: g.Key, Node: node, Rank: rank, GangDomain: plan.GangDomain, GangTier: plan.GangTier,
 			GroupTier: plan.GroupTier, Explanation: plan.Explanation}
@@ -43,15 +45,24 @@ func (r *Reconciler) place(ctx context.Context, st *state, g *Gang, plan *placem
 			host = n.Labels[HostnameLabel]
 		}
 		if _, err := pin(ctx, r.Client, client.ObjectKeyFromObject(p), d, host); err != nil {
-			r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonRetrying, "Pin", "gang %s stays gated: %v", g.Key, err)
-			log.Warn("cannot pin a pod; the gang stays gated", "pod", p.Name, "err", err)
-			return soon
+			return err
 		}
 		data, _ := json.Marshal(d)
 		if p.Annotations == nil {
 			p.Annotations = map[string]string{}
 		}
 		p.Annotations[PlacementAnnotation] = string(data) // later gangs of this pass count it
+		return nil
+	}
+	// Rank 0 first, alone: its decision holds the whole plan, which a pass that stopped while pinning resumes.
+	err := pinRank(0)
+	if err == nil {
+		err = forEach(len(g.Pods)-1, func(i int) error { return pinRank(i + 1) })
+	}
+	if err != nil {
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonRetrying, "Pin", "gang %s stays gated: %v", g.Key, err)
+		log.Warn("cannot pin a pod; the gang stays gated", "err", err)
+		return soon
 	}
 	return r.ungateAll(ctx, g.Key, g.Pods, r.gangObject(g), log)
 }
@@ -75,18 +86,19 @@ func (r *Reconciler) ungateAll(ctx context.Context, key string, pods []*corev1.P
 		db, _ := decisionOf(b)
 		return da.Rank - db.Rank
 	})
-	changed := 0
-	for _, p := range byRank {
-		ok, err := ungate(ctx, r.Client, client.ObjectKeyFromObject(p))
-		if err != nil {
-			log.Warn("cannot remove the gate; retrying", "pod", p.Name, "err", err)
-			return soon
-		}
+	var changed atomic.Int64
+	err := forEach(len(byRank), func(i int) error {
+		ok, err := ungate(ctx, r.Client, client.ObjectKeyFromObject(byRank[i]))
 		if ok {
-			changed++
+			changed.Add(1)
 		}
+		return err
+	})
+	if err != nil {
+		log.Warn("cannot remove a gate; retrying", "err", err)
+		return soon
 	}
-	if changed == 0 {
+	if changed.Load() == 0 {
 		return placed
 	}
 	if obj == nil {

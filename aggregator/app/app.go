@@ -57,10 +57,8 @@ func Main(ctx context.Context, args []string) error {
 	var labelSourceInterval time.Duration
 	fs.StringSliceVar(&labelSourceKeys, "label-source-keys", nil, "node-label keys an admin maintains, top of the network first (e.g. topology.kubernetes.io/zone,example.com/spine,example.com/leaf): a source of evidence (empty: none)")
 	fs.DurationVar(&labelSourceInterval, "label-source-interval", time.Minute, "how often the label source reads the nodes' labels")
-	var apiQPS float64
-	var apiBurst int
-	fs.Float64Var(&apiQPS, "kube-api-qps", 300, "requests per second to the API server, sustained (a cold start writes one label set per node)")
-	fs.IntVar(&apiBurst, "kube-api-burst", 600, "requests to the API server allowed in a burst above --kube-api-qps")
+	var rate cli.APIRate
+	rate.AddFlags(fs, 300, 600, "a cold start writes one label set per node")
 	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
@@ -100,7 +98,7 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	restCfg.UserAgent = "fabricmap-aggregator"
-	restCfg.QPS, restCfg.Burst = float32(apiQPS), apiBurst
+	rate.Apply(restCfg)
 	sources, err := uo.sources(log)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -49,4 +50,22 @@ func EnvOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// APIRate is how fast a binary may talk to the API server (client-go's client-side rate limit).
+type APIRate struct {
+	// QPS is the sustained rate; Burst how many requests may go above it at once.
+	QPS   float64
+	Burst int
+}
+
+// AddFlags registers --kube-api-qps and --kube-api-burst with the given defaults; why says what needs the rate.
+func (r *APIRate) AddFlags(fs *pflag.FlagSet, qps float64, burst int, why string) {
+	fs.Float64Var(&r.QPS, "kube-api-qps", qps, "requests per second to the API server, sustained ("+why+")")
+	fs.IntVar(&r.Burst, "kube-api-burst", burst, "requests to the API server allowed in a burst above --kube-api-qps")
+}
+
+// Apply sets the rate on cfg.
+func (r APIRate) Apply(cfg *rest.Config) {
+	cfg.QPS, cfg.Burst = float32(r.QPS), r.Burst
 }
