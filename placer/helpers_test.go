@@ -349,3 +349,8 @@ func installPodGroupCRD(t *testing.T) {
 		}
 	})
 }
+
+// podNamed is a pod known only by its name, as a write that must read the live pod first takes it.
+func podNamed(ns, name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}

@@ -15,8 +15,9 @@ import (
 // hostname (allowed on gated pods: a term is added, or an expression to each existing term) and the toleration
 // of the gang's reservation. A pod pinned already to the same node is left alone; one pinned elsewhere is an
 // error (an affinity cannot be loosened).
-func pin(ctx context.Context, c client.Client, key client.ObjectKey, d Decision, hostname string) (bool, error) {
-	return updatePod(ctx, c, key, func(p *corev1.Pod) (bool, error) {
+func pin(ctx context.Context, c client.Client, pod *corev1.Pod, d Decision, hostname string) (bool, error) {
+	key := client.ObjectKeyFromObject(pod)
+	return updatePod(ctx, c, pod, func(p *corev1.Pod) (bool, error) {
 		if old, ok := decisionOf(p); ok {
 			if old.Node != d.Node {
 				return false, fmt.Errorf("pod %s was pinned to %s before; the plan now says %s", key, old.Node, d.Node)
@@ -62,8 +63,8 @@ func addNodeAffinity(p *corev1.Pod, hostname string) {
 }
 
 // ungate removes the placer's gate (and only it) from a pod.
-func ungate(ctx context.Context, c client.Client, key client.ObjectKey) (bool, error) {
-	return updatePod(ctx, c, key, func(p *corev1.Pod) (bool, error) {
+func ungate(ctx context.Context, c client.Client, pod *corev1.Pod) (bool, error) {
+	return updatePod(ctx, c, pod, func(p *corev1.Pod) (bool, error) {
 		if !Gated(p) {
 			return false, nil
 		}
@@ -72,23 +73,34 @@ func ungate(ctx context.Context, c client.Client, key client.ObjectKey) (bool, e
 	})
 }
 
-// updatePod applies change to the live pod and patches it when change says so, retrying on conflicts; it
-// returns whether it wrote.
-func updatePod(ctx context.Context, c client.Client, key client.ObjectKey, change func(*corev1.Pod) (bool, error)) (bool, error) {
-	wrote := false
+// updatePod applies change to pod and patches it when change says so, guarded by pod's resource version; on
+// a conflict it reads the live pod and tries again. The first try uses the pod as the caller has it (from the
+// cache, or from the placer's last write; a pod with only its name is read first), which saves a read per
+// pod when it is current: a stale copy can
+// only make change write (gates and decisions are only ever added, then gates removed), and the guard turns
+// that write into a conflict. On success pod holds the live pod, for the next write. It returns whether it
+// wrote.
+func updatePod(ctx context.Context, c client.Client, pod *corev1.Pod, change func(*corev1.Pod) (bool, error)) (bool, error) {
+	key := client.ObjectKeyFromObject(pod)
+	cur := pod.DeepCopy()
+	// Without a resource version there is no guard (a merge patch computed against it could replace lists
+	// wholesale): read first.
+	wrote, read := false, pod.ResourceVersion == ""
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var p corev1.Pod
-		if err := c.Get(ctx, key, &p); err != nil {
-			return err
+		if read {
+			if err := c.Get(ctx, key, cur); err != nil {
+				return err
+			}
 		}
-		orig := p.DeepCopy()
-		ok, err := change(&p)
+		read = true
+		orig := cur.DeepCopy()
+		ok, err := change(cur)
 		if err != nil || !ok {
 			return err
 		}
 		// A merge patch of what changed, guarded by the resource version: fields this client does not know
 		// survive, and a concurrent change is a conflict to retry.
-		if err := c.Patch(ctx, &p, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := c.Patch(ctx, cur, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
 		wrote = true
@@ -97,5 +109,6 @@ func updatePod(ctx context.Context, c client.Client, key client.ObjectKey, chang
 	if err != nil {
 		return false, fmt.Errorf("updating pod %s: %w", key, err)
 	}
+	*pod = *cur
 	return wrote, nil
 }

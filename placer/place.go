@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/placement"
 )
@@ -44,7 +43,7 @@ func (r *Reconciler) place(ctx context.Context, st *state, g *Gang, plan *placem
 		if n := st.nodes[node]; n != nil && n.Labels[HostnameLabel] != "" {
 			host = n.Labels[HostnameLabel]
 		}
-		if _, err := pin(ctx, r.Client, client.ObjectKeyFromObject(p), d, host); err != nil {
+		if _, err := pin(ctx, r.Client, p, d, host); err != nil {
 			return err
 		}
 		data, _ := json.Marshal(d)
@@ -88,7 +87,7 @@ func (r *Reconciler) ungateAll(ctx context.Context, key string, pods []*corev1.P
 	})
 	var changed atomic.Int64
 	err := forEach(len(byRank), func(i int) error {
-		ok, err := ungate(ctx, r.Client, client.ObjectKeyFromObject(byRank[i]))
+		ok, err := ungate(ctx, r.Client, byRank[i])
 		if ok {
 			changed.Add(1)
 		}

@@ -9,7 +9,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // twoNodeLeaf makes nodes prefix-n1 and prefix-n2 under one leaf and a bound preemptible low-priority gang
@@ -103,12 +102,12 @@ func testRestartMidway(t *testing.T) {
 				if rank == 0 {
 					d.Ranks = plan
 				}
-				if _, err := pin(b.ctx, b.c, client.ObjectKey{Namespace: b.ns, Name: fmt.Sprintf("g-%d", rank)}, d, plan[rank]); err != nil {
+				if _, err := pin(b.ctx, b.c, podNamed(b.ns, fmt.Sprintf("g-%d", rank)), d, plan[rank]); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for rank := range tc.ungate {
-				if _, err := ungate(b.ctx, b.c, client.ObjectKey{Namespace: b.ns, Name: fmt.Sprintf("g-%d", rank)}); err != nil {
+				if _, err := ungate(b.ctx, b.c, podNamed(b.ns, fmt.Sprintf("g-%d", rank))); err != nil {
 					t.Fatal(err)
 				}
 			}
