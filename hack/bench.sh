@@ -7,6 +7,11 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench . -benchtime "${BENCHTIME:-50x}" -count 1 ./test/footprint/ | tee "$out"
 go test -run '^$' -bench Merge10k -benchtime "${SCALE_BENCHTIME:-5x}" -count 1 ./topology/ | tee -a "$out"
+# The whole system at 10,016 nodes (real API server, aggregator binary; about 3 minutes). The e2e package needs
+# root (network namespaces for its other tests); E2E_SCALE=0 skips it.
+if [ "${E2E_SCALE:-1}" != 0 ] && [ "$(id -u)" = 0 ]; then
+  go test -run '^$' -bench Converge10k -benchtime 1x -count 1 -timeout 30m ./test/e2e/ | tee -a "$out"
+fi
 
 # ratio NAME BENCH UNIT TARGET: the mean of the benchmark's UNIT column over the target.
 ratio() {
@@ -27,3 +32,7 @@ awk '$1 ~ /^BenchmarkAgentBinary(-[0-9]+)?$/ { for (i = 3; i < NF; i++) if ($(i+
      END { if (na && nw) { v = a / na - w / nw; printf "%-34s %10.2f %-14s target %6.1f  ratio %.2f\n", "agent binary, CPU net of baseline", v, "cpu-ms/cycle", 50, v / 50 } }' "$out"
 ratio "merge 10k reports, wall" BenchmarkMerge10kReports ns/op 2000000000
 ratio "merge 10k reports, peak heap" BenchmarkMerge10kReports peak-heap-MiB 1024
+ratio "10k nodes: cold convergence" BenchmarkConverge10k cold-converge-s 60
+ratio "10k nodes: aggregator peak RSS" BenchmarkConverge10k peak-RSS-MiB 1024
+awk '$1 ~ /^BenchmarkConverge10k(-[0-9]+)?$/ { for (i = 3; i < NF; i++) if ($(i+1) == "steady-writes") { v = $i; n = 1 } }
+     END { if (n) printf "%-34s %10.0f %-14s target %6d  %s\n", "10k nodes: writes in steady state", v, "writes", 0, (v == 0 ? "met" : "NOT MET") }' "$out"
