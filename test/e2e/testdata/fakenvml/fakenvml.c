@@ -204,23 +204,26 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive) {
-	struct nvmlDevice_st *d = device.handle;
+/* checkLink answers a per-link call the way NVML does: a link past the GPU's last one is not supported. */
+static nvmlReturn_t checkLink(nvmlDevice_t device, unsigned int link, const void *out) {
 	nvmlReturn_t ret = check(device);
 	if (ret != NVML_SUCCESS) return ret;
-	if (isActive == NULL || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
-	if (link >= d->nvlinks) return NVML_ERROR_NOT_SUPPORTED;
+	if (out == NULL || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
+	if (link >= device.handle->nvlinks) return NVML_ERROR_NOT_SUPPORTED;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive) {
+	nvmlReturn_t ret = checkLink(device, link, isActive);
+	if (ret != NVML_SUCCESS) return ret;
 	*isActive = NVML_FEATURE_ENABLED;
 	return NVML_SUCCESS;
 }
 
 /* Every NVLink ends at an NVSwitch (one per two links, on bus 0x8X), as on HGX and GB200 trays. */
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci) {
-	struct nvmlDevice_st *d = device.handle;
-	nvmlReturn_t ret = check(device);
+	nvmlReturn_t ret = checkLink(device, link, pci);
 	if (ret != NVML_SUCCESS) return ret;
-	if (pci == NULL || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
-	if (link >= d->nvlinks) return NVML_ERROR_NOT_SUPPORTED;
 	char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 	snprintf(busId, sizeof busId, "00000000:%02X:00.0", 0x80 + link / 2);
 	fillPci(pci, busId);
@@ -228,11 +231,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *type) {
-	struct nvmlDevice_st *d = device.handle;
-	nvmlReturn_t ret = check(device);
+	nvmlReturn_t ret = checkLink(device, link, type);
 	if (ret != NVML_SUCCESS) return ret;
-	if (type == NULL || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
-	if (link >= d->nvlinks) return NVML_ERROR_NOT_SUPPORTED;
 	*type = NVML_NVLINK_DEVICE_TYPE_SWITCH;
 	return NVML_SUCCESS;
 }
