@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
 )
 
 // Events about reports whose agent stopped renewing its heartbeat Lease.
@@ -36,11 +38,17 @@ const (
 const massSilence = 0.55
 
 // checkMassSilence decides, once per reconcile, whether expiries are suspended, and says so when that changes.
-func (r *Reconciler) checkMassSilence() {
+// Only the agents of the given reports count: a Lease left by a deleted node (until the garbage collector
+// takes it) is silent, but says nothing about the others.
+func (r *Reconciler) checkMassSilence(reports []v1alpha1.NodeFabricReport) {
 	if r.Config.ReportExpiry <= 0 {
 		return
 	}
-	silent, total := r.Heartbeats.Silent(r.Config.ReportExpiry / 2)
+	have := make(map[string]bool, len(reports))
+	for i := range reports {
+		have[reports[i].Name] = true
+	}
+	silent, total := r.Heartbeats.Silent(r.Config.ReportExpiry/2, func(node string) bool { return have[node] })
 	suspended := total > 0 && float64(silent) > massSilence*float64(total)
 	if suspended != r.expirySuspended {
 		if suspended {

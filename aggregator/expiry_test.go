@@ -220,3 +220,39 @@ func TestMassSilenceSuspendsExpiry(t *testing.T) {
 		}
 	}
 }
+
+// A Lease left by a node that has no report any more (deleted, its Lease not yet collected) does not count
+// towards mass silence: one dead agent among two live nodes' agents still expires.
+func TestLeasesWithoutReportsDoNotSuspendExpiry(t *testing.T) {
+	deleteAll(t)
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	r := newReconciler(t, time.Minute, clock)
+	r.Config.ReportExpiry = time.Minute
+	r.Heartbeats = &Heartbeats{Now: clock.now}
+	nodes := []string{"gone-n1", "gone-n2"}
+	for _, n := range nodes {
+		createNode(t, n)
+		upsertReport(t, report(n, "04"))
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			deleteNodeNamed(t, n)
+		}
+	})
+	for _, n := range []string{"gone-n1", "gone-n2", "deleted-a", "deleted-b"} {
+		r.Heartbeats.Observe(n, "1") // deleted-a and -b: Leases of nodes without a report
+	}
+	reconcileOnce(t, r)
+	clock.t = clock.t.Add(45 * time.Second)
+	r.Heartbeats.Observe("gone-n2", "2")
+	reconcileOnce(t, r) // gone-n1 and both leftovers silent for 45 s: 3 of 4 Leases, but 1 of 2 reports
+	if g := gaugeValue(t, r.Metrics.expirySuspended); g != 0 {
+		t.Fatalf("report_expiry_suspended = %v: Leases without a report were counted", g)
+	}
+	clock.t = clock.t.Add(30 * time.Second)
+	r.Heartbeats.Observe("gone-n2", "3")
+	reconcileOnce(t, r)
+	if g := gaugeValue(t, r.Metrics.expiredReports.WithLabelValues("kept")); g != 1 {
+		t.Errorf("expired reports kept = %v, want gone-n1's", g)
+	}
+}

@@ -77,20 +77,25 @@ func (h *Heartbeats) Silence(node string) (d time.Duration, ok bool) {
 	return h.now().Sub(b.seen), true
 }
 
-// Silent counts the agents silent for longer than threshold, and all agents with a heartbeat.
-func (h *Heartbeats) Silent(threshold time.Duration) (silent, total int) {
+// Silent counts, among the nodes for which counted says true, the agents with a heartbeat and those of them
+// silent for longer than threshold.
+func (h *Heartbeats) Silent(threshold time.Duration, counted func(node string) bool) (silent, total int) {
 	if h == nil {
 		return 0, 0
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
-	for _, b := range h.beats {
+	for node, b := range h.beats {
+		if !counted(node) {
+			continue
+		}
+		total++
 		if now.Sub(b.seen) > threshold {
 			silent++
 		}
 	}
-	return silent, len(h.beats)
+	return silent, total
 }
 
 // Restart counts every agent silent longer than threshold as heard of now: after an outage of the API

@@ -119,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	live := r.dropOrphans(ctx, reports.Items, nodes)
-	r.checkMassSilence()
+	r.checkMassSilence(live)
 	evidence, dropped := r.evidence(live, nodes)
 	in, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
 	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName, AcceleratorDomains: r.Config.AcceleratorDomains})
