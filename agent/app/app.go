@@ -47,7 +47,7 @@ func flags(args []string) (*options, error) {
 	}
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	fs.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME)")
-	fs.BoolVar(&o.once, "once", false, "run one cycle, write the report if it changed, and exit")
+	fs.BoolVar(&o.once, "once", false, "run one cycle, write the report if it changed, and exit (with no heartbeat unless --heartbeat-interval is given: a run from cron would otherwise go silent between runs and expire)")
 	fs.StringSliceVar(&o.probes, "probes", nil, "probes to run, comma-separated (default all: "+strings.Join(discovery.Names(), ",")+")")
 	fs.DurationVar(&o.interval, "interval", 5*time.Minute, "time between probe cycles")
 	fs.DurationVar(&o.jitter, "jitter", 30*time.Second, "largest random extra wait added to each interval")
@@ -63,6 +63,9 @@ func flags(args []string) (*options, error) {
 		return nil, err
 	}
 	o.probeConfig.NodeName = o.nodeName
+	if o.once && !fs.Changed("heartbeat-interval") {
+		o.heartbeat = 0
+	}
 	return o, nil
 }
 
