@@ -1,0 +1,57 @@
+package chart
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+// TestNotes renders what `helm install` prints afterwards (a client-side dry run against the test API server)
+// and checks that each paragraph appears once, and only when its part is on.
+func TestNotes(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.Shared.Kubeconfig(kc); err != nil {
+		t.Fatal(err)
+	}
+	notes := func(set ...string) string {
+		args := []string{"install", "fabricmap", chartDir(), "--namespace", "fabricmap-system", "--dry-run=client", "--kubeconfig", kc}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		out := string(helm(t, args...))
+		i := strings.Index(out, "NOTES:\n")
+		if i < 0 {
+			t.Fatalf("helm printed no NOTES:\n%s", out)
+		}
+		return out[i:]
+	}
+	for _, tc := range []struct {
+		name      string
+		set       []string
+		want, not []string
+	}{
+		{name: "defaults", want: []string{"renew a heartbeat Lease every 2m", "reason=ReportDropped"}, not: []string{"placement controller", "UFM ("}},
+		{name: "placer and UFM on, heartbeat off", set: []string{"placer.enabled=true", "agent.heartbeatInterval=0s", "ufm.enabled=true",
+			"ufm.url=https://ufm.example.com", "ufm.username=u", "ufm.password=p"},
+			want: []string{"placement controller", "UFM (https://ufm.example.com)"}, not: []string{"heartbeat Lease every"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := notes(tc.set...)
+			if c := strings.Count(n, "fabricmap is installed"); c != 1 {
+				t.Errorf("the notes open %d times, want once:\n%s", c, n)
+			}
+			for _, w := range tc.want {
+				if strings.Count(n, w) != 1 {
+					t.Errorf("%q appears %d times, want once:\n%s", w, strings.Count(n, w), n)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(n, w) {
+					t.Errorf("%q appears, want not:\n%s", w, n)
+				}
+			}
+		})
+	}
+}
