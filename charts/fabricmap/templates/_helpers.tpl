@@ -18,3 +18,20 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "fabricmap.ufmSecret" -}}
 {{- .Values.ufm.existingSecret | default (printf "%s-ufm" (include "fabricmap.fullname" .)) -}}
 {{- end -}}
+
+{{/*
+Who the agent admission policies apply to (the agent's service account) and the node its token is bound to
+(the node-name claim of a pod-bound token; "" without one).
+*/}}
+{{- define "fabricmap.agentWriter" -}}
+matchConditions:
+  - name: written-by-the-agent
+    expression: >-
+      request.userInfo.username == "system:serviceaccount:{{ .Release.Namespace }}:{{ include "fabricmap.fullname" . }}-agent"
+variables:
+  - name: node
+    expression: >-
+      "authentication.kubernetes.io/node-name" in request.userInfo.extra &&
+      size(request.userInfo.extra["authentication.kubernetes.io/node-name"]) == 1
+      ? request.userInfo.extra["authentication.kubernetes.io/node-name"][0] : ""
+{{- end -}}
