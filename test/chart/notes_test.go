@@ -15,8 +15,10 @@ func TestNotes(t *testing.T) {
 	if err := testenv.Shared.Kubeconfig(kc); err != nil {
 		t.Fatal(err)
 	}
-	notes := func(set ...string) string {
-		args := []string{"install", "fabricmap", chartDir(), "--namespace", "fabricmap-system", "--dry-run=client", "--kubeconfig", kc}
+	// A release and namespace of their own: helm checks, even in a dry run, that no object it would create
+	// exists outside the release, and other tests of this package apply the chart's objects for "fabricmap".
+	notes := func(t *testing.T, set ...string) string {
+		args := []string{"install", "notes-check", chartDir(), "--namespace", "fabricmap-notes", "--dry-run=client", "--kubeconfig", kc}
 		for _, s := range set {
 			args = append(args, "--set", s)
 		}
@@ -38,7 +40,7 @@ func TestNotes(t *testing.T) {
 			want: []string{"placement controller", "UFM (https://ufm.example.com)"}, not: []string{"heartbeat Lease every"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := notes(tc.set...)
+			n := notes(t, tc.set...)
 			if c := strings.Count(n, "fabricmap is installed"); c != 1 {
 				t.Errorf("the notes open %d times, want once:\n%s", c, n)
 			}
