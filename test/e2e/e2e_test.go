@@ -419,7 +419,7 @@ func TestFabricEndToEnd(t *testing.T) {
 
 	t.Run("the leader dies and a cable moves before the standby leads: it writes the change, only it", func(t *testing.T) {
 		l, standby := leader()
-		l.stop(syscall.SIGKILL) // no chance to release the Lease
+		l.stop(syscall.SIGKILL)       // no chance to release the Lease
 		f.move("e2e-n2", 0, "leaf-a") // while nobody leads: the change must not be lost
 		if standby.leads() {
 			t.Fatal("the standby took the Lease at once; the move did not happen while nobody led")
