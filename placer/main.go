@@ -15,8 +15,8 @@ import (
 // Main is the fabricmap-placer binary: it parses args (flags, --help) and runs the placer until ctx ends.
 func Main(ctx context.Context, args []string) error {
 	var (
-		kubeconfig, logFormat, logLevel string
-		o                               Options
+		proc cli.Process
+		o    Options
 	)
 	fs := pflag.NewFlagSet("fabricmap-placer", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -27,7 +27,7 @@ func Main(ctx context.Context, args []string) error {
 			"  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", Gate, ReservedTaint, fs.FlagUsages())
 	}
 	fs.String("config", "", "YAML file of settings, keyed by flag name (e.g. reservation-timeout: 10m); a flag on the command line wins")
-	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	proc.AddFlags(fs)
 	fs.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica places gangs")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "fabricmap-placer", "name of the leader-election Lease")
@@ -36,10 +36,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+ReservedTaint+") for a gang that preempted and has not bound yet")
 	fs.DurationVar(&o.Resync, "resync", 30*time.Second, "longest time between two passes over the gated gangs (unplaceable gangs are retried at least this often)")
 	fs.DurationVar(&o.Retry, "retry", 2*time.Second, "time to the next pass while a gang waits for evicted pods to leave or after a failed write")
-	var rate cli.APIRate
-	rate.AddFlags(fs, 100, 200, "placing a gang writes each of its pods twice, pin and ungate")
-	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
-	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	proc.Rate.AddFlags(fs, 100, 200, "placing a gang writes each of its pods twice, pin and ungate")
 	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
 		return nil
 	} else if err != nil {
@@ -48,16 +45,14 @@ func Main(ctx context.Context, args []string) error {
 	if o.ReservationTimeout <= 0 || o.Resync <= 0 || o.Retry <= 0 {
 		return errors.New("--reservation-timeout, --resync and --retry must be positive")
 	}
-	log, err := cli.NewLogger(logFormat, logLevel)
+	log, err := proc.Logger()
 	if err != nil {
 		return err
 	}
-	cfg, err := cli.RESTConfig(kubeconfig)
+	cfg, err := proc.RESTConfig("fabricmap-placer")
 	if err != nil {
 		return err
 	}
-	cfg.UserAgent = "fabricmap-placer"
-	rate.Apply(cfg)
 	mgr, err := NewManager(cfg, o, log)
 	if err != nil {
 		return err

@@ -23,7 +23,7 @@ import (
 )
 
 type options struct {
-	kubeconfig  string
+	proc        cli.Process
 	nodeName    string
 	once        bool
 	probes      []string
@@ -34,8 +34,6 @@ type options struct {
 	heartbeat   time.Duration
 	heartbeatNS string
 	addr        string
-	logFormat   string
-	logLevel    string
 	probeConfig discovery.Config
 }
 
@@ -45,7 +43,7 @@ func flags(args []string) (*options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "fabricmap-agent probes this node and publishes its NodeFabricReport.\n\nUsage:\n  fabricmap-agent [flags]\n\nEnvironment:\n  NODE_NAME      the node's name (set it from the downward API, spec.nodeName); --node-name overrides it\n  POD_NAMESPACE  the agent's namespace, which holds its heartbeat Lease\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	o.proc.AddFlags(fs)
 	fs.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME)")
 	fs.BoolVar(&o.once, "once", false, "run one cycle, write the report if it changed, and exit (with no heartbeat unless --heartbeat-interval is given: a run from cron would otherwise go silent between runs and expire)")
 	fs.StringSliceVar(&o.probes, "probes", nil, "probes to run, comma-separated (default all: "+strings.Join(discovery.Names(), ",")+")")
@@ -56,8 +54,6 @@ func flags(args []string) (*options, error) {
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", 2*time.Minute, "how often the agent renews its heartbeat Lease, by which the aggregator tells a quiet agent from a dead one (0 turns it off: the report then never expires)")
 	fs.StringVar(&o.heartbeatNS, "heartbeat-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the heartbeat Lease: the agent's own, from $POD_NAMESPACE")
 	fs.StringVar(&o.addr, "health-addr", ":9464", "address serving /healthz, /readyz and /metrics (empty turns it off)")
-	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
-	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	o.probeConfig.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -78,7 +74,7 @@ func Main(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := cli.NewLogger(o.logFormat, o.logLevel)
+	log, err := o.proc.Logger()
 	if err != nil {
 		return err
 	}
@@ -86,11 +82,10 @@ func Main(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	restCfg, err := cli.RESTConfig(o.kubeconfig)
+	restCfg, err := o.proc.RESTConfig("fabricmap-agent/" + o.nodeName)
 	if err != nil {
 		return err
 	}
-	restCfg.UserAgent = "fabricmap-agent/" + o.nodeName
 	c, err := agent.NewReportClient(restCfg)
 	if err != nil {
 		return fmt.Errorf("creating Kubernetes client: %w", err)

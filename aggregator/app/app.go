@@ -19,17 +19,18 @@ import (
 // Main runs the aggregator until ctx ends.
 func Main(ctx context.Context, args []string) error {
 	var (
-		kubeconfig, logFormat, logLevel, webAddr string
-		mo                                       aggregator.ManagerOptions
-		conf                                     aggregator.Config
-		uo                                       ufmOptions
+		proc    cli.Process
+		webAddr string
+		mo      aggregator.ManagerOptions
+		conf    aggregator.Config
+		uo      ufmOptions
 	)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "fabricmap-aggregator merges NodeFabricReports into a topology tree and writes Volcano HyperNodes.\n\nUsage:\n  fabricmap-aggregator [flags]\n\nEnvironment:\n  POD_NAMESPACE  namespace of the leader-election Lease and the agents' heartbeat Leases (default \"default\")\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	fs.String("config", "", "YAML file of settings, keyed by flag name (e.g. delete-grace-period: 15m); a flag on the command line wins")
-	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	proc.AddFlags(fs)
 	fs.BoolVar(&mo.LeaderElection, "leader-elect", true, "elect a leader so that only one replica writes")
 	fs.StringVar(&mo.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
 	fs.StringVar(&mo.LeaderElectionID, "leader-election-id", "fabricmap-aggregator", "name of the leader-election Lease")
@@ -57,10 +58,7 @@ func Main(ctx context.Context, args []string) error {
 	var labelSourceInterval time.Duration
 	fs.StringSliceVar(&labelSourceKeys, "label-source-keys", nil, "node-label keys an admin maintains, top of the network first (e.g. topology.kubernetes.io/zone,example.com/spine,example.com/leaf): a source of evidence (empty: none)")
 	fs.DurationVar(&labelSourceInterval, "label-source-interval", time.Minute, "how often the label source reads the nodes' labels")
-	var rate cli.APIRate
-	rate.AddFlags(fs, 300, 600, "a cold start writes one label set per node")
-	fs.StringVar(&logFormat, "log-format", "json", "log format: json or text")
-	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	proc.Rate.AddFlags(fs, 300, 600, "a cold start writes one label set per node")
 	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
 		return nil
 	} else if err != nil {
@@ -89,16 +87,14 @@ func Main(ctx context.Context, args []string) error {
 	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels {
 		return errors.New("--cluster-network-topology and --kueue-topology name node-label keys: they need --node-labels")
 	}
-	log, err := cli.NewLogger(logFormat, logLevel)
+	log, err := proc.Logger()
 	if err != nil {
 		return err
 	}
-	restCfg, err := cli.RESTConfig(kubeconfig)
+	restCfg, err := proc.RESTConfig("fabricmap-aggregator")
 	if err != nil {
 		return err
 	}
-	restCfg.UserAgent = "fabricmap-aggregator"
-	rate.Apply(restCfg)
 	sources, err := uo.sources(log)
 	if err != nil {
 		return err

@@ -69,3 +69,35 @@ func (r *APIRate) AddFlags(fs *pflag.FlagSet, qps float64, burst int, why string
 func (r APIRate) Apply(cfg *rest.Config) {
 	cfg.QPS, cfg.Burst = float32(r.QPS), r.Burst
 }
+
+// Process holds the settings every fabricmap binary that talks to the API server shares: where the cluster
+// is, how it logs, and (for those that register the flags) how fast it may talk.
+type Process struct {
+	// Kubeconfig is --kubeconfig; LogFormat and LogLevel are --log-format and --log-level.
+	Kubeconfig, LogFormat, LogLevel string
+	// Rate is --kube-api-qps and --kube-api-burst once Rate.AddFlags registered them; zero keeps RESTConfig's.
+	Rate APIRate
+}
+
+// AddFlags registers --kubeconfig, --log-format and --log-level.
+func (p *Process) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&p.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	fs.StringVar(&p.LogFormat, "log-format", "json", "log format: json or text")
+	fs.StringVar(&p.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+// Logger returns the logger the flags ask for.
+func (p *Process) Logger() (*slog.Logger, error) { return NewLogger(p.LogFormat, p.LogLevel) }
+
+// RESTConfig returns the client configuration the flags ask for, identified as userAgent, at Rate when set.
+func (p *Process) RESTConfig(userAgent string) (*rest.Config, error) {
+	cfg, err := RESTConfig(p.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.UserAgent = userAgent
+	if p.Rate.QPS > 0 {
+		p.Rate.Apply(cfg)
+	}
+	return cfg, nil
+}
