@@ -109,7 +109,7 @@ func BenchmarkKueueAssignment(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g := placement.Gang{Name: "podset", Pods: 9 * min(n, 256), Request: placement.Resources{"cpu": 8000, "pods": 1}}
+		g := sim.KueuePodset(n)
 		b.Run(fmt.Sprintf("nodes=%d/pods=%d", n, g.Pods), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := c.Place(g); err != nil {

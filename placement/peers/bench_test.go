@@ -50,7 +50,7 @@ func BenchmarkPeersKueueShape(b *testing.B) {
 			b.Fatal(err)
 		}
 		viewOf(c.Fabric())
-		g := placement.Gang{Name: "podset", Pods: 9 * min(n, 256), Request: placement.Resources{"cpu": 8000, "pods": 1}}
+		g := sim.KueuePodset(n)
 		for _, p := range placers {
 			b.Run(fmt.Sprintf("nodes=%d/pods=%d/placer=%s", n, g.Pods, p.Name()), func(b *testing.B) {
 				for b.Loop() {

@@ -75,6 +75,12 @@ func Fill(nodes []placement.Node, fraction float64, seed uint64) {
 	}
 }
 
+// KueuePodset is the gang of Kueue's TAS assignment benchmark on n nodes: one podset of 9 x min(n, 256) pods of
+// 8 CPUs (they land 12 a node).
+func KueuePodset(n int) placement.Gang {
+	return placement.Gang{Name: "podset", Pods: 9 * min(n, 256), Request: placement.Resources{"cpu": 8000, "pods": 1}}
+}
+
 // KueueShape builds the tree of Kueue's TAS benchmarks: racks (tier 1) of 16 nodes, blocks (tier 2) of 16
 // racks, n nodes of 96 CPUs (millicores), 384 Gi of memory and 110 pods, optionally with one 1-CPU/1-Gi pod
 // of usage on every node.
