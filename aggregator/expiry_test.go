@@ -17,27 +17,35 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 )
 
+// expiryBed is a reconciler on the real API server whose reports expire after expiry (0: never) and whose
+// domains go after grace, with a settable clock, and one Node and report behind switch sw for each of nodes.
+func expiryBed(t *testing.T, expiry, grace time.Duration, sw string, nodes ...string) (*Reconciler, *fakeClock) {
+	t.Helper()
+	deleteAll(t)
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	r := newReconciler(t, grace, clock)
+	r.Config.ReportExpiry = expiry
+	r.Heartbeats = &Heartbeats{Now: clock.now}
+	for _, n := range nodes {
+		createNode(t, n)
+		upsertReport(t, report(n, sw))
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			deleteNodeNamed(t, n)
+		}
+	})
+	return r, clock
+}
+
 // An agent that dies leaves its report behind. The report stays in use until the agent's heartbeat has been
 // silent for the expiry, and then for the grace period more, with a Warning Event at each step; then the
 // node leaves the tree (its leaf shrinks, its labels go). An agent that renews again brings it back. A node
 // whose agent has no heartbeat at all never expires.
 func TestSilentAgentExpiresThenShrinksItsDomain(t *testing.T) {
-	deleteAll(t)
-	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	r := newReconciler(t, 10*time.Minute, clock)
-	r.Config.ReportExpiry = 5 * time.Minute
-	r.Heartbeats = &Heartbeats{Now: clock.now}
+	r, clock := expiryBed(t, 5*time.Minute, 10*time.Minute, "01", "exp-n1", "exp-n2", "exp-n3")
 	var events eventLog
 	r.Events = &events
-	for _, n := range []string{"exp-n1", "exp-n2", "exp-n3"} {
-		createNode(t, n)
-		upsertReport(t, report(n, "01"))
-	}
-	t.Cleanup(func() {
-		for _, n := range []string{"exp-n1", "exp-n2", "exp-n3"} {
-			deleteNodeNamed(t, n)
-		}
-	})
 	r.Heartbeats.Observe("exp-n1", "1")
 	r.Heartbeats.Observe("exp-n2", "1") // exp-n3's agent runs with the heartbeat off
 	block := hypernodegen.DefaultTierKeys[0]
@@ -108,13 +116,7 @@ func TestSilentAgentExpiresThenShrinksItsDomain(t *testing.T) {
 
 // With expiry off (the default of old configurations: --report-expiry=0) a silent agent's report stays.
 func TestNoExpiryKeepsSilentReports(t *testing.T) {
-	deleteAll(t)
-	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	r := newReconciler(t, time.Minute, clock)
-	r.Heartbeats = &Heartbeats{Now: clock.now}
-	createNode(t, "noexp-n1")
-	t.Cleanup(func() { deleteNodeNamed(t, "noexp-n1") })
-	upsertReport(t, report("noexp-n1", "02"))
+	r, clock := expiryBed(t, 0, time.Minute, "02", "noexp-n1")
 	r.Heartbeats.Observe("noexp-n1", "1")
 	reconcileOnce(t, r)
 	clock.t = clock.t.Add(24 * time.Hour)
@@ -169,22 +171,11 @@ func TestLeaseHandlerWakesOnlyForReturningAgents(t *testing.T) {
 // however long it lasts, until they renew. An agent still silent then gets a whole expiry and grace period
 // from that moment, and then leaves as usual.
 func TestMassSilenceSuspendsExpiry(t *testing.T) {
-	deleteAll(t)
-	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	r := newReconciler(t, time.Minute, clock)
-	r.Config.ReportExpiry = time.Minute
-	r.Heartbeats = &Heartbeats{Now: clock.now}
 	nodes := []string{"mass-n1", "mass-n2", "mass-n3"}
+	r, clock := expiryBed(t, time.Minute, time.Minute, "03", nodes...)
 	for _, n := range nodes {
-		createNode(t, n)
-		upsertReport(t, report(n, "03"))
 		r.Heartbeats.Observe(n, "1")
 	}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			deleteNodeNamed(t, n)
-		}
-	})
 	all := map[string][]string{"fabric": {"sw-03"}, "sw-03": nodes}
 	reconcileOnce(t, r)
 
@@ -224,21 +215,7 @@ func TestMassSilenceSuspendsExpiry(t *testing.T) {
 // A Lease left by a node that has no report any more (deleted, its Lease not yet collected) does not count
 // towards mass silence: one dead agent among two live nodes' agents still expires.
 func TestLeasesWithoutReportsDoNotSuspendExpiry(t *testing.T) {
-	deleteAll(t)
-	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	r := newReconciler(t, time.Minute, clock)
-	r.Config.ReportExpiry = time.Minute
-	r.Heartbeats = &Heartbeats{Now: clock.now}
-	nodes := []string{"gone-n1", "gone-n2"}
-	for _, n := range nodes {
-		createNode(t, n)
-		upsertReport(t, report(n, "04"))
-	}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			deleteNodeNamed(t, n)
-		}
-	})
+	r, clock := expiryBed(t, time.Minute, time.Minute, "04", "gone-n1", "gone-n2")
 	for _, n := range []string{"gone-n1", "gone-n2", "deleted-a", "deleted-b"} {
 		r.Heartbeats.Observe(n, "1") // deleted-a and -b: Leases of nodes without a report
 	}
