@@ -110,13 +110,7 @@ func (a *Agent) beatIfDue(ctx context.Context) {
 	if !a.Heartbeat.due(now) {
 		return
 	}
-	owner, err := a.Publisher.ownerRef(ctx)
-	if err == nil {
-		err = a.Heartbeat.beat(ctx, a.Publisher.NodeName, now, owner)
-	} else {
-		a.Heartbeat.next = now.Add(min(a.Heartbeat.Interval, heartbeatRetry))
-	}
-	if err != nil {
+	if err := a.Heartbeat.beat(ctx, a.Publisher.NodeName, now, a.Publisher.ownerRef); err != nil {
 		a.Metrics.heartbeatErrors.Inc()
 		a.Log.Error("heartbeat failed; will retry", "err", err)
 		return

@@ -69,11 +69,16 @@ func (h *Heartbeat) until(now time.Time) (d time.Duration, ok bool) {
 	return max(h.next.Sub(now), 0), true
 }
 
-// beat renews the Lease at now. The Lease is valid for three intervals, as the kubelet's node Lease is (for
-// readers: the aggregator judges silence by its own --report-expiry). A failed renewal is tried again after
-// heartbeatRetry, or the interval when that is shorter.
-func (h *Heartbeat) beat(ctx context.Context, node string, now time.Time, owner *metav1.OwnerReference) error {
-	if err := h.Client.ApplyHeartbeat(ctx, h.Namespace, node, now, 3*h.Interval, owner, FieldManager); err != nil {
+// beat renews the Lease at now, owned by what owner returns (the Node, so the Lease goes with it). The Lease is
+// valid for three intervals, as the kubelet's node Lease is (for readers: the aggregator judges silence by its
+// own --report-expiry). A failed renewal is tried again after heartbeatRetry, or the interval when that is
+// shorter.
+func (h *Heartbeat) beat(ctx context.Context, node string, now time.Time, owner func(context.Context) (*metav1.OwnerReference, error)) error {
+	ref, err := owner(ctx)
+	if err == nil {
+		err = h.Client.ApplyHeartbeat(ctx, h.Namespace, node, now, 3*h.Interval, ref, FieldManager)
+	}
+	if err != nil {
 		h.next = now.Add(min(h.Interval, heartbeatRetry))
 		return err
 	}
