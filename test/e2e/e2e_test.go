@@ -25,6 +25,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/placer"
@@ -199,7 +200,7 @@ func TestFabricEndToEnd(t *testing.T) {
 	f.addSwitch("leaf-b", 0x0b)
 	nodes := map[string]string{"e2e-n1": "leaf-a", "e2e-n2": "leaf-a", "e2e-n3": "leaf-b"}
 	// The RDMA probe reads a DGX H100's sysfs, captured as a fixture. NVML is the stand-in library
-	// (testdata/fakenvml), loaded through go-nvml as the real one is: e2e-n1 and e2e-n2 are two trays of one
+	// (internal/fakenvml), loaded through go-nvml as the real one is: e2e-n1 and e2e-n2 are two trays of one
 	// GB200 NVL72 rack (one NVLink domain across both nodes), e2e-n3 an HGX H100 without a multi-node fabric.
 	rdmaFixture := filepath.Join(testenv.RepoRoot(), "discovery", "rdma", "testdata", "dgx-h100-ib")
 	gpus := map[string]string{"e2e-n1": "gb200-rack1-tray1.gpus", "e2e-n2": "gb200-rack1-tray2.gpus", "e2e-n3": "hgx-h100.gpus"}
@@ -216,7 +217,7 @@ func TestFabricEndToEnd(t *testing.T) {
 			"--log-format", "text")
 		cmd := exec.Command(bin("fabricmap-agent"), args...)
 		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace, // as the DaemonSet sets it
-			"FABRICMAP_FAKE_NVML_GPUS="+filepath.Join(testenv.RepoRoot(), "test", "e2e", "testdata", "fakenvml", gpus[name]))
+			fakenvml.EnvVar+"="+fakenvml.Fixture(gpus[name]))
 		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(namespaces[name], fn) })
 	}
 	for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {

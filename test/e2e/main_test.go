@@ -12,9 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
@@ -47,26 +47,11 @@ func TestMain(m *testing.M) {
 
 func bin(name string) string { return filepath.Join(binDir, name) }
 
-// fakeNVML is the stand-in libnvidia-ml.so.1 the agents load (testdata/fakenvml): no machine here has a GPU.
-func fakeNVML() string { return filepath.Join(binDir, "fakenvml", "libnvidia-ml.so.1") }
+// fakeNVML is the stand-in libnvidia-ml.so.1 the agents load (internal/fakenvml): no machine here has a GPU.
+func fakeNVML() string { return filepath.Join(binDir, "fakenvml", fakenvml.LibraryName) }
 
-// buildFakeNVML compiles the stand-in NVML library against the nvml.h of the go-nvml module the agent is
-// built with, so that its structures are the ones the agent's binding passes.
+// buildFakeNVML compiles the stand-in NVML library into binDir.
 func buildFakeNVML() error {
-	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/NVIDIA/go-nvml")
-	list.Dir = testenv.RepoRoot()
-	dir, err := list.Output()
-	if err != nil {
-		return fmt.Errorf("finding the go-nvml module: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(fakeNVML()), 0o755); err != nil {
-		return err
-	}
-	cc := exec.Command("gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-Wno-deprecated-declarations",
-		"-I", filepath.Join(strings.TrimSpace(string(dir)), "pkg", "nvml"),
-		"-o", fakeNVML(), filepath.Join("testdata", "fakenvml", "fakenvml.c"))
-	if out, err := cc.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the stand-in NVML library: %w\n%s", err, out)
-	}
-	return nil
+	_, err := fakenvml.Build(filepath.Dir(fakeNVML()))
+	return err
 }
