@@ -6,6 +6,7 @@ require (
 	github.com/NVIDIA/go-nvml v0.13.3-0
 	github.com/chromedp/chromedp v0.13.6
 	github.com/go-logr/logr v1.4.4
+	github.com/google/go-cmp v0.7.0
 	github.com/gopacket/gopacket v1.7.7
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/mdlayher/packet v1.2.0

@@ -5,14 +5,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/view/web"
 )
 
@@ -104,7 +111,11 @@ func Main(ctx context.Context, args []string) error {
 	}
 	if webAddr != "" && webAddr != "0" {
 		mo.Snapshot = &aggregator.TreeSnapshot{}
-		if _, err := web.Start(ctx, webAddr, web.Handler(mo.Snapshot.WebState), log); err != nil {
+		page, err := webPage(restCfg, mo, webAddr, log)
+		if err != nil {
+			return err
+		}
+		if _, err := web.Start(ctx, webAddr, page, log); err != nil {
 			return err
 		}
 	}
@@ -115,4 +126,28 @@ func Main(ctx context.Context, args []string) error {
 	log.Info("aggregator starting", "leaderElection", mo.LeaderElection, "leaseNamespace", mo.LeaderElectionNamespace,
 		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mo.HeartbeatNamespace, "nodeLabels", conf.NodeLabels, "labelKeys", conf.LabelKeys.All())
 	return mgr.Start(ctx)
+}
+
+// webPage is the read-only page of the tree. Only the leader builds one; with leader election on, a standby
+// (behind the same Service) passes requests on to the leader's page.
+func webPage(restCfg *rest.Config, mo aggregator.ManagerOptions, webAddr string, log *slog.Logger) (http.Handler, error) {
+	page := web.Handler(mo.Snapshot.WebState)
+	if !mo.LeaderElection {
+		return page, nil
+	}
+	_, portText, err := net.SplitHostPort(webAddr)
+	port, perr := strconv.Atoi(portText)
+	if err != nil || perr != nil {
+		return nil, fmt.Errorf("--web-addr %q: want host:port or :port", webAddr)
+	}
+	reader, err := client.New(restCfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		return nil, fmt.Errorf("web page: client for finding the leader: %w", err)
+	}
+	self, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("web page: this replica's pod name: %w", err)
+	}
+	leader := &aggregator.LeaderWeb{Reader: reader, Namespace: mo.LeaderElectionNamespace, LeaseName: mo.LeaderElectionID, Self: self, Port: port}
+	return web.ForwardToLeader(page, mo.Snapshot.WebState, leader.URL, log), nil
 }

@@ -32,7 +32,7 @@ func TestHelmTestChecksReadinessAndReports(t *testing.T) {
 		t.Fatal("the chart renders no helm test Pod")
 	}
 	c := pod.Spec.Containers[0]
-	if len(c.Command) != 1 || c.Command[0] != "/fabricmap" {
+	if len(c.Command) != 1 || c.Command[0] != "/usr/local/bin/fabricmap" {
 		t.Fatalf("test Pod runs %v, want the fabricmap CLI", c.Command)
 	}
 

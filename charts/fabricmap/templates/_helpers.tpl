@@ -3,7 +3,11 @@
 {{- define "fabricmap.fullname" -}}
 {{- if contains .Chart.Name .Release.Name -}}{{ .Release.Name | trunc 50 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" }}{{- end -}}
 {{- end -}}
-{{- define "fabricmap.image" -}}{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{- end -}}
+{{- /* The image reference: repository@digest when a digest is given (it pins the content), else repository:tag. */ -}}
+{{- define "fabricmap.image" -}}
+{{- if .Values.image.digest -}}{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{- end -}}
+{{- end -}}
 {{- define "fabricmap.labels" -}}
 app.kubernetes.io/name: {{ include "fabricmap.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
