@@ -15,6 +15,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.LLDPListenSeconds, "lldp-listen-seconds", 35, "how long a one-shot LLDP probe listens")
 	fs.StringVar(&c.LLDPCLIPath, "lldpcli", "lldpcli", "lldpcli binary the lldpd probe runs")
 	fs.StringVar(&c.LLDPCLIFile, "lldpcli-file", "", "read 'lldpcli -f json show neighbors' output from this file instead of running lldpcli")
+	fs.StringVar(&c.LLDPDSocket, "lldpd-socket", "", "lldpd's control socket, passed to lldpcli as '-u' (default: lldpcli's built-in, /run/lldpd.socket on Debian)")
 	fs.StringVar(&c.NVMLLibraryPath, "nvml-library", "", "path of libnvidia-ml.so.1 (default: the loader's search path)")
 	fs.StringVar(&c.RDMAClassRules, "rdma-class-rules", "", "class RDMA ports as compute or storage, e.g. storage:device=mlx5_8;storage:netdev=ens2*")
 	fs.StringVar(&c.IBNetDiscoverFile, "ibnetdiscover-file", "", "read ibnetdiscover output from this file instead of running the tool")

@@ -53,6 +53,9 @@ type Config struct {
 	LLDPCLIPath string
 	// LLDPCLIFile, when set, is "lldpcli -f json show neighbors" output for the lldpd probe to read instead.
 	LLDPCLIFile string
+	// LLDPDSocket, when set, is lldpd's control socket, which the lldpd probe's lldpcli then talks to
+	// ("lldpcli -u"); empty keeps lldpcli's built-in default (/run/lldpd.socket on Debian).
+	LLDPDSocket string
 	// IBNetDiscoverFile, when set, is ibnetdiscover output to read instead of running the tool.
 	IBNetDiscoverFile string
 	// IBNetDiscoverInterval is the least time between two fabric sweeps by the ibnetdiscover tool; runs in

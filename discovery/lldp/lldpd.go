@@ -26,9 +26,10 @@ func init() {
 	discovery.Register(LLDPDProbeName, func(cfg discovery.Config) (discovery.Probe, error) { return NewLLDPD(cfg), nil })
 }
 
-// LLDPDProbe reports the neighbours a host's lldpd has seen, through "lldpcli -f json show neighbors details".
-// It is the choice on hosts that already run lldpd, whose raw socket would otherwise compete with the lldp
-// probe's. Without lldpcli, or with lldpd not running, it is not applicable.
+// LLDPDProbe reports the neighbours a host's lldpd has seen, through "lldpcli -f json show neighbors details"
+// (with "-u <socket>" first when Config.LLDPDSocket names lldpd's control socket). It is the choice on hosts
+// that already run lldpd, whose raw socket would otherwise compete with the lldp probe's. Without lldpcli, or
+// with lldpd not running, it is not applicable.
 type LLDPDProbe struct {
 	cfg discovery.Config
 }
@@ -77,14 +78,21 @@ func (p *LLDPDProbe) output(ctx context.Context) (data []byte, na string, err er
 	ctx, cancel := context.WithTimeout(ctx, lldpcliTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, "-f", "json", "show", "neighbors", "details")
+	var args []string
+	if p.cfg.LLDPDSocket != "" {
+		args = append(args, "-u", p.cfg.LLDPDSocket)
+	}
+	args = append(args, "-f", "json", "show", "neighbors", "details")
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdout, cmd.Stderr = &limitedWriter{w: &stdout, n: maxLLDPCLIOutput}, &limitedWriter{w: &stderr, n: 4096}
 	err = cmd.Run()
 	msg := strings.TrimSpace(stderr.String())
 	switch {
 	case ctx.Err() != nil:
 		return nil, "", fmt.Errorf("%s show neighbors: no answer within %s", path, lldpcliTimeout)
-	case err != nil && strings.Contains(msg, "unable to connect"):
+	case err != nil && strings.Contains(msg, "unable to connect") && !strings.Contains(msg, "ermission denied"):
+		// lldpcli says "unable to connect" for a missing socket and a refused connection alike; a socket it may
+		// not open is a set-up fault (the socket's group, see the chart's agent.lldpd.socketGroup): an error.
 		return nil, "lldpd is not running (" + msg + ")", nil
 	case err != nil:
 		return nil, "", fmt.Errorf("%s show neighbors: %w: %s", path, err, msg)
