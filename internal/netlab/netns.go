@@ -1,4 +1,7 @@
-package e2e
+// Package netlab builds small networks on one machine for tests: network namespaces that stand for nodes and
+// switches, veth pairs between them, and real lldpd daemons announcing LLDP inside them. Everything it makes
+// lives in namespaces the test made (never on the host's own uplinks), and needs root.
+package netlab
 
 import (
 	"fmt"
@@ -8,9 +11,9 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// inNamespace runs fn on an OS thread inside ns, then puts the thread back into the namespace it came from.
+// Do runs fn on an OS thread inside ns, then puts the thread back into the namespace it came from.
 // Sockets fn opens, and processes it starts, live in ns.
-func inNamespace(ns netns.NsHandle, fn func() error) error {
+func Do(ns netns.NsHandle, fn func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -35,8 +38,8 @@ func inNamespace(ns netns.NsHandle, fn func() error) error {
 	return <-done
 }
 
-// newNamedNamespace creates the network namespace name with its loopback up.
-func newNamedNamespace(name string) (netns.NsHandle, error) {
+// NewNamespace creates the network namespace name with its loopback up.
+func NewNamespace(name string) (netns.NsHandle, error) {
 	done := make(chan error, 1)
 	var ns netns.NsHandle
 	go func() {
@@ -49,7 +52,7 @@ func newNamedNamespace(name string) (netns.NsHandle, error) {
 		defer origin.Close()
 		ns, err = netns.NewNamed(name) // moves the thread into it
 		if err == nil {
-			err = setUp("lo")
+			err = SetUp("lo")
 		}
 		if serr := netns.Set(origin); serr != nil {
 			done <- fmt.Errorf("leaving network namespace %s: %w", name, serr)
@@ -64,8 +67,8 @@ func newNamedNamespace(name string) (netns.NsHandle, error) {
 	return ns, nil
 }
 
-// setUp brings the named link of the current namespace up.
-func setUp(name string) error {
+// SetUp brings the named link of the current namespace up.
+func SetUp(name string) error {
 	link, err := netlink.LinkByName(name)
 	if err != nil {
 		return fmt.Errorf("finding %s: %w", name, err)

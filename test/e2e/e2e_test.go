@@ -27,6 +27,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/netlab"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/placer"
 )
@@ -218,7 +219,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		cmd := exec.Command(bin("fabricmap-agent"), args...)
 		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace, // as the DaemonSet sets it
 			fakenvml.EnvVar+"="+fakenvml.Fixture(gpus[name]))
-		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return inNamespace(namespaces[name], fn) })
+		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return netlab.Do(namespaces[name], fn) })
 	}
 	for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
 		makeNode(t, c, name)

@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/fabricmap/fabricmap/discovery/lldp"
+	"github.com/fabricmap/fabricmap/internal/netlab"
 )
 
 // fabric is an emulated Ethernet fabric of network namespaces: a namespace per switch, announcing LLDP on
@@ -55,7 +56,7 @@ func newFabric(t *testing.T) *fabric {
 // addSwitch creates a switch namespace whose chassis MAC ends in id.
 func (f *fabric) addSwitch(name string, id byte) {
 	f.t.Helper()
-	ns, err := newNamedNamespace(f.prefix + name)
+	ns, err := netlab.NewNamespace(f.prefix + name)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func (f *fabric) addSwitch(name string, id byte) {
 // addNode creates a node namespace.
 func (f *fabric) addNode(name string) netns.NsHandle {
 	f.t.Helper()
-	ns, err := newNamedNamespace(f.prefix + name)
+	ns, err := netlab.NewNamespace(f.prefix + name)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -82,11 +83,11 @@ func (f *fabric) cable(node string, i int, sw string) {
 	f.mu.Unlock()
 	up := fmt.Sprintf("up%d", i)
 	s := f.switches[sw]
-	err := inNamespace(f.nodes[node], func() error {
+	err := netlab.Do(f.nodes[node], func() error {
 		if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: up}, PeerName: port}); err != nil {
 			return fmt.Errorf("adding veth %s-%s: %w", up, port, err)
 		}
-		if err := setUp(up); err != nil {
+		if err := netlab.SetUp(up); err != nil {
 			return err
 		}
 		peer, err := netlink.LinkByName(port)
@@ -110,7 +111,7 @@ func (f *fabric) move(node string, i int, to string) {
 	c.stop()
 	<-c.done
 	dst := f.switches[to]
-	err := inNamespace(c.sw.ns, func() error {
+	err := netlab.Do(c.sw.ns, func() error {
 		if err := c.sender.Close(); err != nil {
 			return err
 		}
@@ -144,8 +145,8 @@ func (f *fabric) move(node string, i int, to string) {
 func (f *fabric) announce(s *emuSwitch, port string) *cable {
 	f.t.Helper()
 	var sender *lldp.Sender
-	err := inNamespace(s.ns, func() error {
-		if err := setUp(port); err != nil {
+	err := netlab.Do(s.ns, func() error {
+		if err := netlab.SetUp(port); err != nil {
 			return err
 		}
 		ifi, err := net.InterfaceByName(port)
@@ -173,7 +174,7 @@ func (f *fabric) announce(s *emuSwitch, port string) *cable {
 func (f *fabric) proxyAPIServer(ns netns.NsHandle, addr string) {
 	f.t.Helper()
 	var ln net.Listener
-	err := inNamespace(ns, func() error {
+	err := netlab.Do(ns, func() error {
 		var err error
 		ln, err = net.Listen("tcp", addr)
 		return err
