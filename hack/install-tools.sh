@@ -3,8 +3,13 @@
 # into a git-ignored cache (bin/ by default). A tool already built at its pinned version is reused.
 #
 #   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen]
+#                         [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
 #
 # With no argument it installs what `make test` needs (kube-scheduler too: the placer's tests bind pods with it). Progress goes to stderr because a cold build takes minutes.
+# `node` is the set a real kubelet-backed cluster (testenv.StartKubeletCluster) needs on top of that: kubelet,
+# kube-controller-manager and kube-proxy (and etcd, kube-apiserver, kube-scheduler), and kubectl, through which
+# the chart install test runs the fabricmap kubectl plugin. That cluster also needs
+# Debian packages: hack/install-node-packages.sh.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +48,10 @@ kube_build() { # kube_build PKG OUT
 etcd_out() { kube_build go.etcd.io/etcd/server/v3 "$1"; }
 apiserver_out() { kube_build k8s.io/kubernetes/cmd/kube-apiserver "$1"; }
 scheduler_out() { kube_build k8s.io/kubernetes/cmd/kube-scheduler "$1"; }
+kubelet_out() { kube_build k8s.io/kubernetes/cmd/kubelet "$1"; }
+controller_manager_out() { kube_build k8s.io/kubernetes/cmd/kube-controller-manager "$1"; }
+proxy_out() { kube_build k8s.io/kubernetes/cmd/kube-proxy "$1"; }
+kubectl_out() { kube_build k8s.io/kubernetes/cmd/kubectl "$1"; }
 gobin_install() { # gobin_install MODULE@VERSION BINNAME OUT
   local tmp; tmp=$(mktemp -d)
   GOBIN=$tmp CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$1"
@@ -51,20 +60,31 @@ gobin_install() { # gobin_install MODULE@VERSION BINNAME OUT
 helm_out() { gobin_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" helm "$1"; }
 cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
 
-tools=("$@")
+tools=()
+for a in "$@"; do
+  case $a in
+    node) tools+=(etcd kube-apiserver kube-scheduler kubelet kube-controller-manager kube-proxy kubectl) ;;
+    *) tools+=("$a") ;;
+  esac
+done
 [[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen)
 for t in "${tools[@]}"; do
   case $t in
     etcd) build etcd "$ETCD_VERSION" etcd_out ;;
     kube-apiserver) build kube-apiserver "$KUBE_VERSION" apiserver_out ;;
     kube-scheduler) build kube-scheduler "$KUBE_VERSION" scheduler_out ;;
+    kubelet) build kubelet "$KUBE_VERSION" kubelet_out ;;
+    kube-controller-manager) build kube-controller-manager "$KUBE_VERSION" controller_manager_out ;;
+    kube-proxy) build kube-proxy "$KUBE_VERSION" proxy_out ;;
+    kubectl) build kubectl "$KUBE_VERSION" kubectl_out ;;
     helm) build helm "$HELM_VERSION" helm_out ;;
     controller-gen) build controller-gen "$CONTROLLER_GEN_VERSION" cgen_out ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done
-# envtest (KUBEBUILDER_ASSETS) wants etcd and kube-apiserver side by side under plain names.
-for t in etcd kube-apiserver kube-scheduler; do
+# envtest (KUBEBUILDER_ASSETS) wants etcd and kube-apiserver side by side under plain names; the kubelet
+# cluster looks for its node binaries in the same folder.
+for t in etcd kube-apiserver kube-scheduler kubelet kube-controller-manager kube-proxy; do
   [[ -e $BIN/$t ]] && ln -sf "../$t" "$BIN/k8s/$t"
 done
 exit 0
