@@ -22,7 +22,14 @@ type Config struct {
 	DataExpiry time.Duration
 	// MaxBackoff caps the wait after a failed write.
 	MaxBackoff time.Duration
+	// ChangeDelay is how long after a background probe noticed a change (discovery.Notifier) the agent runs
+	// a cycle, so that news arriving together (frames on several uplinks) makes one write; 0 means
+	// DefaultChangeDelay.
+	ChangeDelay time.Duration
 }
+
+// DefaultChangeDelay is Config.ChangeDelay's default.
+const DefaultChangeDelay = 2 * time.Second
 
 // Agent runs the probes of one node and publishes its report.
 type Agent struct {
@@ -155,6 +162,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
+	changes := a.changes(ctx)
 	backoff := time.Second
 	nextCycle := time.Now() // the loop's schedule runs on the real clock; a.now stamps the data
 	for {
@@ -185,9 +193,51 @@ func (a *Agent) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-changes:
+			delay := a.Config.ChangeDelay
+			if delay <= 0 {
+				delay = DefaultChangeDelay
+			}
+			if soon := time.Now().Add(delay); soon.Before(nextCycle) {
+				nextCycle = soon
+			}
 		case <-time.After(max(sleep, 0)):
 		}
 	}
+}
+
+// changes merges the Changed channels of the probes that are discovery.Notifiers into one; nil (never
+// ready) when there are none.
+func (a *Agent) changes(ctx context.Context) <-chan struct{} {
+	var chans []<-chan struct{}
+	for _, p := range a.Probes {
+		if n, ok := p.(discovery.Notifier); ok {
+			chans = append(chans, n.Changed())
+		}
+	}
+	if len(chans) <= 1 {
+		if len(chans) == 0 {
+			return nil
+		}
+		return chans[0]
+	}
+	merged := make(chan struct{}, 1)
+	for _, c := range chans {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-c:
+					select {
+					case merged <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	return merged
 }
 
 // Validate checks that the agent can run.

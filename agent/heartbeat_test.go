@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,5 +183,59 @@ func TestHeartbeatValidation(t *testing.T) {
 				t.Errorf("validate = %v, want an error containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// notifyingProbe is a scriptedProbe that can say it has news, as the LLDP probe's listeners do.
+type notifyingProbe struct {
+	mu      sync.Mutex
+	res     discovery.Result
+	changed chan struct{}
+}
+
+func (p *notifyingProbe) Name() string { return "lldp" }
+func (p *notifyingProbe) Run(context.Context) (discovery.Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.res, nil
+}
+func (p *notifyingProbe) Changed() <-chan struct{} { return p.changed }
+
+// A neighbour heard between cycles is published after ChangeDelay, not at the next interval.
+func TestRunPublishesNewsOfBackgroundProbesEarly(t *testing.T) {
+	probe := &notifyingProbe{changed: make(chan struct{}, 1)}
+	var clock time.Time
+	node := "agent-news-1"
+	a := newAgent(t, node, &clock, probe)
+	a.Now = nil
+	a.Config.Interval = time.Hour
+	a.Config.ChangeDelay = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within 20 s (the interval is an hour)", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("first write", func() bool { return count(a.Metrics.writes) == 1 })
+	probe.mu.Lock()
+	probe.res.Neighbors = []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:0a")}
+	probe.mu.Unlock()
+	probe.changed <- struct{}{}
+	waitFor("write of the new neighbour", func() bool { return count(a.Metrics.writes) == 2 })
+	if n := getReport(t, node).Spec.Neighbors; len(n) != 1 || n[0].ChassisID != "02:00:00:00:00:0a" {
+		t.Errorf("neighbours = %+v, want the one heard", n)
 	}
 }

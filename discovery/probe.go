@@ -137,3 +137,10 @@ func keys(m map[string]Factory) []string {
 type Starter interface {
 	Start(ctx context.Context) error
 }
+
+// Notifier is implemented by background probes that know when what they collected changed (an LLDP
+// neighbour heard for the first time, say). The agent then runs a cycle soon instead of at its next interval.
+type Notifier interface {
+	// Changed receives a value after a change; changes not yet received fold into one value.
+	Changed() <-chan struct{}
+}

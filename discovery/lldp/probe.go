@@ -82,6 +82,10 @@ func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 	return p.listenOnce(ctx)
 }
 
+// Changed receives a value when a started probe's listeners heard a neighbour appear, change or withdraw,
+// so that the agent publishes it at once rather than at its next interval (discovery.Notifier).
+func (p *Probe) Changed() <-chan struct{} { return p.table.Changed() }
+
 // Start keeps listeners running until ctx ends, so that later Runs return the current neighbours at once.
 // The first scan for interfaces happens before Start returns, in the network namespace of the calling OS
 // thread; later scans, every minute, pick up uplinks that came up since, in that same namespace. Start fails

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ type Table struct {
 	now     func() time.Time
 	mu      sync.Mutex
 	entries map[tableKey]tableEntry
+	changed chan struct{}
 }
 
 type tableKey struct {
@@ -41,7 +43,19 @@ func NewTable(now func() time.Time) *Table {
 	if now == nil {
 		now = time.Now
 	}
-	return &Table{now: now, entries: map[tableKey]tableEntry{}}
+	return &Table{now: now, entries: map[tableKey]tableEntry{}, changed: make(chan struct{}, 1)}
+}
+
+// Changed receives a value after an announcement added a neighbour, changed what a known one says, or
+// withdrew one (TTL 0); a refresh of an unchanged neighbour does not count, nor does an entry timing out
+// (Sightings drops those). Changes that arrive before the last one was received are folded into it.
+func (t *Table) Changed() <-chan struct{} { return t.changed }
+
+func (t *Table) signal() {
+	select {
+	case t.changed <- struct{}{}:
+	default:
+	}
 }
 
 // Observe records an announcement n received on iface, replacing any earlier one from the same chassis and
@@ -50,11 +64,21 @@ func (t *Table) Observe(iface string, n Neighbor) {
 	k := tableKey{iface, n.ChassisIDSubtype, n.ChassisID, n.PortIDSubtype, n.PortID}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	old, known := t.entries[k]
+	if known && !t.now().Before(old.expires) {
+		known = false // timed out: hearing it again is news
+	}
 	if n.TTL <= 0 {
 		delete(t.entries, k)
+		if known {
+			t.signal()
+		}
 		return
 	}
 	t.entries[k] = tableEntry{neighbor: n, expires: t.now().Add(n.TTL)}
+	if !known || !reflect.DeepEqual(old.neighbor, n) {
+		t.signal()
+	}
 }
 
 // ObserveFrame decodes an LLDP frame received on iface and records it. A frame that does not decode, and

@@ -84,3 +84,44 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// Changed tells the agent when to publish early: news only, never a mere refresh.
+func TestTableChanged(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	table := NewTable(clock.now)
+	renamed := neighbor("aa", "p1", time.Minute)
+	renamed.SystemName = "leaf-2"
+	steps := []struct {
+		name string
+		do   func()
+		want bool
+	}{
+		{"a new neighbour", func() { table.Observe("eth0", neighbor("aa", "p1", time.Minute)) }, true},
+		{"a refresh", func() { clock.advance(30 * time.Second); table.Observe("eth0", neighbor("aa", "p1", time.Minute)) }, false},
+		{"a new system name", func() { table.Observe("eth0", renamed) }, true},
+		{"the same neighbour on another interface", func() { table.Observe("eth1", renamed) }, true},
+		{"heard again after timing out", func() { clock.advance(time.Minute); table.Observe("eth1", renamed) }, true},
+		{"a withdrawal (TTL 0)", func() { table.Observe("eth1", neighbor("aa", "p1", 0)) }, true},
+		{"a withdrawal of what is unknown", func() { table.Observe("eth9", neighbor("zz", "p", 0)) }, false},
+	}
+	for _, s := range steps {
+		s.do()
+		got := false
+		select {
+		case <-table.Changed():
+			got = true
+		default:
+		}
+		if got != s.want {
+			t.Errorf("%s: changed = %v, want %v", s.name, got, s.want)
+		}
+	}
+	table.Observe("eth2", neighbor("bb", "p1", time.Minute))
+	table.Observe("eth3", neighbor("bb", "p1", time.Minute))
+	<-table.Changed()
+	select {
+	case <-table.Changed():
+		t.Error("two changes before a receive gave two values, want one")
+	default:
+	}
+}
