@@ -1,0 +1,15 @@
+#!/bin/sh
+# finish-rootfs.sh is the last step of the runtime root filesystem, run inside it as root after the packages of
+# image/packages.txt are installed: by the Dockerfile's runtime-base stage and by hack/image.sh (an mmdebstrap
+# customize hook), so that both builds end alike.
+set -eu
+
+# Debian installs lldpcli setuid _lldpd, group adm, mode 4750 (a dpkg statoverride), for users outside the
+# _lldpd group. In the image it must run as whoever the pod runs as: the agent runs as uid 0 with every
+# capability dropped but NET_RAW, so it may not execute a file of another owner that is closed to others, and
+# it reaches the host lldpd's socket through the socket's group (the chart's agent.lldpd.socketGroup).
+if dpkg-statoverride --list /usr/sbin/lldpcli >/dev/null; then
+  dpkg-statoverride --remove /usr/sbin/lldpcli
+fi
+chown root:root /usr/sbin/lldpcli
+chmod 0755 /usr/sbin/lldpcli
