@@ -8,7 +8,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 GO_TEST_FLAGS ?= -count=1
 FUZZTIME ?= 5000x
 
-.PHONY: all tools build generate verify-generated vet test unit e2e fuzz demo bench clean help
+.PHONY: all tools build generate verify-generated vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo bench clean help image
 
 all: build
 
@@ -45,6 +45,22 @@ unit: ## tests that need no control plane
 e2e: tools ## the whole system on a real control plane: agents in network namespaces behind LLDP switches, two aggregators (root; also part of make test)
 	go test $(GO_TEST_FLAGS) -v -timeout 15m ./test/e2e/
 
+node-tools: ## (root) what a real kubelet-backed test cluster needs: Debian's containerd, runc, CNI plugins, iptables, lldpd, mmdebstrap; kubelet, kube-controller-manager, kube-proxy, kubectl; the pause image (cached)
+	@hack/install-node-packages.sh
+	@hack/install-tools.sh node
+	@hack/image.sh pause >/dev/null
+
+# The prerequisites of the tests on a real kubelet (test/install, test/image, internal/testenv), built only as
+# root. Without root, or when one will not install (outside CI), those tests skip and say why; under CI=true a
+# failure here fails the run.
+kubelet-prereqs:
+	@if [ "$$(id -u)" != 0 ]; then echo "kubelet-backed tests will skip: they need root" >&2; exit 0; fi; \
+	  $(MAKE) --no-print-directory node-tools image >/dev/null || { [ "$${CI:-}" != true ] && \
+	  echo "kubelet-backed tests will skip: their prerequisites did not install (see above)" >&2; }
+
+e2e-install: tools kubelet-prereqs ## (root) the chart installed for real: the image imported into a kubelet-backed cluster, helm install/test/upgrade/uninstall (also part of make test)
+	go test $(GO_TEST_FLAGS) -v -timeout 20m ./test/install/
+
 fuzz: ## a short run of every fuzz target (FUZZTIME each: an execution count such as 5000x, or a duration)
 	@hack/fuzz.sh $(FUZZTIME)
 
@@ -52,8 +68,9 @@ fuzz: ## a short run of every fuzz target (FUZZTIME each: an execution count suc
 chromium: ## install Debian's chromium for the web page's browser test, when /usr/bin/chromium is missing
 	@hack/install-chromium.sh
 
-test: tools chromium verify-generated vet ## unit and integration tests on a real kube-apiserver and etcd, plus a short fuzz run
+test: tools chromium kubelet-prereqs verify-generated vet ## unit and integration tests on a real kube-apiserver and etcd, the image and the chart on a real kubelet (root), plus a short fuzz run
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
+	cd hack/tools/image && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 	@hack/fuzz.sh $(FUZZTIME)
 
 demo: tools build ## start a local control plane, run the agent for simulated nodes and the aggregator, print the HyperNode tree
@@ -65,3 +82,6 @@ bench: tools ## run the benchmarks and print measured figures as ratios of their
 
 clean: ## remove built binaries (keeps the cached tools)
 	rm -f $(BIN)/fabricmap $(BIN)/fabricmap-agent $(BIN)/fabricmap-aggregator $(BIN)/fabricmap-placer $(BIN)/fabricmap-demo
+
+image: ## build the container image offline (mmdebstrap root filesystem + binaries, config from the Dockerfile) into bin/image/fabricmap.tar; IMAGE=repo:tag overrides the tag
+	@hack/image.sh

@@ -246,22 +246,6 @@ func metric(url, sample string) (float64, error) {
 	return 0, sc.Err()
 }
 
-// eventually polls cond every 250 ms until it holds or timeout passes; it fails with the last reason.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %s", what, timeout, why)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
 func describe(v any) string { return fmt.Sprintf("%v", v) }
 
 // restConfig reaches the test API server with token alone.

@@ -127,7 +127,7 @@ func hyperNodeUIDs(t *testing.T) map[string]string {
 
 func wantHyperNodes(t *testing.T, timeout time.Duration, want map[string][]string) {
 	t.Helper()
-	eventually(t, timeout, "HyperNodes", func() (bool, string) {
+	testenv.Eventually(t, timeout, "HyperNodes", func() (bool, string) {
 		got := hyperNodes(t)
 		return reflect.DeepEqual(got, want), fmt.Sprintf("have %v, want %v", got, want)
 	})
@@ -249,7 +249,7 @@ func TestFabricEndToEnd(t *testing.T) {
 	}
 	leader := func() (*aggregatorProc, *aggregatorProc) {
 		var l *aggregatorProc
-		eventually(t, 90*time.Second, "an aggregator leads", func() (bool, string) {
+		testenv.Eventually(t, 90*time.Second, "an aggregator leads", func() (bool, string) {
 			for _, a := range aggs {
 				if a.leads() {
 					l = a
@@ -284,7 +284,7 @@ func TestFabricEndToEnd(t *testing.T) {
 				states, want, len(r.Spec.RDMADevices), len(r.Spec.GPUs), r.Spec.NVLinkDomain, gb200Domain)
 		}
 		// The NVLink domain reaches the scheduler as a node label: the same on both trays, none on the H100.
-		eventually(t, 30*time.Second, "NVLink domain labels", func() (bool, string) {
+		testenv.Eventually(t, 30*time.Second, "NVLink domain labels", func() (bool, string) {
 			got := map[string]string{}
 			for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
 				var n corev1.Node
@@ -296,7 +296,7 @@ func TestFabricEndToEnd(t *testing.T) {
 			want := map[string]string{"e2e-n1": gb200Domain, "e2e-n2": gb200Domain, "e2e-n3": ""}
 			return reflect.DeepEqual(got, want), fmt.Sprintf("have %v, want %v", got, want)
 		})
-		eventually(t, 30*time.Second, "node labels", func() (bool, string) {
+		testenv.Eventually(t, 30*time.Second, "node labels", func() (bool, string) {
 			var n corev1.Node
 			if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &n); err != nil {
 				return false, err.Error()
@@ -382,7 +382,7 @@ func TestFabricEndToEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		eventually(t, 90*time.Second, "the gang bound by kube-scheduler", func() (bool, string) {
+		testenv.Eventually(t, 90*time.Second, "the gang bound by kube-scheduler", func() (bool, string) {
 			var pods corev1.PodList
 			if err := c.List(ctx, &pods, client.InNamespace(jobs)); err != nil {
 				return false, err.Error()
@@ -426,7 +426,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		if standby.leads() {
 			t.Fatal("the standby took the Lease at once; the move did not happen while nobody led")
 		}
-		eventually(t, 90*time.Second, "the standby leads", func() (bool, string) { return standby.leads(), "still waiting for the Lease" })
+		testenv.Eventually(t, 90*time.Second, "the standby leads", func() (bool, string) { return standby.leads(), "still waiting for the Lease" })
 		wantHyperNodes(t, time.Minute, map[string][]string{
 			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
 		})
@@ -445,7 +445,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		before := l.writes(t)
 		for _, mode := range []string{"500", "garbage"} {
 			u.mode.Store(mode)
-			eventually(t, 30*time.Second, "UFM marked stale", func() (bool, string) { return stale() == 1, "not stale yet" })
+			testenv.Eventually(t, 30*time.Second, "UFM marked stale", func() (bool, string) { return stale() == 1, "not stale yet" })
 			time.Sleep(12 * time.Second) // together more than the 20 s grace period
 			if got := hyperNodes(t)[ufmLeaf]; !slices.Equal(got, []string{ufmHost}) {
 				t.Fatalf("UFM answering %q: %s holds %v, want the last good %v", mode, ufmLeaf, got, ufmHost)
@@ -455,7 +455,7 @@ func TestFabricEndToEnd(t *testing.T) {
 			t.Errorf("a broken UFM caused writes: %v → %v", before, after)
 		}
 		u.mode.Store("")
-		eventually(t, 30*time.Second, "UFM fresh again", func() (bool, string) { return stale() == 0, "still stale" })
+		testenv.Eventually(t, 30*time.Second, "UFM fresh again", func() (bool, string) { return stale() == 0, "still stale" })
 	})
 
 	t.Run("etcd and then kube-apiserver restart: everyone recovers, nothing is deleted", func(t *testing.T) {
@@ -491,7 +491,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		}
 		agents["e2e-n1"].stop(syscall.SIGKILL)
 		died := time.Now()
-		eventually(t, reportExpiry+15*time.Second, "e2e-n1's report counted expired", func() (bool, string) {
+		testenv.Eventually(t, reportExpiry+15*time.Second, "e2e-n1's report counted expired", func() (bool, string) {
 			kept := l.sample(t, `fabricmap_aggregator_expired_reports{state="kept"}`)
 			return kept == 1, fmt.Sprintf("expired reports kept: %v", kept)
 		})
@@ -499,7 +499,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		if took := time.Since(died); took < reportExpiry-time.Second {
 			t.Errorf("the report expired %v after its agent died, before the expiry of %v", took, reportExpiry)
 		}
-		eventually(t, 10*time.Second, "a ReportExpired Event on e2e-n1", func() (bool, string) {
+		testenv.Eventually(t, 10*time.Second, "a ReportExpired Event on e2e-n1", func() (bool, string) {
 			reasons := nodeEventReasons(t, cs, "e2e-n1", time.Time{})
 			return slices.Contains(reasons, "ReportExpired"), fmt.Sprintf("events %v", reasons)
 		})
@@ -515,11 +515,11 @@ func TestFabricEndToEnd(t *testing.T) {
 		if dropped := l.sample(t, `fabricmap_aggregator_expired_reports{state="dropped"}`); dropped != 1 {
 			t.Errorf("expired reports dropped = %v, want 1", dropped)
 		}
-		eventually(t, 10*time.Second, "a ReportDropped Event on e2e-n1", func() (bool, string) {
+		testenv.Eventually(t, 10*time.Second, "a ReportDropped Event on e2e-n1", func() (bool, string) {
 			reasons := nodeEventReasons(t, cs, "e2e-n1", died)
 			return slices.Contains(reasons, "ReportDropped"), fmt.Sprintf("events %v", reasons)
 		})
-		eventually(t, 30*time.Second, "e2e-n1 loses fabricmap's labels", func() (bool, string) {
+		testenv.Eventually(t, 30*time.Second, "e2e-n1 loses fabricmap's labels", func() (bool, string) {
 			var n corev1.Node
 			if err := c.Get(ctx, client.ObjectKey{Name: "e2e-n1"}, &n); err != nil {
 				return false, err.Error()
@@ -533,7 +533,7 @@ func TestFabricEndToEnd(t *testing.T) {
 
 		startAgent(whole, "e2e-n1") // the kubelet restarts it: the heartbeat brings the node back at once
 		wantHyperNodes(t, 30*time.Second, both)
-		eventually(t, 30*time.Second, "a HeartbeatResumed Event on e2e-n1", func() (bool, string) {
+		testenv.Eventually(t, 30*time.Second, "a HeartbeatResumed Event on e2e-n1", func() (bool, string) {
 			reasons := nodeEventReasons(t, cs, "e2e-n1", died)
 			return slices.Contains(reasons, "HeartbeatResumed"), fmt.Sprintf("events %v", reasons)
 		})
@@ -550,7 +550,7 @@ func TestFabricEndToEnd(t *testing.T) {
 		if err := c.Delete(ctx, &n); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "the report of the deleted node is removed", func() (bool, string) {
+		testenv.Eventually(t, 30*time.Second, "the report of the deleted node is removed", func() (bool, string) {
 			err := c.Get(ctx, client.ObjectKey{Name: "e2e-n3"}, &v1alpha1.NodeFabricReport{})
 			return apierrors.IsNotFound(err), describe(err)
 		})
