@@ -44,7 +44,6 @@ type Agent struct {
 	Now func() time.Time
 
 	lastGood map[string]goodResult
-	loaded   bool
 }
 
 type goodResult struct {
@@ -71,37 +70,42 @@ func (a *Agent) Start(ctx context.Context) error {
 	return nil
 }
 
-// Cycle runs every probe once, builds the report and publishes it if it changed. It returns whether it wrote.
+// Cycle reads the node's report back, runs every probe once, builds the report and publishes it when the
+// stored one is missing or differs. It returns whether it wrote.
 func (a *Agent) Cycle(ctx context.Context) (bool, error) {
-	if !a.loaded {
-		if err := a.Publisher.Load(ctx); err != nil {
-			return false, err
-		}
-		a.loaded = true
-	}
+	stored, readErr := a.Publisher.read(ctx)
 	if a.lastGood == nil {
 		a.lastGood = map[string]goodResult{}
 	}
 	outcomes := make([]outcome, 0, len(a.Probes))
 	for _, p := range a.Probes {
-		outcomes = append(outcomes, a.runProbe(ctx, p))
+		outcomes = append(outcomes, a.runProbe(ctx, p)) // also when the read failed: their data and metrics stay fresh
+	}
+	if readErr != nil {
+		a.Metrics.writeErrors.Inc()
+		return false, fmt.Errorf("reading the node's report back: %w", readErr)
 	}
 	report := buildReport(a.Publisher.NodeName, outcomes, a.Publisher.Previous, a.now().Truncate(time.Second))
-	wrote, err := a.Publisher.Publish(ctx, report)
+	w, err := a.Publisher.publish(ctx, report, stored)
 	if err != nil {
 		a.Metrics.writeErrors.Inc()
 		return false, err
 	}
-	if wrote {
+	switch w {
+	case unchanged:
+		a.Metrics.skippedWrites.Inc()
+		a.Log.Debug("report unchanged, nothing written")
+	case restoredMissing, restoredModified:
+		a.Metrics.writes.Inc()
+		a.Metrics.restores.WithLabelValues(w.reason()).Inc()
+		a.Log.Warn("report restored: someone else deleted or changed it", "report", w.reason())
+	default:
 		a.Metrics.writes.Inc()
 		a.Log.Info("report written", "neighbors", len(report.Spec.Neighbors),
 			"gpus", len(report.Spec.GPUs), "rdmaDevices", len(report.Spec.RDMADevices), "truncated", report.Status.Truncated)
-	} else {
-		a.Metrics.skippedWrites.Inc()
-		a.Log.Debug("report unchanged, nothing written")
 	}
 	a.beatIfDue(ctx)
-	return wrote, nil
+	return w != unchanged, nil
 }
 
 // beatIfDue renews the heartbeat Lease when a renewal is due (or, with the heartbeat off, deletes an old one).

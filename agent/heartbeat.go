@@ -131,5 +131,5 @@ func (c *RESTReportClient) ApplyHeartbeat(ctx context.Context, namespace, node s
 		},
 	}}
 	req := c.rest.Patch(types.ApplyPatchType).AbsPath("/apis/coordination.k8s.io/v1/namespaces", namespace, "leases", name)
-	return c.apply(ctx, req, u, fieldManager, "heartbeat Lease")
+	return c.apply(ctx, req, u, fieldManager, "heartbeat Lease", nil)
 }

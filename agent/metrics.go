@@ -14,6 +14,7 @@ type Metrics struct {
 	writes           prometheus.Counter
 	skippedWrites    prometheus.Counter
 	writeErrors      prometheus.Counter
+	restores         *prometheus.CounterVec
 	heartbeats       prometheus.Counter
 	heartbeatErrors  prometheus.Counter
 	ready            atomic.Bool
@@ -39,8 +40,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "fabricmap_agent_report_skipped_writes_total", Help: "Cycles that wrote nothing because the report was unchanged.",
 		}),
 		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fabricmap_agent_report_write_errors_total", Help: "Report writes that failed.",
+			Name: "fabricmap_agent_report_write_errors_total", Help: "Report writes, and the reads back before them, that failed.",
 		}),
+		restores: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_agent_report_restores_total",
+			Help: "Report writes that restored a report someone else deleted (reason=missing) or changed (reason=modified); also counted in fabricmap_agent_report_writes_total.",
+		}, []string{"reason"}),
 		heartbeats: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fabricmap_agent_heartbeats_total", Help: "Heartbeat Lease renewals that the API server accepted.",
 		}),
@@ -49,7 +54,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.probeDuration, m.probeErrors, m.probeLastSuccess, m.writes, m.skippedWrites, m.writeErrors,
-		m.heartbeats, m.heartbeatErrors)
+		m.restores, m.heartbeats, m.heartbeatErrors)
 	return m
 }
 

@@ -22,7 +22,7 @@ type flakyClient struct {
 	attempts []time.Time
 }
 
-func (c *flakyClient) ApplyReport(ctx context.Context, r *v1alpha1.NodeFabricReport, fieldManager string) error {
+func (c *flakyClient) ApplyReport(ctx context.Context, r *v1alpha1.NodeFabricReport, fieldManager string) (*v1alpha1.NodeFabricReport, error) {
 	c.mu.Lock()
 	c.attempts = append(c.attempts, time.Now())
 	var err error
@@ -31,7 +31,7 @@ func (c *flakyClient) ApplyReport(ctx context.Context, r *v1alpha1.NodeFabricRep
 	}
 	c.mu.Unlock()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return c.ReportClient.ApplyReport(ctx, r, fieldManager)
 }

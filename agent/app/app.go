@@ -6,14 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"math"
+	"net"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/agent"
@@ -53,7 +54,11 @@ func flags(args []string) (*options, error) {
 	fs.DurationVar(&o.maxBackoff, "max-backoff", 5*time.Minute, "longest wait between retries after a failed write")
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", 2*time.Minute, "how often the agent renews its heartbeat Lease, by which the aggregator tells a quiet agent from a dead one (0 turns it off: the report then never expires)")
 	fs.StringVar(&o.heartbeatNS, "heartbeat-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the heartbeat Lease: the agent's own, from $POD_NAMESPACE")
-	fs.StringVar(&o.addr, "health-addr", ":9464", "address serving /healthz, /readyz and /metrics (empty turns it off)")
+	fs.StringVar(&o.addr, "health-addr", ":9464", "host:port serving /healthz, /readyz and /metrics (empty turns it off). "+
+		"The agent runs on the host network, where a bare :port listens on every interface of the node: give the node's IP, "+
+		"e.g. $(NODE_IP):9464 with NODE_IP from the downward API's status.hostIP (an IPv6 address in brackets: [$(NODE_IP)]:9464, "+
+		"which an IPv4 one takes too); 127.0.0.1:9464 keeps it to the node itself, out of the kubelet's probes' reach. "+
+		"An address that cannot be bound stops the agent at start")
 	o.probeConfig.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -77,6 +82,17 @@ func Main(ctx context.Context, args []string) error {
 	log, err := o.proc.Logger()
 	if err != nil {
 		return err
+	}
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		log.Debug("Go soft memory limit", "bytes", limit)
+	}
+	// Bind before anything else, so that an address in use or mistyped stops the agent at once, by name.
+	var ln net.Listener
+	if o.addr != "" && !o.once {
+		if ln, err = listen(o.addr); err != nil {
+			return err
+		}
+		defer ln.Close() //nolint:errcheck // already closed when the server ran; here for the early returns
 	}
 	probes, err := discovery.New(o.probeConfig, o.probes...)
 	if err != nil {
@@ -107,29 +123,13 @@ func Main(ctx context.Context, args []string) error {
 		_, err := a.Cycle(ctx)
 		return err
 	}
-	if o.addr != "" {
-		srv := serve(o.addr, reg, a.Metrics)
+	if ln != nil {
+		srv := serve(ln, reg, a.Metrics, log)
 		defer srv.Shutdown(context.Background()) //nolint:errcheck // best effort on exit
 	}
 	err = a.Run(ctx)
 	log.Info("agent stopped", "node", o.nodeName)
 	return err
-}
-
-func serve(addr string, reg *prometheus.Registry, m *agent.Metrics) *http.Server {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !m.Ready() {
-			http.Error(w, "no cycle completed yet", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.ListenAndServe() //nolint:errcheck // ErrServerClosed on shutdown
-	return srv
 }
 
 func probeNames(ps []discovery.Probe) []string {

@@ -88,13 +88,13 @@ type RDMADevice struct {
 	// Name is the kernel's device name (e.g. mlx5_0).
 	// +kubebuilder:validation:MaxLength=64
 	Name string `json:"name"`
-	// NodeGUID is the device's node GUID.
+	// NodeGUID is the device's node GUID, as "0x" and 16 hex digits.
 	// +optional
-	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:MaxLength=18
 	NodeGUID string `json:"nodeGUID,omitempty"`
-	// SystemImageGUID is the device's system image GUID.
+	// SystemImageGUID is the device's system image GUID, as "0x" and 16 hex digits.
 	// +optional
-	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:MaxLength=18
 	SystemImageGUID string `json:"systemImageGUID,omitempty"`
 	// PCIAddress is the device's PCI address.
 	// +optional
@@ -118,9 +118,9 @@ type RDMADevice struct {
 type RDMAPort struct {
 	// Number is the port number (from 1).
 	Number int32 `json:"number"`
-	// GUID is the port GUID.
+	// GUID is the port GUID, as "0x" and 16 hex digits.
 	// +optional
-	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:MaxLength=18
 	GUID string `json:"guid,omitempty"`
 	// LinkLayer is InfiniBand or Ethernet.
 	// +optional
@@ -144,9 +144,11 @@ type RDMAPort struct {
 	// SMLID is the LID of the subnet manager the port sees (InfiniBand).
 	// +optional
 	SMLID int32 `json:"smLID,omitempty"`
-	// GIDs lists the port's non-empty GIDs (for RoCE v2, the IPv4-mapped and IPv6 GIDs).
+	// GIDs lists the port's non-empty GIDs (for RoCE v2, the IPv4-mapped and IPv6 GIDs), each as the kernel
+	// prints it: eight groups of four hex digits, 39 characters.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=39
 	// +listType=atomic
 	GIDs []string `json:"gids,omitempty"`
 	// NetDev is the network interface of a RoCE port.

@@ -5,12 +5,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/fabricmap/fabricmap/agent/app"
+	"github.com/fabricmap/fabricmap/internal/memlimit"
 )
 
 // defaultGOGC is the agent's garbage-collection target unless GOGC says otherwise. Its live heap is a few
@@ -21,6 +23,9 @@ const defaultGOGC = 25
 func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGOGC)
+	}
+	if _, err := memlimit.Set(memlimit.Options{}); err != nil {
+		slog.Warn("GOMEMLIMIT not set from the container's memory limit", "err", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

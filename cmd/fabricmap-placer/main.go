@@ -5,14 +5,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/fabricmap/fabricmap/internal/memlimit"
 	"github.com/fabricmap/fabricmap/placer"
 )
 
 func main() {
+	if _, err := memlimit.Set(memlimit.Options{}); err != nil {
+		slog.Warn("GOMEMLIMIT not set from the container's memory limit", "err", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := placer.Main(ctx, os.Args[1:]); err != nil {

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	aggregator "github.com/fabricmap/fabricmap/aggregator/app"
 	"github.com/fabricmap/fabricmap/ctl"
+	"github.com/fabricmap/fabricmap/internal/memlimit"
 	"github.com/fabricmap/fabricmap/placer"
 )
 
@@ -28,6 +30,9 @@ var programs = map[string]func(context.Context, []string) error{
 }
 
 func main() {
+	if _, err := memlimit.Set(memlimit.Options{}); err != nil {
+		slog.Warn("GOMEMLIMIT not set from the container's memory limit", "err", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	name := filepath.Base(os.Args[0])

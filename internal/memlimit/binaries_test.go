@@ -1,0 +1,150 @@
+package memlimit
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabricmap/fabricmap/internal/proctest"
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+// Every fabricmap program that runs in a container, built from its main as the image builds it and started in
+// a real memory cgroup against a real API server, shows 90 % of the cgroup's limit as the Go runtime's own
+// go_gc_gomemlimit_bytes on its /metrics, or the GOMEMLIMIT it was given. The multi-call fabricmap binary
+// counts twice: as fabricmap-aggregator and as fabricmap-placer.
+func TestEveryProgramSetsItsLimit(t *testing.T) {
+	const limit = 256 << 20
+	cgroup, _ := makeMemoryCgroup(t, limit)
+	env, err := testenv.Start()
+	if errors.Is(err, testenv.ErrNoAssets) && os.Getenv("CI") != "true" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	})
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := env.Kubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	standalone, multicall := filepath.Join(dir, "standalone"), filepath.Join(dir, "multicall")
+	build := exec.Command("go", "build", "-o", standalone+"/", "./cmd/fabricmap-agent", "./cmd/fabricmap-aggregator",
+		"./cmd/fabricmap-placer", "./cmd/fabricmap")
+	build.Dir = testenv.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the programs: %v\n%s", err, out)
+	}
+	if err := os.Mkdir(multicall, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"fabricmap-aggregator", "fabricmap-placer"} {
+		if err := os.Symlink(filepath.Join(standalone, "fabricmap"), filepath.Join(multicall, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	agent := func(addr string) []string {
+		return []string{"--health-addr", addr, "--kubeconfig", kubeconfig, "--node-name", "memlimit-node", "--probes", "rdma",
+			"--sysfs-root", t.TempDir(), "--heartbeat-interval", "0s", "--log-level", "error"}
+	}
+	controller := func(addr string) []string {
+		return []string{"--metrics-addr", addr, "--health-addr", "0", "--kubeconfig", kubeconfig, "--leader-elect=false",
+			"--log-level", "error"}
+	}
+	aggregator := func(addr string) []string { return append(controller(addr), "--web-addr", "0") }
+	for _, tc := range []struct {
+		name, path string
+		args       func(metricsAddr string) []string
+		gomemlimit string
+		want       int64
+	}{
+		{name: "fabricmap-agent", path: filepath.Join(standalone, "fabricmap-agent"), args: agent, want: limit * 9 / 10},
+		{name: "fabricmap-agent with GOMEMLIMIT", path: filepath.Join(standalone, "fabricmap-agent"), args: agent,
+			gomemlimit: "100MiB", want: 100 << 20},
+		{name: "fabricmap-aggregator", path: filepath.Join(standalone, "fabricmap-aggregator"), args: aggregator, want: limit * 9 / 10},
+		{name: "fabricmap-placer", path: filepath.Join(standalone, "fabricmap-placer"), args: controller, want: limit * 9 / 10},
+		{name: "fabricmap as fabricmap-aggregator", path: filepath.Join(multicall, "fabricmap-aggregator"), args: aggregator, want: limit * 9 / 10},
+		{name: "fabricmap as fabricmap-placer", path: filepath.Join(multicall, "fabricmap-placer"), args: controller, want: limit * 9 / 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := freeAddr(t)
+			cmd := inCgroup(cgroup, tc.path, tc.args(addr)...)
+			cmd.Env = append(os.Environ(), "GOMEMLIMIT="+tc.gomemlimit)
+			var out proctest.Output
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer func() {
+				_ = cmd.Process.Kill()
+				<-exited
+			}()
+			var got int64
+			testenv.Eventually(t, 60*time.Second, "go_gc_gomemlimit_bytes on /metrics", func() (bool, string) {
+				select {
+				case err := <-exited:
+					exited <- err
+					t.Fatalf("%s exited: %v\n%s", tc.name, err, out.String())
+				default:
+				}
+				v, err := sample("http://"+addr+"/metrics", "go_gc_gomemlimit_bytes")
+				got = int64(v)
+				if v >= math.MaxInt64 { // no limit: math.MaxInt64, which a float64 rounds up past int64
+					got = math.MaxInt64
+				}
+				return err == nil, fmt.Sprint(err)
+			})
+			if got != tc.want {
+				t.Errorf("go_gc_gomemlimit_bytes = %d in a cgroup limited to %d with GOMEMLIMIT=%q, want %d", got, limit, tc.gomemlimit, tc.want)
+			}
+		})
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// sample reads the value of one sample of the Prometheus text exposition at url.
+func sample(url, name string) (float64, error) {
+	resp, err := http.Get(url) //nolint:gosec,noctx // a local test server
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no %s at %s", name, url)
+}
