@@ -30,10 +30,10 @@ func (f *fabricFile) Name() string { return ibfabric.Source }
 
 // Evidence implements FabricSource: the capture's evidence; err says why the file could not be (re)read, in
 // which case the last good evidence (if any) is returned with it.
-func (f *fabricFile) Evidence(context.Context) (topology.Input, error) {
+func (f *fabricFile) Evidence(ctx context.Context) (topology.Input, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fab, _, err := f.capture.Fabric()
+	fab, _, err := f.capture.FabricContext(ctx) // a poll's deadline stops a long parse
 	if err != nil {
 		return f.input, fmt.Errorf("fabric capture: %w", err)
 	}
@@ -43,6 +43,10 @@ func (f *fabricFile) Evidence(context.Context) (topology.Input, error) {
 	if len(fab.Switches) == 0 {
 		return f.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", f.capture.Path)
 	}
-	f.fabric, f.input = fab, ibfabric.Evidence(fab, ibfabric.Options{})
+	in, err := ibfabric.EvidenceContext(ctx, fab, ibfabric.Options{})
+	if err != nil {
+		return f.input, fmt.Errorf("fabric capture %s: %w", f.capture.Path, err)
+	}
+	f.fabric, f.input = fab, in
 	return f.input, nil
 }

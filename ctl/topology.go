@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,8 @@ func newTopology() *cobra.Command {
 			if from == "" && reportsDir == "" && !fromUFM.given() && !fromLabels.given() {
 				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL, --from-ufm-dump DIR or --from-labels KEYS")
 			}
-			errw := cmd.ErrOrStderr()
+			// The context ends on SIGINT or SIGTERM (cmd/fabricmap): every long step looks at it.
+			ctx, errw := cmd.Context(), cmd.ErrOrStderr()
 			var in topology.Input
 			if reportsDir != "" {
 				reports, err := readReports(reportsDir, errw)
@@ -52,22 +54,29 @@ func newTopology() *cobra.Command {
 				}
 			}
 			if from != "" {
-				fab, err := readFabric(from, cmd.InOrStdin(), errw)
+				fab, err := readFabric(ctx, from, cmd.InOrStdin(), errw)
 				if err != nil {
 					return err
 				}
+				evidence, err := ibfabric.EvidenceContext(ctx, fab, ibfabric.Options{})
+				if err != nil {
+					return fmt.Errorf("%s: %w", from, err)
+				}
 				var conflicts []topology.Conflict
-				in, conflicts = topology.Merge(in, ibfabric.Evidence(fab, ibfabric.Options{}))
+				in, conflicts = topology.Merge(in, evidence)
 				for _, c := range conflicts {
 					fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
 				}
 			}
-			in, err := fromUFM.mergeInto(cmd.Context(), in, errw)
+			in, err := fromUFM.mergeInto(ctx, in, errw)
 			if err != nil {
 				return err
 			}
 			if in, err = fromLabels.mergeInto(cmd, in); err != nil {
 				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("topology: stopped before building the tree: %w", err)
 			}
 			tree, problems := topology.Build(in, topology.BuildOptions{RootName: rootName, AcceleratorDomains: accelerators})
 			for _, p := range problems {
@@ -83,6 +92,9 @@ func newTopology() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("topology: stopped before printing: %w", err)
+			}
 			return printHyperNodes(cmd.OutOrStdout(), errw, hns, output)
 		},
 	}
@@ -97,8 +109,10 @@ func newTopology() *cobra.Command {
 	return cmd
 }
 
-// readFabric parses an ibnetdiscover capture and reports the lines it could not use on errw.
-func readFabric(path string, stdin io.Reader, errw io.Writer) (*ibnetdiscover.Fabric, error) {
+// readFabric parses an ibnetdiscover capture and reports the lines it could not use on errw. A done ctx ends
+// it at once: the parse stops at its next look at ctx, and a read that blocks (standard input from a
+// terminal) is left to the process's exit.
+func readFabric(ctx context.Context, path string, stdin io.Reader, errw io.Writer) (*ibnetdiscover.Fabric, error) {
 	r := stdin
 	if path != "-" {
 		f, err := os.Open(path)
@@ -108,19 +122,34 @@ func readFabric(path string, stdin io.Reader, errw io.Writer) (*ibnetdiscover.Fa
 		defer f.Close()
 		r = f
 	}
-	fab, warnings, err := ibnetdiscover.Parse(r)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+	type parsed struct {
+		fab      *ibnetdiscover.Fabric
+		warnings []ibnetdiscover.Warning
+		err      error
 	}
-	for i, w := range warnings {
+	done := make(chan parsed, 1)
+	go func() {
+		fab, warnings, err := ibnetdiscover.ParseContext(ctx, r, ibnetdiscover.ParseOptions{})
+		done <- parsed{fab, warnings, err}
+	}()
+	var p parsed
+	select {
+	case p = <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reading %s: %w", path, ctx.Err())
+	}
+	if p.err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, p.err)
+	}
+	for i, w := range p.warnings {
 		if i == maxWarnings {
-			fmt.Fprintf(errw, "warning: %s: %d more lines could not be used\n", path, len(warnings)-i)
+			fmt.Fprintf(errw, "warning: %s: %d more lines could not be used\n", path, len(p.warnings)-i)
 			break
 		}
 		fmt.Fprintf(errw, "warning: %s: %s\n", path, w)
 	}
-	if len(fab.Switches) == 0 {
+	if len(p.fab.Switches) == 0 {
 		return nil, fmt.Errorf("%s: no InfiniBand switch found; is it ibnetdiscover output?", path)
 	}
-	return fab, nil
+	return p.fab, nil
 }

@@ -1,14 +1,22 @@
 package ctl
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover/ibnetdiscovertest"
 )
 
 func TestTopologyFromIBNetDiscover(t *testing.T) {
@@ -171,5 +179,96 @@ func TestTopologyAcceleratorDomains(t *testing.T) {
 				t.Errorf("%v: HyperNode %s* lacks %s:\n%s", tc.args, name, want, out)
 			}
 		}
+	}
+}
+
+// runContext is run with a context and standard input, as cmd/fabricmap gives them.
+func runContext(ctx context.Context, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
+	var out, errb bytes.Buffer
+	root := NewRoot()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err = root.ExecuteContext(ctx)
+	return out.String(), errb.String(), err
+}
+
+// cancellingReader reads r and cancels its context once it has given more than after bytes: a signal that
+// comes while the capture is read.
+type cancellingReader struct {
+	r      io.Reader
+	after  int64
+	read   atomic.Int64 // the parse may go on a little after the command returned
+	cancel context.CancelFunc
+}
+
+func (c *cancellingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.read.Add(int64(n)) > c.after {
+		c.cancel()
+	}
+	return n, err
+}
+
+// A signal (cmd/fabricmap cancels the command's context on SIGINT and SIGTERM) ends `fabricmap topology`
+// with context.Canceled, without reading the rest of a large capture or waiting for input that never comes.
+func TestTopologyStopsWhenCancelled(t *testing.T) {
+	var capture bytes.Buffer
+	if _, err := ibnetdiscovertest.Scale(2048).WriteTo(&capture); err != nil { // 148,000 lines, 6.4 MB
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "capture.txt")
+	if err := os.WriteFile(path, capture.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	total := capture.Len()
+	blocked, unblock := io.Pipe()
+	t.Cleanup(func() { unblock.Close() })
+
+	for _, tc := range []struct {
+		name string
+		file string
+		// stdin makes the input and arranges the cancellation; it returns how many bytes were read.
+		stdin func(cancel context.CancelFunc) (io.Reader, func() int)
+	}{
+		{"cancelled before the start", path, func(cancel context.CancelFunc) (io.Reader, func() int) {
+			cancel()
+			return nil, nil
+		}},
+		{"cancelled while reading", "-", func(cancel context.CancelFunc) (io.Reader, func() int) {
+			r := &cancellingReader{r: bytes.NewReader(capture.Bytes()), after: 1 << 20, cancel: cancel}
+			return r, func() int { return int(r.read.Load()) }
+		}},
+		{"cancelled while standard input blocks", "-", func(cancel context.CancelFunc) (io.Reader, func() int) {
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return blocked, nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			stdin, read := tc.stdin(cancel)
+			done := make(chan error, 1)
+			var out string
+			go func() {
+				var err error
+				out, _, err = runContext(ctx, stdin, "topology", "--from-ibnetdiscover", tc.file, "-o", "json")
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) || out != "" {
+					t.Fatalf("topology = %v with %d bytes printed, want context.Canceled and nothing", err, len(out))
+				}
+			case <-time.After(time.Minute): // a hang, not a speed figure
+				t.Fatal("topology did not return after its context was cancelled")
+			}
+			if read != nil {
+				if n := read(); n >= total/2 {
+					t.Errorf("read %d of %d bytes after the cancellation at 1 MiB", n, total)
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -65,6 +66,11 @@ func (f *ufmFlags) mergeInto(ctx context.Context, in topology.Input, errw io.Wri
 		}
 		fmt.Fprintf(errw, "warning: UFM: %s\n", u)
 	}
+	// Switch links alone are of use only above nodes another source places.
+	cabled := slices.ContainsFunc(evidence.Nodes, func(e topology.NodeEvidence) bool { return len(e.Links) > 0 })
+	if !cabled && (len(evidence.SwitchLinks) == 0 || len(in.Nodes) == 0) {
+		return in, unusableUFM(fab, rep)
+	}
 	merged, conflicts := topology.Merge(in, evidence)
 	for _, c := range conflicts {
 		fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
@@ -96,6 +102,27 @@ func (f *ufmFlags) fabric(ctx context.Context, errw io.Writer) (*ufm.Fabric, err
 		return nil, fmt.Errorf("%w; check --ufm-username and --ufm-password-file, or --ufm-token-file", err)
 	}
 	return fab, err
+}
+
+// unusableUFM says what is missing from a UFM answer that cables no node to a switch.
+func unusableUFM(fab *ufm.Fabric, rep ufm.Report) error {
+	hosts := 0
+	for _, s := range fab.Systems {
+		if s.Type == "host" {
+			hosts++
+		}
+	}
+	switch {
+	case hosts == 0:
+		return fmt.Errorf("UFM lists no host: none of its %d systems is of type \"host\"", len(fab.Systems))
+	case len(fab.Links) == 0:
+		return fmt.Errorf("UFM lists no link (%d systems, %d hosts): is the fabric discovered yet?", len(fab.Systems), hosts)
+	case len(rep.Unmapped) > 0: // every host cabled to a switch, since none gave a node
+		return fmt.Errorf("none of the %d UFM hosts cabled to a switch maps to a usable node name (see the warnings; --ufm-node-name-regexp sets the rule)",
+			len(rep.Unmapped))
+	}
+	return fmt.Errorf("none of UFM's %d links joins a host's HCA to a switch (%d systems, %d hosts; what was left out is in the warnings)",
+		len(fab.Links), len(fab.Systems), hosts)
 }
 
 // warnAll prints items as warnings, the first maxWarnings one by one, the rest as a count.

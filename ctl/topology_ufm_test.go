@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"log"
@@ -27,6 +28,12 @@ const (
 // the requests.
 func ufmServer(t *testing.T, fixture string, tlsServer bool) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
+	return ufmServerDir(t, filepath.Join(ufmFixtures, fixture), tlsServer)
+}
+
+// ufmServerDir is ufmServer for the dump in dir.
+func ufmServerDir(t *testing.T, dir string, tlsServer bool) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
 	var requests atomic.Int32
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
@@ -39,7 +46,7 @@ func ufmServer(t *testing.T, fixture string, tlsServer bool) (*httptest.Server, 
 			http.NotFound(w, r)
 			return
 		}
-		http.ServeFile(w, r, filepath.Join(ufmFixtures, fixture, name+".json"))
+		http.ServeFile(w, r, filepath.Join(dir, name+".json"))
 	})
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are expected
@@ -267,5 +274,81 @@ func TestTopologyFromUFMDumpWithRules(t *testing.T) {
 	}
 	if _, _, err := run(t, "topology", "--from-ufm-dump", dump, "--ufm-storage-devices", "mlx5_["); err == nil || !strings.Contains(err.Error(), "mlx5_[") {
 		t.Errorf("a bad pattern: %v, want an error naming it", err)
+	}
+}
+
+// ufmDump writes a dump of the threetier fixture whose systems and links keep only those keep accepts.
+func ufmDump(t *testing.T, keepSystem, keepLink func(map[string]any) bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	for file, keep := range map[string]func(map[string]any) bool{"systems.json": keepSystem, "links.json": keepLink, "ports.json": nil} {
+		b, err := os.ReadFile(filepath.Join(ufmFixtures, "threetier", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []map[string]any
+		if err := json.Unmarshal(b, &items); err != nil {
+			t.Fatal(err)
+		}
+		if keep != nil {
+			items = slices.DeleteFunc(items, func(m map[string]any) bool { return !keep(m) })
+		}
+		if b, err = json.Marshal(items); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// A UFM answer that cables no node to a switch is an error naming what is missing, not an empty tree.
+func TestTopologyFromUFMWithNothingUsable(t *testing.T) {
+	all := func(map[string]any) bool { return true }
+	none := func(map[string]any) bool { return false }
+	switches := func(m map[string]any) bool { return m["type"] == "switch" }
+	reports := t.TempDir()
+	report := "apiVersion: fabricmap.io/v1alpha1\nkind: NodeFabricReport\nmetadata:\n  name: node-01\nspec:\n  neighbors:\n" +
+		"  - source: ibnetdiscover\n    interface: mlx5_0/1\n    chassisID: b83fd20300c01120\n    chassisIDSubtype: guid\n    portID: \"1\"\n"
+	if err := os.WriteFile(filepath.Join(reports, "node-01.yaml"), []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		dump       string
+		args       []string
+		wantErr    string // empty: success
+		wantMember string // with success: a member of the output
+	}{
+		{name: "no link", dump: ufmDump(t, all, none), wantErr: "UFM lists no link (18 systems, 8 hosts)"},
+		{name: "no host", dump: ufmDump(t, switches, all), wantErr: `none of its 10 systems is of type "host"`},
+		{name: "no host maps to a node", dump: ufmDump(t, all, all), args: []string{"--ufm-node-name-regexp", "^gpu-(.*)$"},
+			wantErr: "none of the 8 UFM hosts cabled to a switch maps to a usable node name"},
+		{name: "no host link", dump: ufmDump(t, all, func(m map[string]any) bool {
+			return !strings.HasPrefix(m["source_port_node_description"].(string), "node-") &&
+				!strings.HasPrefix(m["destination_port_node_description"].(string), "node-")
+		}), wantErr: "none of UFM's 16 links joins a host's HCA to a switch"},
+		{name: "switch links above the nodes of reports", dump: ufmDump(t, switches, all), args: []string{"--from-reports", reports},
+			wantMember: "node-01"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := ufmServerDir(t, tc.dump, false)
+			args := append([]string{"topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser,
+				"--ufm-password-file", ufmPasswordFile(t, ufmPassword), "-o", "json"}, tc.args...)
+			out, stderr, err := run(t, args...)
+			if tc.wantErr == "" {
+				if err != nil || !strings.Contains(out, tc.wantMember) {
+					t.Fatalf("topology: %v, want %s in the output:\n%s\n%s", err, tc.wantMember, out, stderr)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one containing %q; output:\n%s", err, tc.wantErr, out)
+			}
+			if out != "" {
+				t.Errorf("printed despite the error:\n%s", out)
+			}
+		})
 	}
 }

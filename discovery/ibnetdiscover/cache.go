@@ -1,6 +1,7 @@
 package ibnetdiscover
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -12,6 +13,8 @@ import (
 type CaptureFile struct {
 	// Path is the file.
 	Path string
+	// Options tune the parse (see ParseContext).
+	Options ParseOptions
 
 	stamp  fileStamp
 	fabric *Fabric
@@ -24,8 +27,14 @@ type fileStamp struct {
 	modTime time.Time
 }
 
-// Fabric returns the capture's fabric and parse warnings; an unchanged file gives the last parse.
+// Fabric returns the capture's fabric and parse warnings; an unchanged file gives the last parse. It is
+// FabricContext without a deadline.
 func (c *CaptureFile) Fabric() (*Fabric, []Warning, error) {
+	return c.FabricContext(context.Background())
+}
+
+// FabricContext is Fabric with a context: a parse it stops (see ParseContext) fails and keeps nothing.
+func (c *CaptureFile) FabricContext(ctx context.Context) (*Fabric, []Warning, error) {
 	fi, err := os.Stat(c.Path)
 	if err != nil {
 		return nil, nil, err
@@ -39,7 +48,7 @@ func (c *CaptureFile) Fabric() (*Fabric, []Warning, error) {
 		return nil, nil, err
 	}
 	defer fh.Close()
-	f, warns, err := Parse(fh)
+	f, warns, err := ParseContext(ctx, fh, c.Options)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", c.Path, err)
 	}

@@ -6,6 +6,7 @@ package ibnetdiscover
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -31,7 +32,17 @@ func ParseGUID(s string) (GUID, error) {
 			return "", fmt.Errorf("GUID %q is not hexadecimal", s)
 		}
 	}
-	return GUID(strings.Repeat("0", 16-len(s)) + strings.ToLower(s)), nil
+	// Always a new string: a GUID kept must not hold the whole line it was read from.
+	var b [16]byte
+	pad := copy(b[:], "0000000000000000"[:16-len(s)])
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'F' {
+			c += 'a' - 'A'
+		}
+		b[pad+i] = c
+	}
+	return GUID(b[:]), nil
 }
 
 // NodeKind is the type of an InfiniBand node.
@@ -135,6 +146,9 @@ type Fabric struct {
 	CAs map[GUID]*CA
 	// Links are the cables, each once, in the order they were first reported.
 	Links []Link
+	// HostCount is the number of hosts (see CA.Host) whose CAs have a block in the capture, including those
+	// ParseOptions.KeepHost left out.
+	HostCount int
 }
 
 // Warning is one input line the parser could not use, or used only in part.
@@ -150,6 +164,12 @@ type Warning struct {
 // String renders the warning as "line N: reason: text".
 func (w Warning) String() string {
 	return fmt.Sprintf("line %d: %s: %q", w.Line, w.Reason, w.Text)
+}
+
+// uint64 is the GUID as a number, for compact sets. A GUID in normal form always converts.
+func (g GUID) uint64() uint64 {
+	n, _ := strconv.ParseUint(string(g), 16, 64)
+	return n
 }
 
 // portKey names one port of one node.

@@ -3,6 +3,7 @@ package ibnetdiscover
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Port line, both shapes:
@@ -84,10 +85,14 @@ func (p *parser) parsePort(line, t string) {
 	}
 	var width, speed string
 	if rm := rateRE.FindStringSubmatch(m[10]); rm != nil {
-		width, speed = rm[1], rm[2]
+		width, speed = p.intern(rm[1]), p.intern(rm[2])
+	}
+	if !p.keepLink(remote, m[8]) {
+		return
 	}
 	if _, seen := p.peers[remote.GUID]; !seen {
-		p.peers[remote.GUID] = peerSeen{kind: remote.Kind, desc: m[8], lid: remote.LID, line: p.lineNo}
+		// A clone: the description must not hold the whole line.
+		p.peers[remote.GUID] = peerSeen{kind: remote.Kind, desc: strings.Clone(m[8]), lid: remote.LID, line: p.lineNo}
 	}
 	p.addLink(line, local, remote, width, speed)
 }
@@ -182,7 +187,7 @@ func (p *parser) fixKinds() {
 				if len(p.warns) < maxWarnings {
 					p.warns = append(p.warns, Warning{Line: l.Line, Reason: fmt.Sprintf("%s named as a %s but declared as a %s", e.GUID, e.Kind, k)})
 				} else {
-					p.dropped++
+					p.suppressed++
 				}
 				e.Kind = k
 			}

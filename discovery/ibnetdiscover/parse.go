@@ -2,6 +2,7 @@ package ibnetdiscover
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,17 +35,45 @@ var nodeRE = regexp.MustCompile(`^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR?])-([^"]*)"\s*
 // Switch header tail: ` enhanced port 0 lid 3 lmc 0`.
 var switchTailRE = regexp.MustCompile(`^\s*(base|enhanced)\s+port\s+0\s+lid\s+(\d+)\s+lmc\s+(\d+)\b`)
 
+// ctxCheckLines is how many lines ParseContext reads between two looks at its context.
+const ctxCheckLines = 1024
+
+// ParseOptions tunes ParseContext.
+type ParseOptions struct {
+	// KeepHost, when set, makes the fabric partial, holding what the HCAs of the hosts it accepts need and
+	// little else, so that memory stays small however large the fabric: every switch, the accepted hosts' CAs
+	// (host names as HostDevice gives them) and the links between those CAs and switches. Other CAs,
+	// aggregation nodes, routers and switch-to-switch links are read and checked (their bad lines still give
+	// warnings) but not kept. HostUplinks then gives the accepted hosts what a whole parse would, as long as
+	// the capture's lines agree with each other, as ibnetdiscover's do: a conflict between a kept and a
+	// dropped line (a port linked twice, a node described one way here and another there) may go unnoticed.
+	KeepHost func(host string) bool
+}
+
 // Parse reads the default text output of ibnetdiscover (with or without -g, -f, or a node-name map) and
 // returns the fabric it describes. Lines it cannot use become warnings and parsing goes on; it returns an
 // error only when reading fails or the input declares no node at all (ErrNoNodes). It never panics.
 func Parse(r io.Reader) (*Fabric, []Warning, error) {
+	return ParseContext(context.Background(), r, ParseOptions{})
+}
+
+// ParseContext is Parse with a context, looked at every ctxCheckLines lines (a cancelled or expired ctx stops
+// the parse with an error wrapping ctx's), and options. It reads r as a stream: the input is never held whole.
+func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric, []Warning, error) {
 	p := &parser{
 		f:     &Fabric{Switches: map[GUID]*Switch{}, CAs: map[GUID]*CA{}},
 		ports: map[portKey]int{},
 		peers: map[GUID]peerSeen{},
+		hosts: map[string]struct{}{},
+		keep:  opts.KeepHost,
 	}
 	br := bufio.NewReaderSize(r, maxLineBytes)
 	for {
+		if p.lineNo%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, p.warnings(), fmt.Errorf("ibnetdiscover: stopped after line %d: %w", p.lineNo, err)
+			}
+		}
 		line, tooLong, err := readLine(br)
 		if line != "" || tooLong || err == nil {
 			p.lineNo++
@@ -61,11 +90,14 @@ func Parse(r io.Reader) (*Fabric, []Warning, error) {
 			return nil, p.warnings(), fmt.Errorf("ibnetdiscover: reading line %d: %w", p.lineNo+1, err)
 		}
 	}
-	if len(p.f.Switches)+len(p.f.CAs) == 0 {
+	if len(p.f.Switches)+len(p.f.CAs)+p.dropped.len() == 0 {
 		return nil, p.warnings(), fmt.Errorf("%w (%d lines read)", ErrNoNodes, p.lineNo)
 	}
+	p.forgetDropped()
 	p.inferPeers()
 	p.fixKinds()
+	p.keepHostsOnly()
+	p.f.HostCount = len(p.hosts)
 	return p.f, p.warnings(), nil
 }
 
@@ -96,8 +128,9 @@ type peerSeen struct {
 type current struct {
 	guid GUID
 	kind NodeKind
-	lid  int // switch port-0 LID
-	np   int // port count, 0 if unknown
+	lid  int  // switch port-0 LID
+	np   int  // port count, 0 if unknown
+	keep bool // its links are kept (always, unless ParseOptions.KeepHost is set)
 }
 
 // pendingIDs are the key=value lines that precede a node header.
@@ -110,33 +143,57 @@ type pendingIDs struct {
 }
 
 type parser struct {
-	f        *Fabric
-	lineNo   int
-	warns    []Warning
-	dropped  int
-	pend     pendingIDs
-	cur      *current
-	skipping bool // inside a block whose header was rejected
-	ports    map[portKey]int
-	peers    map[GUID]peerSeen
+	f          *Fabric
+	lineNo     int
+	warns      []Warning
+	suppressed int // warnings over maxWarnings
+	pend       pendingIDs
+	cur        *current
+	skipping   bool // inside a block whose header was rejected
+	ports      map[portKey]int
+	peers      map[GUID]peerSeen
+	hosts      map[string]struct{} // every host a CA block declared
+	keep       func(host string) bool
+	dropped    guidSet // with keep: the CAs (and routers) declared but not kept
+	interned   map[string]string
+}
+
+// maxInterned bounds the strings intern keeps; past it, it returns clones.
+const maxInterned = 256
+
+// intern returns s without the line it was cut from: the same string for the same text, for the few values
+// (link widths and speeds) that every link repeats.
+func (p *parser) intern(s string) string {
+	if v, ok := p.interned[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	if len(p.interned) < maxInterned {
+		if p.interned == nil {
+			p.interned = map[string]string{}
+		}
+		p.interned[v] = v
+	}
+	return v
 }
 
 func (p *parser) warn(text, reason string) {
 	if len(p.warns) >= maxWarnings {
-		p.dropped++
+		p.suppressed++
 		return
 	}
 	if len(text) > maxWarningText {
 		text = text[:maxWarningText]
 	}
+	text = strings.Clone(text) // a warning must not hold the whole line
 	p.warns = append(p.warns, Warning{Line: p.lineNo, Text: text, Reason: reason})
 }
 
 func (p *parser) warnings() []Warning {
-	if p.dropped == 0 {
+	if p.suppressed == 0 {
 		return p.warns
 	}
-	return append(p.warns, Warning{Line: p.lineNo, Reason: fmt.Sprintf("%d further warnings suppressed", p.dropped)})
+	return append(p.warns, Warning{Line: p.lineNo, Reason: fmt.Sprintf("%d further warnings suppressed", p.suppressed)})
 }
 
 func (p *parser) endBlock() {
@@ -248,20 +305,21 @@ func (p *parser) parseNode(line, t string) {
 		p.warn(line, "bad port count; its port lines are skipped")
 		return
 	}
-	desc, tail := m[5], m[6]
+	desc, tail := strings.Clone(m[5]), m[6] // a clone: the description must not hold the whole line
 	if p.pend.guid != "" && p.pend.guid != guid {
 		p.warn(line, fmt.Sprintf("header GUID differs from the %sguid line; using the header's", kindPrefix(p.pend.guidKind)))
 		p.pend.portGUID = ""
 	}
+	droppedCA := p.dropped.has(guid)
 	if _, dup := p.f.Switches[guid]; dup && kind != KindSwitch {
 		p.warn(line, "GUID already declared as a switch; block skipped")
 		return
 	}
-	if _, dup := p.f.CAs[guid]; dup && kind == KindSwitch {
+	if _, dup := p.f.CAs[guid]; (dup || droppedCA) && kind == KindSwitch {
 		p.warn(line, "GUID already declared as a CA; block skipped")
 		return
 	}
-	cur := &current{guid: guid, kind: kind, np: nports}
+	cur := &current{guid: guid, kind: kind, np: nports, keep: true}
 	switch kind {
 	case KindSwitch:
 		if sw, dup := p.f.Switches[guid]; dup {
@@ -291,9 +349,13 @@ func (p *parser) parseNode(line, t string) {
 		cur.lid = sw.LID
 		p.f.Switches[guid] = sw
 	default:
-		if ca, dup := p.f.CAs[guid]; dup {
+		if ca, dup := p.f.CAs[guid]; dup || droppedCA {
 			p.warn(line, "CA declared twice; keeping the first declaration")
-			cur.np = ca.NumPorts
+			if dup {
+				cur.np = ca.NumPorts
+			} else {
+				cur.keep = false
+			}
 			break
 		}
 		ca := &CA{
@@ -302,6 +364,14 @@ func (p *parser) parseNode(line, t string) {
 		}
 		if kind == KindCA {
 			ca.Host, ca.Device = HostDevice(desc)
+		}
+		if ca.Host != "" {
+			p.hosts[ca.Host] = struct{}{}
+		}
+		if p.keep != nil && (ca.Host == "" || !p.keep(ca.Host)) {
+			p.dropped.add(guid)
+			cur.keep = false
+			break
 		}
 		p.f.CAs[guid] = ca
 	}

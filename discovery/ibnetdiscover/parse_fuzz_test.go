@@ -2,6 +2,7 @@ package ibnetdiscover
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -96,7 +97,29 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
+		if hosts := fab.Hosts(); len(hosts) > 0 {
+			checkKeepHost(t, in, hosts[0])
+		}
 	})
+}
+
+// checkKeepHost checks what a parse keeping host's CAs holds: that host's CAs and their cables to switches.
+func checkKeepHost(t *testing.T, in []byte, host string) {
+	part, _, err := ParseContext(context.Background(), bytes.NewReader(in), ParseOptions{KeepHost: func(h string) bool { return h == host }})
+	if err != nil {
+		t.Fatalf("keeping %s: %v", host, err)
+	}
+	for g, ca := range part.CAs {
+		if ca.Host != host || g != ca.GUID {
+			t.Fatalf("keeping %s: CA %+v kept", host, ca)
+		}
+	}
+	for _, l := range part.Links {
+		a, b := part.CAs[l.A.GUID] != nil && part.Switches[l.B.GUID] != nil, part.CAs[l.B.GUID] != nil && part.Switches[l.A.GUID] != nil
+		if !a && !b {
+			t.Fatalf("keeping %s: link %+v is no uplink of a kept CA", host, l)
+		}
+	}
 }
 
 func validGUID(g GUID) bool {

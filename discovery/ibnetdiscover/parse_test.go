@@ -108,15 +108,15 @@ func TestParseSuperPODFixture(t *testing.T) {
 	if len(warns) != 0 {
 		t.Errorf("warnings: %v", warns)
 	}
-	const (
-		hosts    = spuScalableUnits * spuHostsPerSU
-		switches = spuSpines + spuScalableUnits*spuRails
-		hcas     = hosts*spuRails - 1 // one HCA is down, so unseen
-		ans      = switches           // one SHARP aggregation node per switch
-		links    = hcas + spuScalableUnits*spuRails*spuSpines*spuSpineLinks + ans
+	var (
+		hosts    = spu.Hosts
+		switches = spu.Spines + spu.SUs()*spu.Rails
+		hcas     = hosts*spu.Rails - 1 // one HCA is down, so unseen
+		ans      = switches            // one SHARP aggregation node per switch
+		links    = hcas + spu.SUs()*spu.Rails*spu.Spines*spu.SpineLinks + ans
 	)
 	if switches != 24 || hcas+ans != 279 || links != 535 {
-		t.Fatalf("fixture constants changed: %d switches, %d CAs, %d links", switches, hcas+ans, links)
+		t.Fatalf("fixture shape changed: %d switches, %d CAs, %d links", switches, hcas+ans, links)
 	}
 	if len(f.Switches) != switches || len(f.CAs) != hcas+ans || len(f.Links) != links {
 		t.Fatalf("got %d switches, %d CAs, %d links; want %d, %d, %d",
@@ -126,26 +126,26 @@ func TestParseSuperPODFixture(t *testing.T) {
 		t.Errorf("%d hosts, want %d", got, hosts)
 	}
 	for h := 1; h <= hosts; h++ {
-		name := spuHostName(h)
-		su := (h-1)/spuHostsPerSU + 1
+		name := spu.HostName(h)
+		su := (h-1)/spu.HostsPerSU + 1
 		up := f.HostUplinks(name)
 		leaves := map[string]bool{}
 		for _, u := range up {
 			leaves[u.SwitchName] = true
-			if u.SwitchPort != (h-1)%spuHostsPerSU+1 || u.Width != "4x" || u.Speed != "NDR" {
+			if u.SwitchPort != (h-1)%spu.HostsPerSU+1 || u.Width != "4x" || u.Speed != "NDR" {
 				t.Errorf("%s: uplink %+v", name, u)
 			}
 		}
-		want := spuRails
-		if h == spuDownHost {
-			want = spuRails - 1
+		want := spu.Rails
+		if h == spu.DownHost {
+			want = spu.Rails - 1
 		}
 		if len(up) != want || len(leaves) != want {
 			t.Errorf("%s reaches %d leaves over %d links, want %d", name, len(leaves), len(up), want)
 		}
-		for r := 1; r <= spuRails; r++ {
-			if down := h == spuDownHost && r == spuDownRail; leaves[spuLeafName(su, r)] == down {
-				t.Errorf("%s: rail %d leaf %s reached=%v", name, r, spuLeafName(su, r), !down)
+		for r := 1; r <= spu.Rails; r++ {
+			if down := h == spu.DownHost && r == spu.DownRail; leaves[spu.LeafName(su, r)] == down {
+				t.Errorf("%s: rail %d leaf %s reached=%v", name, r, spu.LeafName(su, r), !down)
 			}
 		}
 	}
@@ -155,9 +155,9 @@ func TestParseSuperPODFixture(t *testing.T) {
 	}
 	for g, n := range adj {
 		sw := f.Switches[g]
-		want := spuSpines
+		want := spu.Spines
 		if strings.HasPrefix(sw.Name, "ib-spine-") {
-			want = spuScalableUnits * spuRails
+			want = spu.SUs() * spu.Rails
 		}
 		if len(n) != want {
 			t.Errorf("%s has %d switch neighbours, want %d", sw.Name, len(n), want)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
 )
@@ -96,7 +98,7 @@ func TestProbeFileErrors(t *testing.T) {
 }
 
 // fakeSysfs makes a sysfs tree with one RDMA device whose port 1 has the given link layer.
-func fakeSysfs(t *testing.T, linkLayer string) string {
+func fakeSysfs(t testing.TB, linkLayer string) string {
 	t.Helper()
 	root := t.TempDir()
 	port := filepath.Join(root, "class", "infiniband", "mlx5_0", "ports", "1")
@@ -141,5 +143,29 @@ func TestProbeRunsTool(t *testing.T) {
 				t.Errorf("Run = %+v; want %d neighbours, NotApplicable containing %q", res, tc.neighbors, tc.na)
 			}
 		})
+	}
+}
+
+// The probe keeps, between runs, only the part of the fabric its node needs: its own HCAs and their cables,
+// not every host's (see BenchmarkProbeFabric for what that saves).
+func TestProbeKeepsOnlyItsNode(t *testing.T) {
+	p := New(discovery.Config{NodeName: "dgx-021.cluster.local", IBNetDiscoverFile: superPODFixture})
+	res, err := p.Run(context.Background())
+	if err != nil || len(res.Neighbors) != 7 {
+		t.Fatalf("Run = %d neighbours, %v; want dgx-021's 7", len(res.Neighbors), err)
+	}
+	f, _, err := p.file.Fabric()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := map[string]int{}
+	for _, ca := range f.CAs {
+		hosts[ca.Host]++
+	}
+	if diff := cmp.Diff(map[string]int{"dgx-021": 7}, hosts); diff != "" {
+		t.Errorf("kept CAs by host (-want +got):\n%s", diff)
+	}
+	if len(f.Links) != 7 || f.HostCount != 32 || len(f.Switches) != 24 {
+		t.Errorf("%d links, %d hosts counted, %d switches; want 7, 32, 24", len(f.Links), f.HostCount, len(f.Switches))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -40,13 +41,42 @@ type Runner struct {
 // open one (no /dev/infiniband in the container, no privilege) fails here: that is a fault to report, not
 // a node without a fabric.
 func (r Runner) Output(ctx context.Context) ([]byte, error) {
+	var out bytes.Buffer
+	if err := r.run(ctx, func(stdout io.Reader) error {
+		_, err := out.ReadFrom(stdout)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// Discover runs the tool and parses its output as it comes (see ParseContext), never holding it whole. It
+// fails as Output does, or as the parse does when the tool succeeded.
+func (r Runner) Discover(ctx context.Context, opts ParseOptions) (*Fabric, []Warning, error) {
+	var f *Fabric
+	var warns []Warning
+	err := r.run(ctx, func(stdout io.Reader) error {
+		var err error
+		f, warns, err = ParseContext(ctx, stdout, opts)
+		return err
+	})
+	if err != nil {
+		return nil, warns, err
+	}
+	return f, warns, nil
+}
+
+// run starts the tool and hands its standard output, capped at MaxOutput, to read, which must read it to the
+// end or fail; the tool is killed when read stops early.
+func (r Runner) run(ctx context.Context, read func(io.Reader) error) error {
 	name := r.Path
 	if name == "" {
 		name = "ibnetdiscover"
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNotAvailable, name, err)
+		return fmt.Errorf("%w: %s: %v", ErrNotAvailable, name, err)
 	}
 	timeout := r.Timeout
 	if timeout <= 0 {
@@ -54,37 +84,77 @@ func (r Runner) Output(ctx context.Context) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// kill ends the tool when its output is no longer read, without making that look like ctx's end.
+	toolCtx, kill := context.WithCancel(ctx)
+	defer kill()
 
 	limit := r.MaxOutput
 	if limit <= 0 {
 		limit = DefaultMaxOutput
 	}
-	stdout := &cappedBuffer{limit: limit}
 	stderr := &cappedBuffer{limit: 4 << 10}
-	cmd := exec.CommandContext(ctx, path, r.Args...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd := exec.CommandContext(toolCtx, path, r.Args...)
+	cmd.Stderr = stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("ibnetdiscover: %s: %w", path, err)
+	}
 	killGroupOnCancel(cmd)
-	// Should a child outside the group still hold the pipes, Wait gives up on them after this delay.
+	// Should a child outside the group still hold the pipes, they are closed this long after the tool's end.
 	cmd.WaitDelay = 2 * time.Second
-	runErr := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("ibnetdiscover: starting %s: %w", path, err)
+	}
+	// Wait closes the pipe only once read is done, and read may wait on it: close it here too, should the
+	// tool be ended while a process outside its group holds the pipe open.
+	unblock := context.AfterFunc(toolCtx, func() { time.AfterFunc(cmd.WaitDelay, func() { pipe.Close() }) })
+	defer unblock()
+	stdout := &cappedReader{r: pipe, left: limit}
+	readErr := read(stdout)
+	if !stdout.eof {
+		kill()
+	}
+	waitErr := cmd.Wait()
 	switch {
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("ibnetdiscover: %s: %w", path, ctx.Err())
-	case stdout.overflow:
-		return nil, fmt.Errorf("ibnetdiscover: %s printed more than %d bytes", path, limit)
-	case runErr != nil:
-		return nil, fmt.Errorf("ibnetdiscover: %s: %w: %s", path, runErr, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("ibnetdiscover: %s: %w", path, ctx.Err())
+	case stdout.over:
+		return fmt.Errorf("ibnetdiscover: %s printed more than %d bytes", path, limit)
+	case readErr != nil && !stdout.eof: // the tool was killed for it
+		return readErr
+	case waitErr != nil:
+		return fmt.Errorf("ibnetdiscover: %s: %w: %s", path, waitErr, strings.TrimSpace(stderr.String()))
 	}
-	return stdout.Bytes(), nil
+	return readErr
 }
 
-// Discover runs the tool and parses its output.
-func (r Runner) Discover(ctx context.Context) (*Fabric, []Warning, error) {
-	out, err := r.Output(ctx)
-	if err != nil {
-		return nil, nil, err
+// errOutputTooLarge is what a cappedReader returns past its cap.
+var errOutputTooLarge = errors.New("output over the limit")
+
+// cappedReader reads at most left bytes of r and notes whether r had more, or came to its end.
+type cappedReader struct {
+	r         io.Reader
+	left      int
+	over, eof bool
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		p = one[:] // one byte more tells a full output from a longer one
+	} else if len(p) > c.left {
+		p = p[:c.left]
 	}
-	return Parse(bytes.NewReader(out))
+	n, err := c.r.Read(p)
+	if c.left <= 0 && n > 0 {
+		c.over = true
+		return 0, errOutputTooLarge
+	}
+	c.left -= n
+	if err == io.EOF {
+		c.eof = true
+	}
+	return n, err
 }
 
 // cappedBuffer keeps at most limit bytes and notes whether more were written. It does not embed
@@ -106,7 +176,5 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 	}
 	return b.buf.Write(p)
 }
-
-func (b *cappedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 func (b *cappedBuffer) String() string { return b.buf.String() }

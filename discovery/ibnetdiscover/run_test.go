@@ -12,7 +12,7 @@ import (
 )
 
 // fakeTool writes an executable shell script standing in for ibnetdiscover and returns its path.
-func fakeTool(t *testing.T, body string) string {
+func fakeTool(t testing.TB, body string) string {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("shell scripts stand in for ibnetdiscover")
@@ -31,7 +31,7 @@ func TestRunnerParsesToolOutput(t *testing.T) {
 	}
 	tool := fakeTool(t, `[ "$1" = "-C" ] && [ "$2" = "mlx5_0" ] || { echo "bad args: $*" >&2; exit 2; }
 cat '`+fixture+`'`)
-	f, warns, err := Runner{Path: tool, Args: []string{"-C", "mlx5_0"}}.Discover(context.Background())
+	f, warns, err := Runner{Path: tool, Args: []string{"-C", "mlx5_0"}}.Discover(context.Background(), ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ cat '`+fixture+`'`)
 func TestRunnerFindsToolOnPATH(t *testing.T) {
 	tool := fakeTool(t, `echo 'Ca	1 "H-946dae0300c20001"		# "dgx-a01 mlx5_0"'`)
 	t.Setenv("PATH", filepath.Dir(tool))
-	f, _, err := Runner{}.Discover(context.Background())
+	f, _, err := Runner{}.Discover(context.Background(), ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,16 +95,30 @@ func TestRunnerTimeout(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, tc.ctx)
 				defer cancel()
 			}
-			start := time.Now()
-			_, err := r.Output(ctx)
-			if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrNotAvailable) {
-				t.Fatalf("err = %v, want a deadline error", err)
-			}
-			if d := time.Since(start); d > 20*time.Second { // far below the 60 s sleep, with room for a loaded machine
-				t.Errorf("returned after %v", d)
+			for name, call := range runnerCalls {
+				start := time.Now()
+				err := call(r, ctx)
+				if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrNotAvailable) {
+					t.Fatalf("%s: err = %v, want a deadline error", name, err)
+				}
+				if d := time.Since(start); d > 20*time.Second { // far below the 60 s sleep, with room for a loaded machine
+					t.Errorf("%s returned after %v", name, d)
+				}
 			}
 		})
 	}
+}
+
+// runnerCalls are the two ways to run the tool: for its output, and parsed as it comes.
+var runnerCalls = map[string]func(Runner, context.Context) error{
+	"Output": func(r Runner, ctx context.Context) error {
+		_, err := r.Output(ctx)
+		return err
+	},
+	"Discover": func(r Runner, ctx context.Context) error {
+		_, _, err := r.Discover(ctx, ParseOptions{})
+		return err
+	},
 }
 
 func TestRunnerFailures(t *testing.T) {
@@ -117,18 +131,23 @@ func TestRunnerFailures(t *testing.T) {
 			"can't open MAD port"},
 		{"output too large", `i=0; while [ $i -lt 100 ]; do echo "0123456789"; i=$((i+1)); done`, Runner{MaxOutput: 512},
 			"more than 512 bytes"},
+		// The parse stops at the cap, and the tool, still printing, is killed rather than waited for.
+		{"endless output", `while :; do echo 'Ca	1 "H-946dae0300c20001"		# "dgx-a01 mlx5_0"'; done`, Runner{MaxOutput: 1 << 20},
+			"more than 1048576 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.runner
 			r.Path = fakeTool(t, tc.body)
-			_, err := r.Output(context.Background())
-			if err == nil || errors.Is(err, ErrNotAvailable) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			for name, call := range runnerCalls {
+				err := call(r, context.Background())
+				if err == nil || errors.Is(err, ErrNotAvailable) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("%s: err = %v, want one containing %q", name, err, tc.want)
+				}
 			}
 		})
 	}
 	t.Run("unparsable output", func(t *testing.T) {
-		_, _, err := Runner{Path: fakeTool(t, "echo hello")}.Discover(context.Background())
+		_, _, err := Runner{Path: fakeTool(t, "echo hello")}.Discover(context.Background(), ParseOptions{})
 		if !errors.Is(err, ErrNoNodes) {
 			t.Fatalf("err = %v, want ErrNoNodes", err)
 		}

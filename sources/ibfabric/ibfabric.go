@@ -4,6 +4,8 @@
 package ibfabric
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -25,8 +27,20 @@ type Options struct {
 }
 
 // Evidence returns the nodes and switch links the fabric shows. Hosts are taken in name order and each
-// host's links in the fabric's uplink order, so the result is deterministic.
+// host's links in the fabric's uplink order, so the result is deterministic. It is EvidenceContext without a
+// deadline.
 func Evidence(f *ibnetdiscover.Fabric, opts Options) topology.Input {
+	in, _ := EvidenceContext(context.Background(), f, opts) // a background context never ends
+	return in
+}
+
+// EvidenceContext is Evidence in time proportional to the fabric's links, looking at ctx as it goes: when ctx
+// is done it returns ctx's error.
+func EvidenceContext(ctx context.Context, f *ibnetdiscover.Fabric, opts Options) (topology.Input, error) {
+	uplinks, err := f.AllHostUplinks(ctx)
+	if err != nil {
+		return topology.Input{}, fmt.Errorf("ibfabric: evidence: %w", err)
+	}
 	var in topology.Input
 	for _, host := range f.Hosts() {
 		node := host
@@ -37,7 +51,7 @@ func Evidence(f *ibnetdiscover.Fabric, opts Options) topology.Input {
 			continue
 		}
 		e := topology.NodeEvidence{Node: node, Source: Source}
-		for _, u := range f.HostUplinks(host) {
+		for _, u := range uplinks[host] {
 			e.Links = append(e.Links, topology.SwitchLink{
 				SwitchID:   switchID(u.Switch),
 				SwitchName: u.SwitchName,
@@ -46,6 +60,9 @@ func Evidence(f *ibnetdiscover.Fabric, opts Options) topology.Input {
 			})
 		}
 		in.Nodes = append(in.Nodes, e)
+	}
+	if err := ctx.Err(); err != nil {
+		return topology.Input{}, fmt.Errorf("ibfabric: evidence stopped after the hosts: %w", err)
 	}
 	adj := f.SwitchAdjacency()
 	switches := make([]ibnetdiscover.GUID, 0, len(adj))
@@ -62,7 +79,7 @@ func Evidence(f *ibnetdiscover.Fabric, opts Options) topology.Input {
 			}
 		}
 	}
-	return in
+	return in, nil
 }
 
 // switchID is the identifier the agents' reports give the same switch (see aggregator.EvidenceFromReport).
