@@ -57,7 +57,10 @@ func TestFabricCaptureGivesUpperTiers(t *testing.T) {
 		}
 		before := writes(r)
 		clock.t = clock.t.Add(time.Minute) // the next look at the file is due
-		reconcileOnce(t, r)
+		reconcileOnce(t, r)                // it begins, beside the rebuild
+		settleSources(t, r)
+		clock.t = clock.t.Add(time.Second)
+		reconcileOnce(t, r) // its outcome is taken in
 		if got := hyperNodes(t); !equal(got, want) || writes(r) != before {
 			t.Fatalf("a broken capture changed the HyperNodes: %v", got)
 		}

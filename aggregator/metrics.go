@@ -27,6 +27,13 @@ type Metrics struct {
 	sourceLastSuccess *prometheus.GaugeVec
 	expiredReports    *prometheus.GaugeVec
 	expirySuspended   prometheus.Gauge
+	// the deletion guard (deletionguard.go)
+	deletionsHeld      prometheus.Gauge
+	heldPasses         prometheus.Counter
+	deletionsConfirmed *prometheus.CounterVec
+	// the source polls (sources.go)
+	sourcePollDuration *prometheus.HistogramVec
+	sourcePollTimeouts *prometheus.CounterVec
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -86,10 +93,30 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		sourceErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fabricmap_aggregator_source_errors_total", Help: "Times a source could not be read or parsed (its last good data stayed in use).",
 		}, []string{"source"}),
+		sourcePollDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "fabricmap_aggregator_source_poll_duration_seconds", Help: "Time one poll of a source took (off the reconcile), by source.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
+		}, []string{"source"}),
+		sourcePollTimeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_source_poll_timeouts_total", Help: "Polls of a source that gave up at their deadline (its last good data stayed in use), by source.",
+		}, []string{"source"}),
+		deletionsHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_deletions_held",
+			Help: "HyperNode deletions past their grace period held by the deletion guard (too many gone at once), waiting for a confirmation.",
+		}),
+		heldPasses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_deletion_held_passes_total", Help: "Reconciles whose HyperNode deletions the deletion guard held.",
+		}),
+		deletionsConfirmed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_deletion_confirmations_total",
+			Help: "Held sets of HyperNode deletions let go ahead, by what confirmed them (annotation, persistence).",
+		}, []string{"by"}),
 	}
 	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
 		m.rejectedReports, m.rejectedEvidence, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors,
-		m.sourceStale, m.sourceLastSuccess, m.expiredReports, m.expirySuspended)
+		m.sourceStale, m.sourceLastSuccess, m.expiredReports, m.expirySuspended,
+		m.deletionsHeld, m.heldPasses, m.deletionsConfirmed)
+	reg.MustRegister(m.sourcePollDuration, m.sourcePollTimeouts)
 	return m
 }
 

@@ -56,6 +56,9 @@ type Config struct {
 	// expired: still used, with a Warning Event, for DeleteGracePeriod more; then the node leaves the tree
 	// until its agent renews again. Zero turns expiry off; reports without a Lease never expire.
 	ReportExpiry time.Duration
+	// DeletionGuard holds deletions when too many HyperNodes are gone from the tree at once; nil deletes every
+	// HyperNode past its grace period.
+	DeletionGuard *DeletionGuard
 }
 
 // Reconciler rebuilds the whole tree from all reports on every change and applies the difference. Every event
@@ -88,6 +91,8 @@ type Reconciler struct {
 	ages map[string]reportAge
 	// expirySuspended is set while most agents are silent together (see checkMassSilence).
 	expirySuspended bool
+	// guard is the deletion guard's memory of held and confirmed deletions (see guardDeletions).
+	guard guardState
 }
 
 // Request is the one request every event is folded into.
@@ -109,6 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.absentSince = map[string]time.Time{}
 		r.ages = map[string]reportAge{}
 	}
+	r.pollSources(ctx) // the due source polls begin, off the reconcile (sources.go)
 
 	var reports v1alpha1.NodeFabricReportList
 	if err := r.Client.List(ctx, &reports); err != nil {
@@ -193,7 +199,8 @@ func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[str
 }
 
 // sync applies desired HyperNodes that differ from the existing owned ones, and deletes owned HyperNodes that
-// have been absent from the tree for the grace period. It returns when to look again for pending deletes.
+// have been absent from the tree for the grace period, unless the deletion guard holds them. It returns when to
+// look again for pending deletes.
 func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode) (time.Duration, error) {
 	have := map[string]*topologyv1alpha1.HyperNode{}
 	for i := range existing {
@@ -236,10 +243,12 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var gone, due []string
 	for _, n := range names {
 		if want[n] {
 			continue
 		}
+		gone = append(gone, n)
 		since, ok := r.absentSince[n]
 		if !ok {
 			since = now
@@ -252,6 +261,16 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 			}
 			continue
 		}
+		due = append(due, n)
+	}
+	ok, wait := r.guardDeletions(ctx, gone, len(due), len(have))
+	if wait > 0 && (requeue == 0 || wait < requeue) {
+		requeue = wait
+	}
+	if !ok {
+		return requeue, nil
+	}
+	for _, n := range due {
 		hn := have[n]
 		err := r.Client.Delete(ctx, hn, client.Preconditions{UID: &hn.UID, ResourceVersion: &hn.ResourceVersion})
 		if err != nil && !apierrors.IsNotFound(err) {

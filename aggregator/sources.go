@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fabricmap/fabricmap/sources/ufm"
@@ -12,12 +13,15 @@ import (
 )
 
 // FabricSource is a source of evidence beside the node reports: an ibnetdiscover capture, NVIDIA UFM, the
-// nodes' own labels. The aggregator polls each at its own interval and merges them by priority.
+// nodes' own labels. The aggregator polls each at its own interval, in a goroutine of its own and under a
+// deadline (DefaultPollTimeout unless the source sets one), and merges the last good evidence of each by
+// priority; a reconcile never waits for a poll but a source's first.
 type FabricSource interface {
 	// Name names the source in logs, metrics, Events and the priority list.
 	Name() string
-	// Evidence returns what the source knows now. On error the aggregator keeps the source's last good
-	// evidence and marks the source stale; nothing is deleted for it.
+	// Evidence returns what the source knows now; ctx carries the poll's deadline. It is never called
+	// again before it returned. On error the aggregator keeps the source's last good evidence and marks the
+	// source stale; nothing is deleted for it.
 	Evidence(ctx context.Context) (topology.Input, error)
 }
 
@@ -25,37 +29,175 @@ type FabricSource interface {
 // saw itself, then the fabric manager, then a capture, then labels an admin set.
 var DefaultSourcePriority = []string{SourceReports, ufm.Source, "ibnetdiscover", "labels"}
 
-// polledSource wraps a FabricSource with its interval and its last good evidence.
+// DefaultPollTimeout bounds one poll of a source that sets no bound of its own (UFMSource sets
+// --ufm-poll-timeout).
+const DefaultPollTimeout = 2 * time.Minute
+
+// How soon the reconcile looks again for the outcome of a poll in flight: after as long again as the poll has
+// taken so far, within these bounds, so that a quick poll is taken in at once and a stalled one costs a
+// handful of rebuilds until its deadline.
+const (
+	minPickup = 250 * time.Millisecond
+	maxPickup = 30 * time.Second
+)
+
+// pollTimeouter is a source that bounds its own polls.
+type pollTimeouter interface{ pollTimeout() time.Duration }
+
+// polledSource runs the polls of one FabricSource off the reconcile: each poll in its own goroutine, under a
+// deadline, begun once interval has passed since the last one began; the reconcile takes in the outcome of a
+// finished poll and never waits for one in flight, so a slow source never holds up the tree built from the
+// reports and the other sources. The one exception is the source's first poll, which the first reconcile
+// waits for (up to the poll's deadline): a tree written without a source that answers in a moment would be
+// rewritten as soon as it does, at every start and every change of leader.
 type polledSource struct {
 	src      FabricSource
 	interval time.Duration
 
-	last    topology.Input
-	good    bool
-	attempt time.Time
-	lastErr error
+	// What the reconcile took in, used on the reconcile's goroutine only (mergeSources reads it).
+	last    topology.Input // the last good evidence
+	good    bool           // whether there is last good evidence
+	attempt time.Time      // when the latest outcome was taken in (mergeSources counts and logs it on that pass)
+	lastErr error          // why the latest poll failed; nil when it did not
+	taken   bool           // whether any outcome was taken in
+
+	mu      sync.Mutex
+	metrics *Metrics      // nil until the reconciler hands them over (pollSources)
+	started time.Time     // when the latest poll began, by the reconciler's clock
+	running chan struct{} // closed when the poll in flight ends; nil when none runs
+	outcome *pollOutcome  // the outcome of the latest poll, not yet taken in
 }
 
-// evidence returns the source's evidence, asking it again only when interval has passed since the last
-// attempt. A failed attempt keeps the last good evidence and is returned as err (also on later calls until the
-// next attempt succeeds), so the caller can report the source stale.
+// pollOutcome is what one poll gave.
+type pollOutcome struct {
+	in  topology.Input
+	err error
+}
+
+// pollSources begins every poll that is due, each in its own goroutine, before mergeSources takes in what
+// finished polls published: the first polls of all sources run side by side.
+func (r *Reconciler) pollSources(ctx context.Context) {
+	now := r.now()
+	for _, p := range r.sourceList() {
+		p.mu.Lock()
+		p.metrics = r.Metrics
+		p.mu.Unlock()
+		p.start(ctx, now)
+	}
+}
+
+// evidence returns the source's last good evidence, and the error of its latest poll when that failed (also on
+// later calls until a poll succeeds), so that the caller can report the source stale. It takes in the outcome
+// of a poll that finished since the last call, begins a poll when one is due, and waits only for the source's
+// first outcome.
 func (p *polledSource) evidence(ctx context.Context, now time.Time) (topology.Input, error) {
-	if !p.attempt.IsZero() && now.Sub(p.attempt) < p.interval {
-		return p.last, p.lastErr
+	p.take(now)
+	p.start(ctx, now)
+	if !p.taken {
+		p.mu.Lock()
+		running := p.running
+		p.mu.Unlock()
+		if running != nil {
+			select {
+			case <-running:
+			case <-ctx.Done():
+			}
+		}
+		p.take(now)
 	}
-	p.attempt = now
-	in, err := p.src.Evidence(ctx)
-	if err != nil {
-		p.lastErr = fmt.Errorf("source %s: %w", p.src.Name(), err)
-		return p.last, p.lastErr
-	}
-	p.last, p.good, p.lastErr = in, true, nil
-	return in, nil
+	return p.last, p.lastErr
 }
 
-// nextPoll is how long until the source should be asked again.
+// take takes in the outcome of the latest poll, if one finished since the last take: a failed poll keeps the
+// last good evidence.
+func (p *polledSource) take(now time.Time) {
+	p.mu.Lock()
+	o := p.outcome
+	p.outcome = nil
+	p.mu.Unlock()
+	if o == nil {
+		return
+	}
+	p.attempt, p.taken = now, true
+	if o.err != nil {
+		p.lastErr = fmt.Errorf("source %s: %w", p.src.Name(), o.err)
+		return
+	}
+	p.last, p.good, p.lastErr = o.in, true, nil
+}
+
+// start begins a poll unless one runs, its outcome awaits being taken in, or interval has not passed since the
+// last one began.
+func (p *polledSource) start(ctx context.Context, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running != nil || p.outcome != nil || !p.started.IsZero() && now.Sub(p.started) < p.interval {
+		return
+	}
+	p.started = now
+	p.running = make(chan struct{})
+	go p.run(pollParent(ctx), p.running, p.metrics)
+}
+
+// pollParent is the context polls run under: the reconcile's, so that the manager stopping (leadership lost)
+// cancels them, unless it has a deadline of its own (a per-reconcile timeout), which a poll must outlive.
+func pollParent(ctx context.Context) context.Context {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+// timeout is the deadline of one poll of the source.
+func (p *polledSource) timeout() time.Duration {
+	if t, ok := p.src.(pollTimeouter); ok && t.pollTimeout() > 0 {
+		return t.pollTimeout()
+	}
+	return DefaultPollTimeout
+}
+
+// run is one poll: the source asked under the poll's deadline, its outcome published for the reconcile. A
+// panic in the source fails the poll instead of the process.
+func (p *polledSource) run(parent context.Context, done chan struct{}, m *Metrics) {
+	timeout := p.timeout()
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	name := p.src.Name()
+	begin := time.Now()
+	var o pollOutcome
+	defer func() {
+		if v := recover(); v != nil {
+			o = pollOutcome{err: fmt.Errorf("the poll panicked: %v", v)}
+		}
+		cancel()
+		if o.err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			o.err = fmt.Errorf("gave up at the poll deadline of %v: %w", timeout, o.err)
+			if m != nil {
+				m.sourcePollTimeouts.WithLabelValues(name).Inc()
+			}
+		}
+		if m != nil {
+			m.sourcePollDuration.WithLabelValues(name).Observe(time.Since(begin).Seconds())
+		}
+		p.mu.Lock()
+		p.outcome, p.running = &o, nil
+		p.mu.Unlock()
+		close(done)
+	}()
+	o.in, o.err = p.src.Evidence(ctx)
+}
+
+// nextPoll is how long until the reconcile should look at the source again: soon while a poll is in flight or
+// its outcome awaits being taken in, else when the next poll is due.
 func (p *polledSource) nextPoll(now time.Time) time.Duration {
-	return max(p.interval-now.Sub(p.attempt), time.Second)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.outcome != nil:
+		return minPickup
+	case p.running != nil:
+		return min(max(now.Sub(p.started), minPickup), maxPickup)
+	}
+	return max(p.interval-now.Sub(p.started), time.Second)
 }
 
 // rank orders source names by priority; names not in priority come last, by name.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
@@ -24,7 +26,8 @@ import (
 )
 
 // ufmServer serves the sources/ufm fixture dir under /ufmRest/resources/ with basic auth, or, while broken
-// holds a mode, answers 500s ("500") or truncated JSON ("garbage").
+// holds a mode, answers 500s ("500"), truncated JSON ("garbage") or 503s asking to come back in five minutes
+// ("busy", as UFM under load does).
 func ufmServer(t *testing.T, dir string, broken *atomic.Value) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -38,6 +41,10 @@ func ufmServer(t *testing.T, dir string, broken *atomic.Value) *httptest.Server 
 			return
 		case "garbage":
 			_, _ = w.Write([]byte(`[{"system_guid": "0x`))
+			return
+		case "busy":
+			w.Header().Set("Retry-After", "300")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
 		}
 		name := strings.TrimPrefix(req.URL.Path, "/ufmRest/resources/") + ".json"
@@ -88,7 +95,8 @@ func TestUFMSourceBuildsTiersAndSurvivesOutages(t *testing.T) {
 	for _, mode := range []string{"500", "garbage", ""} {
 		broken.Store(mode)
 		clock.t = clock.t.Add(6 * time.Minute)
-		reconcileOnce(t, r)
+		reconcileOnce(t, r) // the poll begins, beside the rebuild
+		settleSources(t, r)
 		clock.t = clock.t.Add(2 * time.Minute) // past the grace period: a domain missing now would be deleted
 		reconcileOnce(t, r)
 		if got := hyperNodeTiers(t); !equalTiers(got, want) {
@@ -199,4 +207,117 @@ func equalTiers(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// settleSources waits until no poll of r's sources is in flight, so that the next reconcile takes in their
+// outcomes.
+func settleSources(t *testing.T, r *Reconciler) {
+	t.Helper()
+	for _, p := range r.polled {
+		p.mu.Lock()
+		running := p.running
+		p.mu.Unlock()
+		if running == nil {
+			continue
+		}
+		select {
+		case <-running:
+		case <-time.After(time.Minute):
+			t.Fatalf("the poll of %s did not end within a minute", p.src.Name())
+		}
+	}
+}
+
+// gatedSource is a FabricSource whose polls each wait for a value on answers (or their deadline), to show what
+// the reconcile does while a poll is in flight.
+type gatedSource struct {
+	answers chan topology.Input
+	polls   atomic.Int32
+	timeout time.Duration
+}
+
+func (s *gatedSource) Name() string               { return "gated" }
+func (s *gatedSource) pollTimeout() time.Duration { return s.timeout }
+func (s *gatedSource) Evidence(ctx context.Context) (topology.Input, error) {
+	s.polls.Add(1)
+	select {
+	case in := <-s.answers:
+		if in.Nodes == nil {
+			panic("a source that panics")
+		}
+		return in, nil
+	case <-ctx.Done():
+		return topology.Input{}, ctx.Err()
+	}
+}
+
+// panicking marks an answer of gatedSource that makes its poll panic.
+var panicking = topology.Input{}
+
+// The reconcile waits for a source's first poll only; later polls run beside it: it keeps the last good
+// evidence while one is in flight, takes in its outcome once it ended, and looks again soon. A poll that
+// reaches its deadline or panics fails (counted), and the last good evidence stays.
+func TestPolledSourceWaitsOnlyForTheFirstPoll(t *testing.T) {
+	first := topology.Input{Nodes: []topology.NodeEvidence{{Node: "n1", Source: "gated"}}}
+	second := topology.Input{Nodes: []topology.NodeEvidence{{Node: "n2", Source: "gated"}}}
+	src := &gatedSource{answers: make(chan topology.Input, 1), timeout: 200 * time.Millisecond}
+	r := &Reconciler{Metrics: NewMetrics(prometheus.NewRegistry()), Sources: []SourceSpec{{Source: src, Interval: time.Minute}}}
+	clock := time.Unix(1_800_000_000, 0)
+	r.Now = func() time.Time { return clock }
+	ctx := context.Background()
+	p := r.sourceList()[0]
+	type step struct {
+		Nodes    []string
+		Err      string
+		InFlight bool
+		Next     time.Duration
+	}
+	look := func() step {
+		r.pollSources(ctx)
+		in, err := p.evidence(ctx, clock)
+		st := step{Next: p.nextPoll(clock)}
+		for _, n := range in.Nodes {
+			st.Nodes = append(st.Nodes, n.Node)
+		}
+		if err != nil {
+			st.Err = err.Error()
+		}
+		p.mu.Lock()
+		st.InFlight = p.running != nil
+		p.mu.Unlock()
+		return st
+	}
+
+	src.answers <- first
+	var got, want []step
+	got = append(got, look()) // the first poll, waited for
+	want = append(want, step{Nodes: []string{"n1"}, Next: time.Minute})
+	clock = clock.Add(time.Minute)
+	got = append(got, look()) // the second poll begins; nothing waits for it
+	want = append(want, step{Nodes: []string{"n1"}, InFlight: true, Next: minPickup})
+	src.answers <- second
+	settleSources(t, r)
+	got = append(got, look()) // its outcome is taken in
+	want = append(want, step{Nodes: []string{"n2"}, Next: time.Minute})
+	clock = clock.Add(time.Minute)
+	got = append(got, look()) // the third poll gets no answer: it reaches its deadline
+	settleSources(t, r)
+	got = append(got, look())
+	want = append(want, step{Nodes: []string{"n2"}, InFlight: true, Next: minPickup},
+		step{Nodes: []string{"n2"}, Err: "source gated: gave up at the poll deadline of 200ms: context deadline exceeded", Next: time.Minute})
+	clock = clock.Add(time.Minute)
+	src.answers <- panicking
+	look()
+	settleSources(t, r)
+	got = append(got, look()) // a panic fails the poll, not the process
+	want = append(want, step{Nodes: []string{"n2"}, Err: "source gated: the poll panicked: a source that panics", Next: time.Minute})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if n := src.polls.Load(); n != 4 {
+		t.Errorf("%d polls, want 4", n)
+	}
+	if n := counterValue(r.Metrics.sourcePollTimeouts.WithLabelValues("gated")); n != 1 {
+		t.Errorf("poll timeouts counted = %v, want 1", n)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
@@ -15,6 +16,9 @@ import (
 type UFMSource struct {
 	// Client reads UFM.
 	Client *ufm.Client
+	// PollTimeout bounds one poll's requests, retries and Retry-After waits (the conversion of a fabric read in
+	// time is not cut short); DefaultPollTimeout when zero.
+	PollTimeout time.Duration
 	// Options maps hosts to node names and HCAs to compute or storage.
 	Options ufm.Options
 	// Log receives the hosts UFM knows but no node name was found for.
@@ -23,6 +27,9 @@ type UFMSource struct {
 
 // Name implements FabricSource.
 func (s *UFMSource) Name() string { return ufm.Source }
+
+// pollTimeout makes the aggregator's poll deadline --ufm-poll-timeout.
+func (s *UFMSource) pollTimeout() time.Duration { return s.PollTimeout }
 
 // Evidence implements FabricSource.
 func (s *UFMSource) Evidence(ctx context.Context) (topology.Input, error) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,6 +32,7 @@ func Main(ctx context.Context, args []string) error {
 		mo      aggregator.ManagerOptions
 		conf    aggregator.Config
 		uo      ufmOptions
+		guard   aggregator.DeletionGuard
 	)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -48,6 +50,9 @@ func Main(ctx context.Context, args []string) error {
 	fs.BoolVar(&conf.AcceleratorDomains, "accelerator-domains", false, "make NVLink domains the lowest tier (tier 1, tierName accelerator) below the leaves")
 	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
 	fs.DurationVar(&conf.ReportExpiry, "report-expiry", 10*time.Minute, "how long an agent may leave its heartbeat Lease unrenewed before its report expires: still used for --delete-grace-period more, then the node leaves the tree (0 turns expiry off)")
+	fs.Float64Var(&guard.MaxShare, "deletion-guard-max-share", 0.2, "share of the managed HyperNodes that may be gone from the tree together; more, or all of them, holds every deletion until confirmed")
+	fs.IntVar(&guard.MinCount, "deletion-guard-min-count", 3, "HyperNodes that may be gone together whatever their share (one node's leaf in a small tree); all of them is held even so")
+	fs.DurationVar(&guard.ConfirmAfter, "deletion-guard-confirm-after", time.Hour, "how long an unchanged set of held deletions waits before it goes ahead (0: only the annotation "+aggregator.ConfirmDeletionsAnnotation+" on the leader-election Lease confirms)")
 	fs.StringVar(&mo.HeartbeatNamespace, "heartbeat-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the agents' heartbeat Leases (the release's, from $POD_NAMESPACE)")
 	fs.StringVar(&conf.IBNetDiscoverFile, "ibnetdiscover-file", "", "ibnetdiscover capture of the whole fabric (e.g. a mounted ConfigMap): gives the tiers above the leaves")
 	fs.DurationVar(&conf.FabricRecheck, "fabric-recheck", time.Minute, "how often the capture file is checked for changes")
@@ -77,6 +82,11 @@ func Main(ctx context.Context, args []string) error {
 	if err := conf.Outputs.Validate(); err != nil {
 		return err
 	}
+	guard.Lease = types.NamespacedName{Namespace: mo.LeaderElectionNamespace, Name: mo.LeaderElectionID}
+	if err := guard.Validate(); err != nil {
+		return err
+	}
+	conf.DeletionGuard = &guard
 	if err := aggregator.ValidateSourcePriority(conf.SourcePriority); err != nil {
 		return err
 	}
@@ -124,7 +134,8 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	log.Info("aggregator starting", "leaderElection", mo.LeaderElection, "leaseNamespace", mo.LeaderElectionNamespace,
-		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mo.HeartbeatNamespace, "nodeLabels", conf.NodeLabels, "labelKeys", conf.LabelKeys.All())
+		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mo.HeartbeatNamespace,
+		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelKeys", conf.LabelKeys.All())
 	return mgr.Start(ctx)
 }
 

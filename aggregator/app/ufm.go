@@ -16,7 +16,7 @@ import (
 type ufmOptions struct {
 	url, usernameFile, passwordFile, tokenFile, caFile string
 	insecureSkipVerify                                 bool
-	interval, timeout                                  time.Duration
+	interval, timeout, pollTimeout, maxRetryAfter      time.Duration
 	rules                                              ufm.Rules
 }
 
@@ -29,6 +29,9 @@ func (o *ufmOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.insecureSkipVerify, "ufm-insecure-skip-verify", false, "accept any UFM certificate (logged as a warning)")
 	fs.DurationVar(&o.interval, "ufm-interval", 5*time.Minute, "time between two reads of the fabric from UFM")
 	fs.DurationVar(&o.timeout, "ufm-timeout", ufm.DefaultTimeout, "bound on one UFM request")
+	fs.DurationVar(&o.pollTimeout, "ufm-poll-timeout", aggregator.DefaultPollTimeout,
+		"bound on one read of the fabric from UFM: every request, retry and Retry-After wait (it runs beside the tree rebuilds, never inside one)")
+	fs.DurationVar(&o.maxRetryAfter, "ufm-max-retry-after", ufm.DefaultMaxRetryAfter, "longest wait before a retry that a Retry-After header from UFM (429, 503) is honoured for")
 	o.rules.AddFlags(fs)
 }
 
@@ -41,12 +44,17 @@ func (o *ufmOptions) sources(log *slog.Logger) ([]aggregator.SourceSpec, error) 
 	if err != nil {
 		return nil, err
 	}
+	if o.pollTimeout <= 0 || o.maxRetryAfter <= 0 {
+		return nil, fmt.Errorf("UFM source: --ufm-poll-timeout (%v) and --ufm-max-retry-after (%v) must be positive", o.pollTimeout, o.maxRetryAfter)
+	}
 	c, err := ufm.NewClient(ufm.Config{
 		BaseURL: o.url, UsernameFile: o.usernameFile, PasswordFile: o.passwordFile, TokenFile: o.tokenFile,
-		CAFile: o.caFile, InsecureSkipVerify: o.insecureSkipVerify, Timeout: o.timeout, Logger: log.With("source", ufm.Source),
+		CAFile: o.caFile, InsecureSkipVerify: o.insecureSkipVerify, Timeout: o.timeout, MaxRetryAfter: o.maxRetryAfter,
+		Logger: log.With("source", ufm.Source),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("UFM source: %w", err)
 	}
-	return []aggregator.SourceSpec{{Source: &aggregator.UFMSource{Client: c, Options: opts, Log: log}, Interval: o.interval}}, nil
+	src := &aggregator.UFMSource{Client: c, PollTimeout: o.pollTimeout, Options: opts, Log: log}
+	return []aggregator.SourceSpec{{Source: src, Interval: o.interval}}, nil
 }

@@ -17,11 +17,14 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultTimeout          = time.Minute
-	DefaultMaxRetries       = 4
-	DefaultRetryWaitMin     = time.Second
-	DefaultRetryWaitMax     = 30 * time.Second
-	DefaultMaxResponseBytes = 512 << 20
+	DefaultTimeout       = time.Minute
+	DefaultMaxRetries    = 4
+	DefaultRetryWaitMin  = time.Second
+	DefaultRetryWaitMax  = 30 * time.Second
+	DefaultMaxRetryAfter = 30 * time.Second
+	// DefaultMaxResponseBytes is well under the aggregator's memory limit (1 GiB): answers are decoded as a
+	// stream, so the cap bounds the time spent reading, not the memory.
+	DefaultMaxResponseBytes = 256 << 20
 )
 
 // ErrCredentialsRejected is the error (under errors.Is) of a request that UFM answered with 401 or 403.
@@ -50,8 +53,11 @@ type Config struct {
 	// DefaultMaxRetries when zero, none when negative.
 	MaxRetries int
 	// RetryWaitMin and RetryWaitMax bound the wait between attempts; DefaultRetryWaitMin and
-	// DefaultRetryWaitMax when zero. A Retry-After header is honoured (up to 5 minutes).
+	// DefaultRetryWaitMax when zero. A 429 or 503 answer's Retry-After header is honoured up to MaxRetryAfter.
 	RetryWaitMin, RetryWaitMax time.Duration
+	// MaxRetryAfter caps the wait a Retry-After header asks for (UFM under load may ask for minutes);
+	// DefaultMaxRetryAfter when zero. The caller's context bounds the whole read, waits included.
+	MaxRetryAfter time.Duration
 	// MaxResponseBytes caps the size of one answer; DefaultMaxResponseBytes when zero.
 	MaxResponseBytes int64
 	// Logger receives the client's logs; nil discards them. Credentials are never logged.
@@ -98,7 +104,7 @@ func NewClient(cfg Config) (*Client, error) {
 		RetryWaitMax: orDefault(cfg.RetryWaitMax, DefaultRetryWaitMax),
 		RetryMax:     max(orDefault(cfg.MaxRetries, DefaultMaxRetries), 0),
 		CheckRetry:   checkRetry,
-		Backoff:      backoff,
+		Backoff:      retryPolicy{maxRetryAfter: orDefault(cfg.MaxRetryAfter, DefaultMaxRetryAfter), now: time.Now}.backoff,
 	}
 	return &Client{base: base, creds: creds, http: rc, maxBytes: orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes), log: log}, nil
 }
@@ -138,7 +144,8 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// Fabric reads the systems and the links, and the ports when a link names a node that no system lists.
+// Fabric reads the systems and the links, and the ports when a link names a node that no system lists. ctx
+// bounds the whole read, the waits between retries included.
 func (c *Client) Fabric(ctx context.Context) (*Fabric, error) {
 	start := time.Now()
 	var f Fabric
@@ -161,29 +168,36 @@ func (c *Client) Fabric(ctx context.Context) (*Fabric, error) {
 
 // Systems reads /resources/systems.
 func (c *Client) Systems(ctx context.Context) ([]System, error) {
-	return fetch(ctx, c, EndpointSystems, ParseSystems)
+	return fetch(ctx, c, EndpointSystems, decodeSystems)
 }
 
 // Links reads /resources/links.
 func (c *Client) Links(ctx context.Context) ([]Link, error) {
-	return fetch(ctx, c, EndpointLinks, ParseLinks)
+	return fetch(ctx, c, EndpointLinks, decodeLinks)
 }
 
 // Ports reads /resources/ports.
 func (c *Client) Ports(ctx context.Context) ([]Port, error) {
-	return fetch(ctx, c, EndpointPorts, ParsePorts)
+	return fetch(ctx, c, EndpointPorts, decodePorts)
 }
 
-func fetch[T any](ctx context.Context, c *Client, endpoint string, parse func([]byte) ([]T, error)) ([]T, error) {
+func fetch[T any](ctx context.Context, c *Client, endpoint string, decode func(io.Reader) ([]T, error)) ([]T, error) {
 	body, err := c.get(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
-	return parse(body)
+	defer body.Close()
+	out, err := decode(body)
+	if err != nil {
+		return nil, err
+	}
+	c.log.Debug("UFM answered", "endpoint", endpoint, "bytes", body.n, "entries", len(out))
+	return out, nil
 }
 
-// get fetches one resource and returns its body.
-func (c *Client) get(ctx context.Context, endpoint string) ([]byte, error) {
+// get requests one resource and returns its answer's body, capped at maxBytes, for the caller to decode as it
+// is read and to close.
+func (c *Client) get(ctx context.Context, endpoint string) (*cappedBody, error) {
 	auth, prefix, err := c.creds.authorize()
 	if err != nil {
 		return nil, err
@@ -199,36 +213,52 @@ func (c *Client) get(ctx context.Context, endpoint string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("UFM %s: %w", endpoint, err)
 	}
-	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		resp.Body.Close()
 		return nil, fmt.Errorf("UFM %s at %s: %w (HTTP %s): check the user name and password, or the token, and the user's role",
 			endpoint, c.base.Host, ErrCredentialsRejected, resp.Status)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		resp.Body.Close()
 		return nil, fmt.Errorf("UFM %s at %s: HTTP %s: %s", endpoint, c.base.Host, resp.Status, printable(snippet))
+	case resp.ContentLength > c.maxBytes:
+		resp.Body.Close()
+		return nil, fmt.Errorf("UFM %s: %w", endpoint, tooLarge(c.maxBytes))
 	}
-	return c.readBody(endpoint, resp)
+	return &cappedBody{body: resp.Body, max: c.maxBytes}, nil
 }
 
-// readBody reads an answer of at most maxBytes.
-func (c *Client) readBody(endpoint string, resp *http.Response) ([]byte, error) {
-	tooLarge := func() error {
-		return fmt.Errorf("UFM %s: the answer is larger than the limit of %d bytes (MaxResponseBytes)", endpoint, c.maxBytes)
-	}
-	if resp.ContentLength > c.maxBytes {
-		return nil, tooLarge()
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("UFM %s: reading the answer: %w", endpoint, err)
-	}
-	if int64(len(body)) > c.maxBytes {
-		return nil, tooLarge()
-	}
-	c.log.Debug("UFM answered", "endpoint", endpoint, "bytes", len(body))
-	return body, nil
+// errTooLarge is the error (under errors.Is) of an answer larger than MaxResponseBytes.
+var errTooLarge = errors.New("the answer is larger than the limit")
+
+func tooLarge(max int64) error {
+	return fmt.Errorf("%w of %d bytes (MaxResponseBytes)", errTooLarge, max)
 }
+
+// cappedBody reads an answer's body and fails with errTooLarge once it passes max bytes.
+type cappedBody struct {
+	body io.ReadCloser
+	max  int64
+	n    int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.n > b.max {
+		return 0, tooLarge(b.max)
+	}
+	if left := b.max + 1 - b.n; int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := b.body.Read(p)
+	b.n += int64(n)
+	if b.n > b.max {
+		return n, tooLarge(b.max)
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.body.Close() }
 
 // printable keeps an error body readable in one line.
 func printable(b []byte) string {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const (
@@ -488,35 +491,93 @@ func TestNewClientChecksTheConfig(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
+func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	type result struct {
+		Wait time.Duration
+		OK   bool
+	}
+	got, want := map[string]result{}, map[string]result{}
 	for _, tc := range []struct {
 		header string
-		want   time.Duration
-		ok     bool
+		want   result
 	}{
-		{"3", 3 * time.Second, true},
-		{"0", 0, true},
-		{"86400", maxRetryAfter, true},
-		{now.Add(10 * time.Second).Format(http.TimeFormat), 10 * time.Second, true},
-		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
-		{"-1", 0, false},
-		{"soon", 0, false},
-		{"", 0, false},
+		{"3", result{3 * time.Second, true}},
+		{"0", result{0, true}},
+		{"86400", result{24 * time.Hour, true}},
+		{"99999999999999999", result{math.MaxInt64 / time.Second * time.Second, true}},
+		{now.Add(10 * time.Second).Format(http.TimeFormat), result{10 * time.Second, true}},
+		{now.Add(-time.Hour).Format(http.TimeFormat), result{0, true}},
+		{"-1", result{0, false}},
+		{"soon", result{0, false}},
+		{"", result{0, false}},
 	} {
-		if got, ok := retryAfter(tc.header, now); got != tc.want || ok != tc.ok {
-			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tc.header, got, ok, tc.want, tc.ok)
-		}
+		d, ok := retryAfter(tc.header, now)
+		got[tc.header], want[tc.header] = result{d, ok}, tc.want
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("retryAfter (-want +got):\n%s", diff)
+	}
+}
+
+// The wait before a retry: as Retry-After asks on a 429 or 503, at most the cap (UFM under load asks for
+// minutes), else exponential with jitter.
+func TestBackoff(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := retryPolicy{maxRetryAfter: 30 * time.Second, now: func() time.Time { return now }}
+	answer := func(code int, retryAfter string) *http.Response {
+		return &http.Response{StatusCode: code, Header: http.Header{"Retry-After": {retryAfter}}}
+	}
+	got, want := map[string]time.Duration{}, map[string]time.Duration{}
+	for _, tc := range []struct {
+		name string
+		resp *http.Response
+		want time.Duration
+	}{
+		{"503, Retry-After 2", answer(http.StatusServiceUnavailable, "2"), 2 * time.Second},
+		{"429, Retry-After 0", answer(http.StatusTooManyRequests, "0"), 0},
+		{"503, Retry-After 300: capped", answer(http.StatusServiceUnavailable, "300"), 30 * time.Second},
+		{"429, Retry-After a day: capped", answer(http.StatusTooManyRequests, "86400"), 30 * time.Second},
+		{"503, Retry-After a date in 10 minutes: capped", answer(http.StatusServiceUnavailable, now.Add(10*time.Minute).Format(http.TimeFormat)), 30 * time.Second},
+		{"503, Retry-After a date in 5 s", answer(http.StatusServiceUnavailable, now.Add(5*time.Second).Format(http.TimeFormat)), 5 * time.Second},
+		// Exponential from 1ns: no room for jitter.
+		{"500, Retry-After is not for it", answer(http.StatusInternalServerError, "300"), time.Nanosecond},
+		{"503, Retry-After unreadable", answer(http.StatusServiceUnavailable, "soon"), time.Nanosecond},
+	} {
+		got[tc.name], want[tc.name] = p.backoff(time.Nanosecond, time.Nanosecond, 0, tc.resp), tc.want
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("backoff (-want +got):\n%s", diff)
 	}
 	for attempt := range 40 {
-		d := backoff(100*time.Millisecond, 10*time.Second, attempt, nil)
+		d := p.backoff(100*time.Millisecond, 10*time.Second, attempt, nil)
 		full := min(100*time.Millisecond<<min(attempt, 20), 10*time.Second)
 		if d < full/2 || d > full {
 			t.Errorf("attempt %d: backoff %v, want within [%v, %v]", attempt, d, full/2, full)
 		}
 	}
-	busy := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"2"}}}
-	if d := backoff(time.Millisecond, time.Millisecond, 0, busy); d != 2*time.Second {
-		t.Errorf("backoff on 429 with Retry-After 2 = %v", d)
+}
+
+// A UFM answering 503 with Retry-After: 300 is asked again after MaxRetryAfter, not after five minutes.
+func TestClientCapsRetryAfter(t *testing.T) {
+	ufm := newFakeUFM(t, "railopt")
+	busy := status(http.StatusServiceUnavailable, "Retry-After", "300")
+	ufm.failNext(busy, busy)
+	srv := httptest.NewServer(ufm)
+	defer srv.Close()
+	var logs logBuffer
+	cfg := testConfig(t, srv, &logs)
+	cfg.MaxRetryAfter = 50 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := mustClient(t, cfg).Fabric(ctx); err != nil {
+		t.Fatalf("Fabric: %v (Retry-After not capped?)", err)
+	}
+	if n := ufm.count(); n != 4 {
+		t.Errorf("%d requests, want 4 (two 503s, then systems and links)", n)
+	}
+	if took := time.Since(start); took < 2*cfg.MaxRetryAfter {
+		t.Errorf("took %v, want at least two waits of %v", took, cfg.MaxRetryAfter)
 	}
 }

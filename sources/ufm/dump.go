@@ -3,6 +3,7 @@ package ufm
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,28 +22,30 @@ const (
 func LoadDump(dir string) (*Fabric, error) {
 	var f Fabric
 	var err error
-	if f.Systems, err = loadDumpFile(dir, DumpSystemsFile, ParseSystems, false); err != nil {
+	if f.Systems, err = loadDumpFile(dir, DumpSystemsFile, decodeSystems, false); err != nil {
 		return nil, err
 	}
-	if f.Links, err = loadDumpFile(dir, DumpLinksFile, ParseLinks, false); err != nil {
+	if f.Links, err = loadDumpFile(dir, DumpLinksFile, decodeLinks, false); err != nil {
 		return nil, err
 	}
-	if f.Ports, err = loadDumpFile(dir, DumpPortsFile, ParsePorts, true); err != nil {
+	if f.Ports, err = loadDumpFile(dir, DumpPortsFile, decodePorts, true); err != nil {
 		return nil, err
 	}
 	return &f, nil
 }
 
-func loadDumpFile[T any](dir, name string, parse func([]byte) ([]T, error), optional bool) ([]T, error) {
+// loadDumpFile decodes one saved answer as it is read, as the client decodes UFM's.
+func loadDumpFile[T any](dir, name string, decode func(io.Reader) ([]T, error), optional bool) ([]T, error) {
 	path := filepath.Join(dir, name)
-	data, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if optional && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the UFM dump: %w", err)
 	}
-	out, err := parse(data)
+	defer file.Close()
+	out, err := decode(file)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

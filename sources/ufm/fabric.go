@@ -83,7 +83,8 @@ type Link struct {
 	Width string `json:"width"`
 }
 
-// Port is one entry of /resources/ports: a port of a node, with the system it belongs to and its peer.
+// Port is one entry of /resources/ports: a port of a node and the system it belongs to. Only the fields
+// fabricmap uses are kept (an answer holds one entry of some forty members per cabled port end).
 type Port struct {
 	// Name is "<node GUID>_<port number>".
 	Name string `json:"name"`
@@ -95,18 +96,6 @@ type Port struct {
 	SystemName string `json:"system_name"`
 	// NodeDescription is the port's node description ("sw-leaf-01:1", "gpu-01 mlx5_0").
 	NodeDescription string `json:"node_description"`
-	// Description is UFM's kind of port, e.g. "Switch IB Port", "Computer IB Port".
-	Description string `json:"description"`
-	// Number is the port number on its node; ExternalNumber the number on the front panel.
-	Number         string `json:"number"`
-	ExternalNumber string `json:"external_number"`
-	// DName is the port's display name ("1/3/1", "HCA-1/1").
-	DName string `json:"dname"`
 	// Module is the module the port sits on in a modular system (a line card), "N/A" otherwise.
 	Module string `json:"module"`
-	// PeerGUID is the node GUID at the other end of the port's cable, PeerNodeName its system name and
-	// PeerNodeDescription its node description.
-	PeerGUID            string `json:"peer_guid"`
-	PeerNodeName        string `json:"peer_node_name"`
-	PeerNodeDescription string `json:"peer_node_description"`
 }

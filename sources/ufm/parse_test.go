@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseReadsUFMAnswers(t *testing.T) {
@@ -48,9 +50,13 @@ func TestParseReadsUFMAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ports) != 3 || ports[0].Number != "1" || ports[0].ExternalNumber != "1" || ports[0].PeerNodeName != "SLG02-07" ||
-		ports[1].SystemID != "0c42a10300280000" || ports[2].SystemID != "0c42a10300280000" {
-		t.Errorf("ports = %+v", ports)
+	wantPorts := []Port{
+		{Name: "0c42a10300280000_1", GUID: "0c42a10300280000", SystemID: "0c42a10300280000", NodeDescription: "luna-0218 mlx5_4", Module: "N/A"},
+		{GUID: "0c42a10300280001", SystemID: "0c42a10300280000"},
+		{GUID: "0c42a10300280002", SystemID: "0c42a10300280000"},
+	}
+	if diff := cmp.Diff(wantPorts, ports); diff != "" {
+		t.Errorf("ports (-want +got):\n%s", diff)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -12,9 +13,6 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 )
-
-// maxRetryAfter bounds the wait a Retry-After header can ask for.
-const maxRetryAfter = 5 * time.Minute
 
 // checkRetry retries connection errors, 429 and 5xx answers (but 501), as retryablehttp's policy does, and
 // never a 401 or 403: rejected credentials do not get better by asking again, and retrying could lock the
@@ -33,13 +31,21 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	return retry, why
 }
 
-// backoff waits as a 429 or 503 answer's Retry-After header asks (at most maxRetryAfter), otherwise
+// retryPolicy is how long to wait before the next attempt.
+type retryPolicy struct {
+	// maxRetryAfter caps the wait a Retry-After header asks for (Config.MaxRetryAfter).
+	maxRetryAfter time.Duration
+	// now is the clock a Retry-After date is read against.
+	now func() time.Time
+}
+
+// backoff waits as a 429 or 503 answer's Retry-After header asks, at most maxRetryAfter, otherwise
 // exponentially from min to max with jitter: a random wait between half and all of min·2^attempt, so that
-// several clients do not retry in step.
-func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+// several clients do not retry in step. It has retryablehttp's Backoff signature.
+func (p retryPolicy) backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return d
+		if d, ok := retryAfter(resp.Header.Get("Retry-After"), p.now()); ok {
+			return minDuration(d, p.maxRetryAfter)
 		}
 	}
 	d := min
@@ -55,24 +61,26 @@ func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Dura
 	return d/2 + rand.N(d/2+1)
 }
 
-// retryAfter reads a Retry-After header: delay seconds or an HTTP date.
+// minDuration is the built-in min, which the parameter names of backoff hide.
+func minDuration(a, b time.Duration) time.Duration { return min(a, b) }
+
+// retryAfter reads a Retry-After header: delay seconds or an HTTP date. Delays too large for a Duration
+// come out as the largest one.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false
 	}
-	var d time.Duration
 	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if secs < 0 {
 			return 0, false
 		}
-		d = time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = max(t.Sub(now), 0)
-	} else {
-		return 0, false
+		return time.Duration(min(secs, int64(math.MaxInt64/time.Second))) * time.Second, true
 	}
-	return min(d, maxRetryAfter), true
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
 }
 
 // retryLog adapts slog to retryablehttp's leveled logger. A failed attempt that will be retried is a
