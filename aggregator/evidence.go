@@ -9,9 +9,10 @@ import (
 const SourceReports = "reports"
 
 // EvidenceFromReport turns one node's report into topology evidence: every neighbour becomes a link to the
-// switch it names, identified by topology.SwitchID.
+// switch it names, identified by topology.SwitchID. The evidence is SelfReported: the switch names it gives
+// rank below a fabric-wide source's and count only when most reports of the switch agree.
 func EvidenceFromReport(r *v1alpha1.NodeFabricReport) topology.NodeEvidence {
-	e := topology.NodeEvidence{Node: r.Name, Source: SourceReports, NVLinkDomain: r.Spec.NVLinkDomain}
+	e := topology.NodeEvidence{Node: r.Name, Source: SourceReports, SelfReported: true, NVLinkDomain: r.Spec.NVLinkDomain}
 	for _, n := range r.Spec.Neighbors {
 		e.Links = append(e.Links, topology.SwitchLink{
 			SwitchID:   topology.SwitchID(n.ChassisIDSubtype, n.ChassisID),

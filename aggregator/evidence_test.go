@@ -17,7 +17,7 @@ func TestEvidenceFromReport(t *testing.T) {
 	r.Spec.Neighbors = append(r.Spec.Neighbors, v1alpha1.LinkNeighbor{Source: v1alpha1.SourceIBNetDiscover,
 		Interface: "mlx5_8/1", ChassisID: "0xabc", ChassisIDSubtype: "guid", Class: v1alpha1.PortClassStorage})
 	e := EvidenceFromReport(r)
-	if e.Node != "n1" || e.Source != SourceReports || e.NVLinkDomain != "c.1" || len(e.Links) != 2 {
+	if e.Node != "n1" || e.Source != SourceReports || !e.SelfReported || e.NVLinkDomain != "c.1" || len(e.Links) != 2 {
 		t.Fatalf("evidence = %+v", e)
 	}
 	if l := e.Links[0]; l.SwitchID != "mac:02:00:00:00:00:01" || l.SwitchName != "sw-01" || l.Storage {

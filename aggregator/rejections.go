@@ -1,6 +1,8 @@
 package aggregator
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -15,6 +17,7 @@ const ReasonEvidenceRejected = "EvidenceRejected"
 // Warning Event on the Node. kept tells whether the node's last good evidence stays in use.
 func (r *Reconciler) rejectReport(node, reason string, kept bool, nodes map[string]*metav1.PartialObjectMetadata) {
 	r.Metrics.rejectedReports.Inc()
+	reason = topology.Printable(reason)
 	if kept {
 		r.Log.Warn("report cannot be used; keeping the node's last good evidence", "node", node, "source", SourceReports, "reason", reason)
 		r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonEvidenceRejected, "the node's NodeFabricReport cannot be used (%s); its last good evidence stays in use", reason)
@@ -28,7 +31,7 @@ func (r *Reconciler) rejectReport(node, reason string, kept bool, nodes map[stri
 // the rejected-evidence metric and, for evidence about a node, a Warning Event on the Node.
 func (r *Reconciler) rejectEvidence(p topology.Problem, nodes map[string]*metav1.PartialObjectMetadata) {
 	r.Metrics.rejectedEvidence.WithLabelValues(p.Source).Inc()
-	r.Log.Warn("evidence rejected", "node", p.Node, "source", p.Source, "reason", p.Reason)
+	r.Log.Warn("evidence rejected", "node", topology.Printable(p.Node), "source", p.Source, "reason", topology.Printable(p.Reason))
 	if p.Node != "" {
 		r.nodeEvent(p.Node, nodes, corev1.EventTypeWarning, ReasonEvidenceRejected, "evidence from source %s rejected: %s", p.Source, p.Reason)
 	}
@@ -36,11 +39,13 @@ func (r *Reconciler) rejectEvidence(p topology.Problem, nodes map[string]*metav1
 
 // nodeEvent records an Event about evidence on the named Node, when it exists and a recorder is set. The
 // recorder folds repeats of one Event into a series, so a problem that stays costs no write per reconcile.
+// The message goes through topology.Printable: names from evidence (a switch's, an NVLink domain's) may
+// hold control characters that kubectl would print raw.
 func (r *Reconciler) nodeEvent(node string, nodes map[string]*metav1.PartialObjectMetadata, eventType, reason, format string, args ...any) {
 	n, ok := nodes[node]
 	if r.Events == nil || !ok {
 		return
 	}
 	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node, UID: n.UID}
-	r.Events.Eventf(ref, nil, eventType, reason, "BuildTopology", format, args...)
+	r.Events.Eventf(ref, nil, eventType, reason, "BuildTopology", "%s", topology.Printable(fmt.Sprintf(format, args...)))
 }

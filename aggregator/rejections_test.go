@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,5 +71,37 @@ func TestRejectedEvidenceIsRecordedOnTheNode(t *testing.T) {
 	}
 	if got := counterValue(r.Metrics.rejectedReports); got != 2 {
 		t.Errorf("rejected reports = %v, want 2", got)
+	}
+}
+
+// Names from evidence reach Events escaped: a switch name with a terminal escape and a newline, spoofed by
+// one report, is refused on that report's Node with the name written out, never raw.
+func TestRejectionEventsEscapeNames(t *testing.T) {
+	var events eventLog
+	r := &Reconciler{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: NewMetrics(prometheus.NewRegistry()), Events: &events}
+	nodes := map[string]*metav1.PartialObjectMetadata{}
+	var reports []v1alpha1.NodeFabricReport
+	for _, n := range []string{"n1", "n2", "n3"} {
+		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, UID: types.UID("uid-" + n)}}
+		reports = append(reports, *report(n, "01"))
+	}
+	reports[2].Spec.Neighbors[0].SystemName = "\x1b[31mevil\nleaf"
+	var in topology.Input
+	for i := range reports {
+		in.Nodes = append(in.Nodes, EvidenceFromReport(&reports[i]))
+	}
+	_, problems := topology.Build(in, topology.BuildOptions{})
+	for _, p := range problems {
+		r.rejectEvidence(p, nodes)
+	}
+	r.rejectEvidence(topology.Problem{Node: "n1", Source: "ufm", Reason: "switch \"guid:1\" is called \x1b]0;title\x07"}, nodes)
+
+	want := []string{
+		`Node/n3 Warning EvidenceRejected: evidence from source reports rejected: switch "mac:02:00:00:00:00:01": name "\x1b[31mevil\nleaf", ` +
+			`given by the reports of n3 (1 of the 3 that reach the switch), is not used: the switch is named "sw-01" by the reports of n1, n2 (2 of the 3 that reach the switch)`,
+		`Node/n1 Warning EvidenceRejected: evidence from source ufm rejected: switch "guid:1" is called \x1b]0;title\a`,
+	}
+	if diff := cmp.Diff(want, []string(events)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/view"
 )
 
@@ -129,7 +130,7 @@ func printHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNode, outp
 		}
 		t, warnings := hypernodegen.TreeFromHyperNodes(items)
 		for _, warn := range warnings {
-			fmt.Fprintln(errw, "warning:", warn)
+			fmt.Fprintln(errw, "warning:", topology.Printable(warn))
 		}
 		if output == "dot" {
 			return view.DOT(w, t)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/view"
 )
 
@@ -57,7 +58,7 @@ func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o getO
 	}
 	t, warnings := hypernodegen.TreeFromHyperNodes(hns)
 	for _, warn := range warnings {
-		fmt.Fprintln(errw, "warning:", warn)
+		fmt.Fprintln(errw, "warning:", topology.Printable(warn))
 	}
 	tierOnly := hypernodegen.LabelKeys{Tiers: keys.Tiers} // NVLink domains are not in HyperNodes: compare tiers only
 	places := view.NodePlaces(t, nodes, keys.All(), hypernodegen.NodeLabels(t, nil, tierOnly))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -126,5 +127,20 @@ func TestGetHyperNodesResolvesMembers(t *testing.T) {
 `
 	if out.String() != want || errw.Len() > 0 {
 		t.Errorf("got\n%s\nwant\n%s\nwarnings: %s", out.String(), want, errw.String())
+	}
+}
+
+// HyperNodes are anyone's to write, and a tier name is free text: one with a terminal escape and a newline
+// is printed escaped, on its line.
+func TestGetHyperNodesEscapesControlCharacters(t *testing.T) {
+	hn := hyperNode("rack-b", 1, exact(topologyv1alpha1.MemberTypeNode, "gpu-b1"))
+	hn.Spec.TierName = "\x1b[31mrack\nB"
+	var out, errw bytes.Buffer
+	if err := printHyperNodes(&out, &errw, []topologyv1alpha1.HyperNode{hn}, "tree"); err != nil {
+		t.Fatal(err)
+	}
+	want := "rack-b  (tier 1, \\x1b[31mrack\\nB, 1 nodes, source reports)\n└── gpu-b1\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" || errw.Len() > 0 {
+		t.Errorf("output (-want +got):\n%s\nwarnings: %s", diff, errw.String())
 	}
 }

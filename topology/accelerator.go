@@ -99,9 +99,7 @@ func addAcceleratorDomain(t *Tree, g *nvlinkGroup, byNode map[string]NodeEvidenc
 		Parent:       leaf.Name,
 		Nodes:        g.nodes[leaf.Name],
 		NVLinkDomain: g.domain,
-	}
-	for _, n := range d.Nodes {
-		d.Source = smallerSource(d.Source, byNode[n].Source)
+		Source:       nodesSource(g.nodes[leaf.Name], byNode),
 	}
 	_ = t.Add(d) // freeName returns a free name
 	leaf.Children = append(leaf.Children, d.Name)

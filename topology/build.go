@@ -26,14 +26,23 @@ type BuildOptions struct {
 // that stand above one domain only are dropped; those left hang below one root, and when a single domain
 // above the leaves is left, it is the root. Nodes with no compute
 // link are listed in Unplaced. Evidence that cannot be used is returned as Problems and left out. The result
-// is a valid tree and does not depend on the order of the input.
+// is a valid tree and does not depend on the order of the input (but for which of two pieces of evidence
+// for one node is kept: the first).
+//
+// Domains are named after their switches, and switches by the names the evidence gives them, weighed in
+// this order: rejected evidence names nothing; nothing takes the root's name; a fabric-wide source's name
+// (evidence not SelfReported, switch links, SwitchNames) outranks a node report's; a report's name needs
+// most of the reports of its switch; one name goes to one switch only, the better supported, and the other is
+// named after its identifier. Every name not used is returned as a Problem.
 //
 // With opts.AcceleratorDomains, NVLink domains become a tier below the leaves once the switch tiers are built:
 // a leaf whose nodes all have an NVLink domain holds one accelerator domain (tier 1) per NVLink domain
 // instead of its nodes, and, as soon as one accelerator domain exists, every switch tier counts one higher
-// (leaf 2, spine 3, …). A leaf with a node that has no NVLink domain, or with a node of an NVLink domain that
-// spans two leaves, keeps its nodes directly and a Problem says why; a tree without accelerator domains keeps
-// its tiers. Nodes with an NVLink domain but no compute link stay Unplaced.
+// (leaf 2, spine 3, …). A node that claims an NVLink domain more than half of whose nodes sit in another
+// leaf is left out of the tree with a Problem (see dropForeignNVLinkClaims). A leaf with a node that has no
+// NVLink domain, or with a node of an NVLink domain split across leaves without such a majority, keeps its
+// nodes directly and a Problem says why; a tree without accelerator domains keeps its tiers. Nodes with an
+// NVLink domain but no compute link stay Unplaced.
 func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	rootName := opts.RootName
 	if rootName == "" {
@@ -44,13 +53,28 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	problems = append(problems, edgeProblems...)
 
 	t := NewTree()
-	leaves, unplaced, leafProblems := g.leafDomains(t, byNode)
-	problems = append(problems, leafProblems...)
+	leaves, unplaced, strays := g.groupLeaves(byNode)
 	t.Unplaced = unplaced
+	var foreign []foreignNVLinkClaim
+	if opts.AcceleratorDomains {
+		leaves, foreign = dropForeignNVLinkClaims(leaves, byNode)
+	}
+	dropped := map[string]bool{}
+	for _, c := range foreign {
+		dropped[c.node] = true
+	}
+	layer := g.layers(leaves)
+	nameProblems := g.nameSwitches(in, byNode, strays, dropped, layer, SafeName(rootName))
+	g.addDomains(t, leaves, rootName)
+	problems = append(problems, g.strayProblems(strays, byNode)...)
+	for _, c := range foreign {
+		problems = append(problems, c.problem(byNode))
+	}
+	problems = append(problems, nameProblems...)
 	if len(leaves) == 0 {
 		return t, problems
 	}
-	top := collapseTop(t, g.stackTiers(t, leaves))
+	top := collapseTop(t, g.stackTiers(t, leaves, layer, rootName))
 	addRoot(t, top, rootName)
 	if opts.AcceleratorDomains {
 		problems = append(problems, addAcceleratorDomains(t, leaves, byNode)...)
@@ -153,25 +177,25 @@ func groupSuffix(tier int) string {
 	return fmt.Sprintf("-tier-%d", tier)
 }
 
-// domainName names a domain after its switches: the smallest switch name (or identifier), with a group suffix
-// when it stands for several switches. A clash falls back to a hashed name of all its switch identifiers,
-// which is unique and still stable.
-func (g *switchGraph) domainName(t *Tree, switches []string, tier int) string {
+// domainName names a domain after its switches: the smallest switch name (or, when none of them has a name,
+// the smallest identifier), with a group suffix when it stands for several switches. A name that is taken,
+// or that is the root's, falls back to a hashed name of all its switch identifiers, which is unique and
+// still stable.
+func (g *switchGraph) domainName(t *Tree, switches []string, tier int, rootName string) string {
 	best := ""
 	for _, id := range switches {
-		label := g.names[id]
-		if label == "" {
-			label = id
+		if n := g.names[id]; n != "" && (best == "" || n < best) {
+			best = n
 		}
-		if best == "" || label < best {
-			best = label
-		}
+	}
+	if best == "" {
+		best = slices.Min(switches)
 	}
 	if len(switches) > 1 {
 		best += groupSuffix(tier)
 	}
 	name := SafeName(best)
-	if t.Domains[name] != nil {
+	if t.Domains[name] != nil || name == SafeName(rootName) {
 		name = UniqueName(strings.Join(switches, ","))
 	}
 	return name

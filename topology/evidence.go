@@ -14,6 +14,20 @@ type Input struct {
 	// SwitchLinks are the cables between switches that a fabric-wide source (ibnetdiscover, UFM) saw. They
 	// give the tiers above the leaves; without them every leaf domain hangs below one root.
 	SwitchLinks []SwitchEdge
+	// SwitchNames are names fabric-wide sources gave switches in evidence that is no longer in Nodes: Merge
+	// keeps here the names of the lower-priority evidence it leaves out, so that a capture's or UFM's name for
+	// a switch still outranks the node reports' (see Build).
+	SwitchNames []SwitchName
+}
+
+// SwitchName is a name a fabric-wide source gave a switch.
+type SwitchName struct {
+	// SwitchID identifies the switch, as SwitchLink.SwitchID does.
+	SwitchID string
+	// Name is the switch's name.
+	Name string
+	// Source names the source that gave it.
+	Source string
 }
 
 // SwitchEdge is a cable between two switches. Parallel cables may be given once or many times.
@@ -59,6 +73,10 @@ type NodeEvidence struct {
 	Node string
 	// Source names where the evidence came from (e.g. "report").
 	Source string
+	// SelfReported marks what a node says of itself (its agent's NodeFabricReport), as against what a
+	// fabric-wide source (ibnetdiscover, UFM, an admin's labels) says of it. A switch name it gives ranks
+	// below a fabric-wide source's and is used only when most reports of that switch give it (see Build).
+	SelfReported bool
 	// NVLinkDomain is the node's NVLink domain, empty when it has none.
 	NVLinkDomain string
 	// Links are the switches the node's links reach.
@@ -87,12 +105,13 @@ type Problem struct {
 	Reason string
 }
 
-// String names the node (when there is one) and the source, then the reason.
+// String names the node (when there is one) and the source, then the reason, through Printable: it is safe
+// to print.
 func (p Problem) String() string {
 	if p.Node == "" {
-		return fmt.Sprintf("source %s: %s", p.Source, p.Reason)
+		return Printable(fmt.Sprintf("source %s: %s", p.Source, p.Reason))
 	}
-	return fmt.Sprintf("node %q (source %s): %s", p.Node, p.Source, p.Reason)
+	return Printable(fmt.Sprintf("node %q (source %s): %s", p.Node, p.Source, p.Reason))
 }
 
 // Check returns why e cannot be used, or "" when it can.

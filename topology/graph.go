@@ -8,7 +8,7 @@ import (
 
 // switchGraph is the switch side of the fabric: names, cables between switches and each switch's tier.
 type switchGraph struct {
-	// names maps switch ID to the smallest name it was given.
+	// names maps switch ID to its name, as nameSwitches chose it; a switch without one is named after its ID.
 	names map[string]string
 	// adj lists each switch's switch neighbours.
 	adj map[string][]string
@@ -23,7 +23,6 @@ func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switch
 	compute := map[string]bool{}
 	for _, e := range byNode {
 		for _, l := range e.Links {
-			g.name(l.SwitchID, l.SwitchName)
 			if l.Storage {
 				g.storageOnly[l.SwitchID] = true
 			} else {
@@ -36,12 +35,10 @@ func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switch
 	}
 	var problems []Problem
 	for i, e := range edges {
-		if e.A == "" || e.B == "" {
+		if !e.usable() {
 			problems = append(problems, Problem{Source: e.Source, Reason: fmt.Sprintf("switch link %d (%q–%q) has an empty switch identifier", i, e.A, e.B)})
 			continue
 		}
-		g.name(e.A, e.AName)
-		g.name(e.B, e.BName)
 		if e.A == e.B || g.storageOnly[e.A] || g.storageOnly[e.B] {
 			continue
 		}
@@ -58,6 +55,9 @@ func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switch
 	return g, problems
 }
 
+// usable reports whether Build can use e: both ends are known.
+func (e SwitchEdge) usable() bool { return e.A != "" && e.B != "" }
+
 // smallerSource returns src when cur is empty or src sorts before it, else cur: a domain or switch keeps the
 // smallest source among those that gave evidence for it.
 func smallerSource(cur, src string) string {
@@ -67,16 +67,16 @@ func smallerSource(cur, src string) string {
 	return cur
 }
 
-func (g *switchGraph) name(id, name string) {
-	if name != "" && (g.names[id] == "" || name < g.names[id]) {
-		g.names[id] = name
-	}
+// strayLinks are the compute switches of a node cabled to switches of different domains: those of the
+// domain it joins, and the others, whose links are rejected.
+type strayLinks struct {
+	kept, stray []string
 }
 
-// leafDomains adds one tier-1 domain to t per group of nodes joined by shared compute switches and returns
-// them, ordered by their smallest switch; it also returns the nodes that reach no compute switch, and a
-// problem for each node cabled to switches of different domains (see joinedSwitches).
-func (g *switchGraph) leafDomains(t *Tree, byNode map[string]NodeEvidence) ([]*Domain, []string, []Problem) {
+// groupLeaves groups the nodes joined by shared compute switches into tier-1 domains, not yet named nor added
+// to a tree, ordered by their smallest switch. It also returns the nodes that reach no compute switch, and,
+// by node, the links of each node cabled to switches of different domains (see joinedSwitches).
+func (g *switchGraph) groupLeaves(byNode map[string]NodeEvidence) ([]*Domain, []string, map[string]strayLinks) {
 	links := make(map[string][]string, len(byNode))
 	var unplaced []string
 	for n, e := range byNode {
@@ -88,16 +88,14 @@ func (g *switchGraph) leafDomains(t *Tree, byNode map[string]NodeEvidence) ([]*D
 	}
 	slices.Sort(unplaced)
 	uf := joinedSwitches(links)
-	var problems []Problem
+	strays := map[string]strayLinks{}
 	for _, n := range sortedKeys(links) {
 		kept, stray := majorityGroup(uf, links[n])
 		for _, id := range kept {
 			uf.union("n\x00"+n, "s\x00"+id)
 		}
 		if len(stray) > 0 {
-			problems = append(problems, Problem{Node: n, Source: byNode[n].Source, Reason: fmt.Sprintf(
-				"cabled to switches of different domains: kept with %s (most of its links), not with %s, whose hosts it hardly shares; check those cables",
-				g.labels(kept), g.labels(stray))})
+			strays[n] = strayLinks{kept: kept, stray: stray}
 		}
 	}
 
@@ -114,13 +112,36 @@ func (g *switchGraph) leafDomains(t *Tree, byNode map[string]NodeEvidence) ([]*D
 				continue
 			}
 			d.Nodes = append(d.Nodes, id)
-			d.Source = smallerSource(d.Source, byNode[id].Source)
 		}
 		slices.Sort(d.Nodes)
 		slices.Sort(d.Switches)
+		d.Source = nodesSource(d.Nodes, byNode)
 		leaves = append(leaves, d)
 	}
-	return g.addDomains(t, leaves), unplaced, problems
+	slices.SortFunc(leaves, func(a, b *Domain) int { return strings.Compare(a.Switches[0], b.Switches[0]) })
+	return leaves, unplaced, strays
+}
+
+// nodesSource is the smallest source of the evidence of nodes: the source of a domain that holds them.
+func nodesSource(nodes []string, byNode map[string]NodeEvidence) string {
+	src := ""
+	for _, n := range nodes {
+		src = smallerSource(src, byNode[n].Source)
+	}
+	return src
+}
+
+// strayProblems reports, in node order, each node cabled to switches of different domains; it is said once
+// the switches have their names.
+func (g *switchGraph) strayProblems(strays map[string]strayLinks, byNode map[string]NodeEvidence) []Problem {
+	var problems []Problem
+	for _, n := range sortedKeys(strays) {
+		s := strays[n]
+		problems = append(problems, Problem{Node: n, Source: byNode[n].Source, Reason: fmt.Sprintf(
+			"cabled to switches of different domains: kept with %s (most of its links), not with %s, whose hosts it hardly shares; check those cables",
+			g.labels(s.kept), g.labels(s.stray))})
+	}
+	return problems
 }
 
 // computeSwitches returns the compute switches e links to, each once, in link order.
@@ -209,11 +230,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// addDomains names ds in a stable order (by smallest switch) and adds them to t.
-func (g *switchGraph) addDomains(t *Tree, ds []*Domain) []*Domain {
+// addDomains names ds in a stable order (by smallest switch) and adds them to t; no domain takes the root's name.
+func (g *switchGraph) addDomains(t *Tree, ds []*Domain, rootName string) []*Domain {
 	slices.SortFunc(ds, func(a, b *Domain) int { return strings.Compare(a.Switches[0], b.Switches[0]) })
 	for _, d := range ds {
-		d.Name = g.domainName(t, d.Switches, d.Tier)
+		d.Name = g.domainName(t, d.Switches, d.Tier, rootName)
 		_ = t.Add(d) // domainName returns a free name
 	}
 	return ds
@@ -243,11 +264,10 @@ func (g *switchGraph) layers(leaves []*Domain) map[string]int {
 	return layer
 }
 
-// stackTiers builds the tiers above the leaves: at each tier, the domains whose switches reach a common
+// stackTiers builds the tiers above the leaves, layer being g.layers(leaves): at each tier, the domains whose switches reach a common
 // switch of the next tier are joined under a new domain standing for those switches. It returns the
 // domains left without a parent.
-func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain) []*Domain {
-	layer := g.layers(leaves)
+func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int, rootName string) []*Domain {
 	frontier := leaves
 	for tier := 1; ; tier++ {
 		uf := newUnionFind()
@@ -282,7 +302,7 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain) []*Domain {
 			slices.Sort(d.Children)
 			joined = append(joined, d)
 		}
-		for _, d := range g.addDomains(t, joined) {
+		for _, d := range g.addDomains(t, joined, rootName) {
 			for _, c := range d.Children {
 				t.Domains[c].Parent = d.Name
 			}

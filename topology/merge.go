@@ -14,12 +14,16 @@ type Conflict struct {
 }
 
 // Merge combines the evidence of two sources, primary first: every node of primary is kept as it is, a node
-// only secondary knows is added, and the switch links of both are joined. A node both know whose compute
-// switches have nothing in common is a conflict; primary wins, so the result is deterministic.
+// only secondary knows is added, and the switch links and switch names of both are joined. A node both know
+// whose compute switches have nothing in common is a conflict; primary wins, so the result is deterministic.
+// When secondary's evidence of a node both know is left out without a conflict, the switch names it gives,
+// if it is fabric-wide evidence (not SelfReported), are kept in SwitchNames: a capture's names still outrank
+// the reports' when the reports place the nodes.
 func Merge(primary, secondary Input) (Input, []Conflict) {
 	out := Input{
 		Nodes:       slices.Clone(primary.Nodes),
 		SwitchLinks: slices.Concat(primary.SwitchLinks, secondary.SwitchLinks),
+		SwitchNames: slices.Concat(primary.SwitchNames, secondary.SwitchNames),
 	}
 	byNode := make(map[string]NodeEvidence, len(primary.Nodes))
 	for _, n := range primary.Nodes {
@@ -34,9 +38,25 @@ func Merge(primary, secondary Input) (Input, []Conflict) {
 		}
 		if disjoint(p.computeSwitches(), n.computeSwitches()) {
 			conflicts = append(conflicts, Conflict{Node: n.Node, Kept: p.Source, Dropped: n.Source})
+			continue
 		}
+		out.SwitchNames = append(out.SwitchNames, n.switchNames()...)
 	}
 	return out, conflicts
+}
+
+// switchNames returns the names e gives switches, when e is fabric-wide evidence.
+func (e NodeEvidence) switchNames() []SwitchName {
+	if e.SelfReported {
+		return nil
+	}
+	var out []SwitchName
+	for _, l := range e.Links {
+		if l.SwitchName != "" && l.SwitchID != "" {
+			out = append(out, SwitchName{SwitchID: l.SwitchID, Name: l.SwitchName, Source: e.Source})
+		}
+	}
+	return out
 }
 
 func (e NodeEvidence) computeSwitches() []string {

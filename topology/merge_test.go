@@ -3,6 +3,8 @@ package topology
 import (
 	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestMerge(t *testing.T) {
@@ -36,5 +38,22 @@ func TestMerge(t *testing.T) {
 	}
 	if want := []Conflict{{Node: "b", Kept: "reports", Dropped: "ib"}}; !reflect.DeepEqual(conflicts, want) {
 		t.Errorf("conflicts = %v, want %v", conflicts, want)
+	}
+	// The names of the capture's evidence left out stay, but for the node in conflict (b) and d's, which is used.
+	wantNames := []SwitchName{{"leaf1", "leaf1", "ib"}, {"leaf2", "leaf2", "ib"}, {"leaf3", "leaf3", "ib"},
+		{"guid:0000000000000001", "guid:0000000000000001", "ib"}}
+	if diff := cmp.Diff(wantNames, got.SwitchNames); diff != "" {
+		t.Errorf("switch names (-want +got):\n%s", diff)
+	}
+}
+
+// The names a node's own report gives are not carried when Merge leaves the report out: they are only used
+// as the reports' (see Build), and a left-out report is not used.
+func TestMergeKeepsNoNamesOfLeftOutReports(t *testing.T) {
+	capture := Input{Nodes: []NodeEvidence{captured("a", "guid:1", "leaf1")}, SwitchNames: []SwitchName{{"guid:2", "leaf2", "ufm"}}}
+	reports := Input{Nodes: []NodeEvidence{reported("a", "guid:1", "spoofed"), reported("b", "guid:1", "leaf1")}}
+	got, _ := Merge(capture, reports)
+	if diff := cmp.Diff([]SwitchName{{"guid:2", "leaf2", "ufm"}}, got.SwitchNames); diff != "" {
+		t.Errorf("switch names (-want +got):\n%s", diff)
 	}
 }

@@ -34,10 +34,19 @@ type printer struct {
 	err  error
 }
 
+// printf writes one piece of output. Its string arguments (names, tier names, sources, lines built of them)
+// go through topology.Printable: a tree read back from HyperNodes may carry any text, and control
+// characters must not reach the terminal.
 func (p *printer) printf(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
+	if p.err != nil {
+		return
 	}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = topology.Printable(s)
+		}
+	}
+	_, p.err = fmt.Fprintf(p.w, format, args...)
 }
 
 // domain prints one domain line and its children. lead is the prefix of this line, indent the prefix of the

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -40,6 +42,33 @@ nodes without topology (1): n4
 	}
 	if strings.Contains(b.String(), "── n1") {
 		t.Fatalf("HideNodes still lists nodes:\n%s", b.String())
+	}
+}
+
+// Text from HyperNodes someone else wrote: a tier name and a source with a terminal escape and a newline are
+// printed escaped, on their line.
+func TestTextEscapesControlCharacters(t *testing.T) {
+	tr := topology.NewTree()
+	for _, d := range []*topology.Domain{
+		{Name: "root", Tier: 2, TierName: "\x1b[31mred", Children: []string{"leaf"}},
+		{Name: "leaf", Tier: 1, Parent: "root", Source: "x\ny", Nodes: []string{"n\x1b[0m1"}},
+	} {
+		if err := tr.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr.Unplaced = []string{"lost\r"}
+	var b bytes.Buffer
+	if err := Text(&b, tr, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `root  (tier 2, \x1b[31mred, 1 nodes)
+└── leaf  (tier 1, 1 nodes, source x\ny)
+    └── n\x1b[0m1
+nodes without topology (1): lost\r
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
 	}
 }
 

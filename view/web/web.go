@@ -33,11 +33,13 @@ type Conflict struct {
 	Reason string `json:"reason"`
 }
 
-// ConflictsFromProblems converts the tree builder's problems into the page's conflicts.
+// ConflictsFromProblems converts the tree builder's problems into the page's conflicts, through
+// topology.Printable: html/template and the page's script escape HTML, not control characters, and a reason
+// quotes names from evidence.
 func ConflictsFromProblems(problems []topology.Problem) []Conflict {
 	out := make([]Conflict, 0, len(problems))
 	for _, p := range problems {
-		out = append(out, Conflict{Node: p.Node, Source: p.Source, Reason: p.Reason})
+		out = append(out, Conflict{Node: topology.Printable(p.Node), Source: topology.Printable(p.Source), Reason: topology.Printable(p.Reason)})
 	}
 	return out
 }

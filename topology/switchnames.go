@@ -1,0 +1,267 @@
+package topology
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// A switch's name becomes its domain's name, and so a HyperNode's name and the node label values of every
+// node below it: one piece of evidence must not rename a domain that others share. nameSwitches weighs the
+// names given to each switch of the tree in this order:
+//
+//  1. evidence Build rejected names nothing: a node's evidence it refused, a node's links to switches of
+//     another domain (strays), a switch link with an empty end;
+//  2. no switch takes the root's name;
+//  3. names from fabric-wide sources (evidence not SelfReported: a capture, UFM, an admin's labels, switch
+//     links) outrank names from node reports; among them, the name the most sources give wins, then the
+//     smallest;
+//  4. without a fabric-wide name, a name from node reports is used only when most of the reports that reach
+//     the switch give it (the reports of that switch, named or not);
+//  5. one name for two switches: the switch whose name ranks higher keeps it (fabric-wide over reports, then
+//     more sources or reports, then the smaller identifier); the other is named after its identifier.
+//
+// Names are compared as SafeName makes them ("Leaf-A" and "leaf.a" are one name); of one name's spellings
+// the smallest is used. Every name not used is returned as a Problem: of the first node whose report gave it,
+// or, for a fabric-wide name, of its source.
+
+// nameVotes is one name given to one switch and who gave it.
+type nameVotes struct {
+	// raw is the smallest spelling of the name.
+	raw string
+	// safe is SafeName(raw), the name as domains get it.
+	safe string
+	// sources are the fabric-wide sources that gave it.
+	sources map[string]bool
+	// nodes are the nodes whose reports gave it, with their evidence's source.
+	nodes map[string]string
+}
+
+// switchNaming is everything said about one switch's name.
+type switchNaming struct {
+	// names are the names given, by SafeName.
+	names map[string]*nameVotes
+	// reporters are the nodes whose reports reach the switch through a link that was not rejected.
+	reporters map[string]bool
+}
+
+// nameChoice is the name picked for a switch and how well it is supported.
+type nameChoice struct {
+	id    string
+	votes *nameVotes
+	// reporters is how many reports reach the switch.
+	reporters int
+}
+
+// fabricWide reports whether a fabric-wide source gave the name.
+func (c nameChoice) fabricWide() bool { return len(c.votes.sources) > 0 }
+
+// support is how many sources (fabric-wide) or reports gave the name.
+func (c nameChoice) support() int {
+	if c.fabricWide() {
+		return len(c.votes.sources)
+	}
+	return len(c.votes.nodes)
+}
+
+// outranks orders two switches that want one name: fabric-wide first, then more support, then smaller ID.
+func (c nameChoice) outranks(o nameChoice) bool {
+	if c.fabricWide() != o.fabricWide() {
+		return c.fabricWide()
+	}
+	if c.support() != o.support() {
+		return c.support() > o.support()
+	}
+	return c.id < o.id
+}
+
+// nameSwitches sets g.names for the switches in play (the tree's switches) from what in and the accepted
+// evidence (byNode less the nodes in dropped, without stray links) say, and returns the names it did not use
+// with the reason. reserved is the root's name.
+func (g *switchGraph) nameSwitches(in Input, byNode map[string]NodeEvidence, strays map[string]strayLinks, dropped map[string]bool,
+	inPlay map[string]int, reserved string,
+) []Problem {
+	claims := collectNames(in, byNode, strays, dropped)
+	var problems []Problem
+	var chosen []nameChoice
+	for _, id := range sortedKeys(claims) {
+		if _, ok := inPlay[id]; !ok {
+			continue
+		}
+		c, refused := chooseName(id, claims[id], reserved)
+		problems = append(problems, refused...)
+		if c.votes != nil {
+			chosen = append(chosen, c)
+		}
+	}
+	kept, refused := settleShared(chosen)
+	problems = append(problems, refused...)
+	for _, c := range kept {
+		g.names[c.id] = c.votes.raw
+	}
+	return problems
+}
+
+// collectNames gathers every name given to a switch by evidence Build did not reject.
+func collectNames(in Input, byNode map[string]NodeEvidence, strays map[string]strayLinks, dropped map[string]bool) map[string]*switchNaming {
+	claims := map[string]*switchNaming{}
+	of := func(id string) *switchNaming {
+		c := claims[id]
+		if c == nil {
+			c = &switchNaming{names: map[string]*nameVotes{}, reporters: map[string]bool{}}
+			claims[id] = c
+		}
+		return c
+	}
+	for n, e := range byNode {
+		if dropped[n] {
+			continue
+		}
+		for _, l := range e.Links {
+			if slices.Contains(strays[n].stray, l.SwitchID) {
+				continue
+			}
+			c := of(l.SwitchID)
+			if e.SelfReported {
+				c.reporters[n] = true
+				c.vote(l.SwitchName).nodes[n] = e.Source
+			} else {
+				c.vote(l.SwitchName).sources[e.Source] = true
+			}
+		}
+	}
+	for _, e := range in.SwitchLinks {
+		if e.usable() {
+			of(e.A).vote(e.AName).sources[e.Source] = true
+			of(e.B).vote(e.BName).sources[e.Source] = true
+		}
+	}
+	for _, sn := range in.SwitchNames {
+		of(sn.SwitchID).vote(sn.Name).sources[sn.Source] = true
+	}
+	for _, c := range claims {
+		delete(c.names, "") // the votes of evidence that gave no name
+	}
+	return claims
+}
+
+// vote returns the votes for name, keeping its smallest spelling; the empty name collects the votes of
+// evidence that gave none.
+func (c *switchNaming) vote(name string) *nameVotes {
+	safe := ""
+	if name != "" {
+		safe = SafeName(name)
+	}
+	v := c.names[safe]
+	if v == nil {
+		v = &nameVotes{raw: name, safe: safe, sources: map[string]bool{}, nodes: map[string]string{}}
+		c.names[safe] = v
+	}
+	if name < v.raw {
+		v.raw = name
+	}
+	return v
+}
+
+// chooseName picks the name of switch id by rules 2 to 4 and says why each other name is not used. The
+// choice has nil votes when no name qualifies.
+func chooseName(id string, c *switchNaming, reserved string) (nameChoice, []Problem) {
+	var problems []Problem
+	var fabric, reported []*nameVotes
+	for _, safe := range sortedKeys(c.names) {
+		v := c.names[safe]
+		switch {
+		case safe == reserved:
+			problems = append(problems, refusal(id, v, len(c.reporters), "it is the root's name, which no switch may take"))
+		case len(v.sources) > 0:
+			fabric = append(fabric, v)
+		default:
+			reported = append(reported, v)
+		}
+	}
+	var best *nameVotes
+	switch {
+	case len(fabric) > 0:
+		best = slices.MinFunc(fabric, func(a, b *nameVotes) int { return cmp.Compare(len(b.sources), len(a.sources)) })
+	case len(reported) > 0:
+		best = slices.MinFunc(reported, func(a, b *nameVotes) int { return cmp.Compare(len(b.nodes), len(a.nodes)) })
+		if 2*len(best.nodes) <= len(c.reporters) {
+			best = nil
+		}
+	}
+	for _, v := range slices.Concat(fabric, reported) {
+		if v == best {
+			continue
+		}
+		var why string
+		switch {
+		case len(v.sources) > 0:
+			why = fmt.Sprintf("the switch is named %q by %s, and the name the most fabric-wide sources give wins (the smaller on a tie)", best.raw, best.by(0))
+		case best != nil && len(best.sources) > 0:
+			why = fmt.Sprintf("the switch is named %q by %s, and fabric-wide sources outrank node reports", best.raw, best.by(0))
+		case best != nil:
+			why = fmt.Sprintf("the switch is named %q by %s", best.raw, best.by(len(c.reporters)))
+		default:
+			why = "no name has the support of most of the reports that reach the switch, which a name from reports needs; it is named after its identifier"
+		}
+		problems = append(problems, refusal(id, v, len(c.reporters), why))
+	}
+	return nameChoice{id: id, votes: best, reporters: len(c.reporters)}, problems
+}
+
+// settleShared applies rule 5: of the switches whose chosen names are one, the highest-ranked keeps it and the
+// others lose their names.
+func settleShared(chosen []nameChoice) ([]nameChoice, []Problem) {
+	bySafe := map[string][]nameChoice{}
+	for _, c := range chosen {
+		bySafe[c.votes.safe] = append(bySafe[c.votes.safe], c)
+	}
+	var kept []nameChoice
+	var problems []Problem
+	for _, safe := range sortedKeys(bySafe) {
+		cs := bySafe[safe]
+		win := slices.MinFunc(cs, func(a, b nameChoice) int {
+			if a.outranks(b) {
+				return -1
+			}
+			return 1
+		})
+		kept = append(kept, win)
+		for _, c := range cs {
+			if c.id != win.id {
+				problems = append(problems, refusal(c.id, c.votes, c.reporters, fmt.Sprintf(
+					"switch %q has the same name, given by %s, which ranks higher (fabric-wide sources over reports, then more of them, then the smaller identifier); the switch is named after its identifier",
+					win.id, win.votes.by(win.reporters))))
+			}
+		}
+	}
+	return kept, problems
+}
+
+// by says who gave the name: "source ufm", "sources ibnetdiscover, ufm", or "the reports of n1, n2 (2 of the
+// 3 that reach the switch)"; reporters is the number of reports of the switch.
+func (v *nameVotes) by(reporters int) string {
+	if len(v.sources) > 0 {
+		srcs := slices.Sorted(maps.Keys(v.sources))
+		if len(srcs) == 1 {
+			return "source " + srcs[0]
+		}
+		return "sources " + strings.Join(srcs, ", ")
+	}
+	return fmt.Sprintf("the reports of %s (%d of the %d that reach the switch)", nameList(slices.Sorted(maps.Keys(v.nodes))), len(v.nodes), reporters)
+}
+
+// refusal is the Problem of a name v not used for switch id: a problem of the first node whose report gave
+// it, or of the first fabric-wide source that gave it.
+func refusal(id string, v *nameVotes, reporters int, why string) Problem {
+	p := Problem{Reason: fmt.Sprintf("switch %q: name %q, given by %s, is not used: %s", id, v.raw, v.by(reporters), why)}
+	if len(v.sources) > 0 {
+		p.Source = slices.Min(slices.Collect(maps.Keys(v.sources)))
+		return p
+	}
+	p.Node = slices.Min(slices.Collect(maps.Keys(v.nodes)))
+	p.Source = v.nodes[p.Node]
+	return p
+}
