@@ -3,7 +3,9 @@
 // cluster (the topology tree, node allocatable, the requests of pods already bound or pinned), pins every pod
 // to its node with a required node affinity and removes only its own gate, all or nothing; the stock
 // kube-scheduler then binds. When the gang needs room, it evicts whole lower-priority preemptible gangs
-// through the Eviction API and reserves the chosen nodes with a NoSchedule taint the gang tolerates until
+// through the Eviction API (within the limits of Preemption: a gang is preemptible only when all its pods say
+// so, a gang whose pods say preemptionPolicy Never evicts nobody, victims only from the namespaces allowed and
+// at most so many per placement) and reserves the chosen nodes with a NoSchedule taint the gang tolerates until
 // the gang binds or the reservation times out. All state lives on the API objects (pod and node annotations,
 // node taints), so a restarted or newly elected controller continues where the last one stopped.
 package placer

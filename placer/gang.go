@@ -49,9 +49,18 @@ func Gated(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == Gate })
 }
 
-// preemptible says whether a pod's gang may be evicted for a higher-priority gang.
+// preemptible says whether a pod agrees to its gang being evicted for a higher-priority gang; the gang is
+// evictable only when all its pods agree (Preemption.evictable).
 func preemptible(p *corev1.Pod) bool {
 	return p.Labels[PreemptibleLabel] == "true" || p.Labels[KoordinatorPreemptibleLabel] == "true"
+}
+
+// podPriority is a pod's priority (0 when unset, as the API server's default priority class has it).
+func podPriority(p *corev1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
 }
 
 // Gang is a gated gang as read from its pods (and its PodGroup): what placement needs, and the pods in rank order.
@@ -71,9 +80,14 @@ type Gang struct {
 	// HardTier and HardTierName cap the tier of the gang's domain (Volcano's networkTopology mode: hard).
 	HardTier     int
 	HardTierName string
-	// Priority is the highest priority of its pods; Preemptible whether it may be evicted once it runs.
-	Priority    int32
+	// Priority is the highest priority of its pods (it orders the gangs and describes the gang once it runs);
+	// PreemptorPriority the lowest, which bounds whom the gang may preempt: only gangs of strictly lower
+	// priority than every one of its pods.
+	Priority, PreemptorPriority int32
+	// Preemptible says whether it may be evicted once it runs: every pod carries the preemptible label.
 	Preemptible bool
+	// NeverPreempts is set when any pod has preemptionPolicy Never: the gang then evicts nobody.
+	NeverPreempts bool
 	// Request is what each pod requests, when they all request the same.
 	Request placement.Resources
 	// Roles, when pods request different resources (a launcher and its workers), are the runs of consecutive
@@ -110,11 +124,15 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 	if g.PP, err = agreeInt(pods, PPLabel); err != nil {
 		return nil, fault("%v", err)
 	}
-	for _, p := range pods {
-		if p.Spec.Priority != nil {
-			g.Priority = max(g.Priority, *p.Spec.Priority)
+	g.Preemptible = len(pods) > 0
+	for i, p := range pods {
+		prio := podPriority(p)
+		g.Priority = max(g.Priority, prio)
+		if i == 0 || prio < g.PreemptorPriority {
+			g.PreemptorPriority = prio
 		}
-		g.Preemptible = g.Preemptible || preemptible(p)
+		g.Preemptible = g.Preemptible && preemptible(p)
+		g.NeverPreempts = g.NeverPreempts || (p.Spec.PreemptionPolicy != nil && *p.Spec.PreemptionPolicy == corev1.PreemptNever)
 		if p.CreationTimestamp.After(g.Complete) {
 			g.Complete = p.CreationTimestamp.Time
 		}

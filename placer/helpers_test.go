@@ -290,12 +290,29 @@ func (b *bed) startPlacer() (stop func()) {
 // startPlacerWith runs a placer with the given reservation timeout.
 func (b *bed) startPlacerWith(reservationTimeout time.Duration) (stop func()) {
 	b.t.Helper()
+	o := testOptions()
+	o.ReservationTimeout = reservationTimeout
+	return b.startPlacerOptions(o)
+}
+
+// testOptions are the options of the tests' placers: quick passes, no servers, preemption as the binary's
+// defaults have it (on, up to DefaultMaxVictims gangs, every namespace).
+func testOptions() Options {
+	return Options{MetricsAddr: "0", HealthAddr: "0", ReservationTimeout: 5 * time.Minute, Resync: 3 * time.Second,
+		Retry: 500 * time.Millisecond, SkipNameValidation: true, Preemption: Preemption{Enabled: true, MaxVictims: DefaultMaxVictims}}
+}
+
+// startPlacerOptions runs a placer with the given options (a registry of its own when o has none).
+func (b *bed) startPlacerOptions(o Options) (stop func()) {
+	b.t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("PLACER_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	mgr, err := NewManager(testenv.Shared.Config, Options{MetricsAddr: "0", HealthAddr: "0", ReservationTimeout: reservationTimeout,
-		Resync: 3 * time.Second, Retry: 500 * time.Millisecond, Registry: prometheus.NewRegistry(), SkipNameValidation: true}, log)
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	mgr, err := NewManager(testenv.Shared.Config, o, log)
 	if err != nil {
 		b.t.Fatal(err)
 	}

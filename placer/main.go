@@ -36,6 +36,9 @@ func Main(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+ReservedTaint+") for a gang that preempted and has not bound yet")
 	fs.DurationVar(&o.Resync, "resync", 30*time.Second, "longest time between two passes over the gated gangs (unplaceable gangs are retried at least this often)")
 	fs.DurationVar(&o.Retry, "retry", 2*time.Second, "time to the next pass while a gang waits for evicted pods to leave or after a failed write")
+	fs.BoolVar(&o.Preemption.Enabled, "preemption-enabled", true, "evict whole lower-priority gangs whose pods all carry "+PreemptibleLabel+"=true when a gang does not fit otherwise")
+	fs.StringSliceVar(&o.Preemption.Namespaces, "preemption-namespaces", nil, "namespaces whose gangs may be evicted (empty: all)")
+	fs.IntVar(&o.Preemption.MaxVictims, "preemption-max-victims", DefaultMaxVictims, "most gangs evicted to place one gang; a plan needing more is not carried out")
 	proc.Rate.AddFlags(fs, 100, 200, "placing a gang writes each of its pods twice, pin and ungate")
 	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
 		return nil
@@ -44,6 +47,9 @@ func Main(ctx context.Context, args []string) error {
 	}
 	if o.ReservationTimeout <= 0 || o.Resync <= 0 || o.Retry <= 0 {
 		return errors.New("--reservation-timeout, --resync and --retry must be positive")
+	}
+	if err := o.Preemption.Validate(); err != nil {
+		return err
 	}
 	log, err := proc.Logger()
 	if err != nil {
@@ -58,6 +64,7 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	log.Info("placer starting", "leaderElection", o.LeaderElection, "leaseNamespace", o.LeaderElectionNamespace,
-		"reservationTimeout", o.ReservationTimeout, "resync", o.Resync)
+		"reservationTimeout", o.ReservationTimeout, "resync", o.Resync, "preemption", o.Preemption.Enabled,
+		"preemptionNamespaces", o.Preemption.Namespaces, "preemptionMaxVictims", o.Preemption.MaxVictims)
 	return mgr.Start(ctx)
 }

@@ -43,6 +43,8 @@ type Options struct {
 	MetricsAddr, HealthAddr string
 	// ReservationTimeout, Resync and Retry: see Reconciler.
 	ReservationTimeout, Resync, Retry time.Duration
+	// Preemption limits whom the placer evicts (the zero value: nobody).
+	Preemption Preemption
 	// Registry receives the placer's metrics (controller-runtime's registry, served on /metrics, when nil).
 	Registry prometheus.Registerer
 	// SkipNameValidation lets one process build several managers (tests restarting the controller).
@@ -92,7 +94,7 @@ func NewManager(cfg *rest.Config, o Options, log *slog.Logger) (manager.Manager,
 	r := &Reconciler{
 		Reader: mgr.GetClient(), Client: live, Core: cs.CoreV1().RESTClient(), Events: mgr.GetEventRecorder("fabricmap-placer"),
 		Log: log, Metrics: NewMetrics(reg),
-		ReservationTimeout: o.ReservationTimeout, Resync: o.Resync, Retry: o.Retry,
+		ReservationTimeout: o.ReservationTimeout, Resync: o.Resync, Retry: o.Retry, Preemption: o.Preemption,
 	}
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{Request}

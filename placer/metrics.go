@@ -7,8 +7,15 @@ type Metrics struct {
 	waiting   prometheus.Gauge
 	placed    prometheus.Counter
 	preempted prometheus.Counter
+	refused   *prometheus.CounterVec
 	latency   prometheus.Histogram
 }
+
+// Values of the reason label of fabricmap_placer_preemptions_refused_total.
+const (
+	refusedPolicy     = "policy"      // preemption off, or the gang's pods say preemptionPolicy Never
+	refusedMaxVictims = "max-victims" // the plan would evict more gangs than --preemption-max-victims
+)
 
 // NewMetrics registers the placer's metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -19,10 +26,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Gangs pinned to their nodes and ungated."}),
 		preempted: prometheus.NewCounter(prometheus.CounterOpts{Name: "fabricmap_placer_gangs_preempted_total",
 			Help: "Victim gangs evicted to make room for a higher-priority gang."}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fabricmap_placer_preemptions_refused_total",
+			Help: "Attempts to place a gang that did not fit and was not allowed to preempt, by reason (policy: preemption off or preemptionPolicy Never; max-victims: too many victims)."},
+			[]string{"reason"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fabricmap_placer_placement_latency_seconds",
 			Help:    "Time from a gang's last pod being created to the gang being ungated.",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16)}),
 	}
-	reg.MustRegister(m.waiting, m.placed, m.preempted, m.latency)
+	reg.MustRegister(m.waiting, m.placed, m.preempted, m.refused, m.latency)
+	for _, reason := range []string{refusedPolicy, refusedMaxVictims} {
+		m.refused.WithLabelValues(reason) // both series exist from the start, at 0
+	}
 	return m
 }

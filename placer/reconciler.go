@@ -53,6 +53,8 @@ type Reconciler struct {
 	Resync time.Duration
 	// Retry is the time to the next pass while a gang waits for victims to leave or a write failed.
 	Retry time.Duration
+	// Preemption limits whom the placer evicts; the zero value evicts nobody.
+	Preemption Preemption
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -248,7 +250,7 @@ func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*
 		log.Info("waiting for evicted pods to leave the reserved nodes", "node", node)
 		return soon
 	}
-	c, err := st.cluster(g)
+	c, err := st.cluster(g, r.Preemption.evictable(st.pods))
 	if err != nil {
 		log.Error("cannot build the placement snapshot", "err", err)
 		return soon
@@ -262,7 +264,7 @@ func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*
 	}
 	plan, err := c.Place(req)
 	if errors.Is(err, placement.ErrNoPlacement) {
-		plan, err = c.Preempt(req)
+		plan, err = r.preemptPlan(c, g, req, err)
 	}
 	var inErr *placement.InputError
 	switch {
@@ -279,6 +281,25 @@ func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*
 		return r.preempt(ctx, st, g, plan, log)
 	}
 	return r.place(ctx, st, g, plan, log)
+}
+
+// preemptPlan asks placement for a plan that evicts lower-priority gangs, when the gang may preempt at all and
+// the plan evicts no more gangs than allowed; noRoom is why the gang does not fit as things are. A refusal
+// keeps noRoom in the error and adds the reason, and is counted.
+func (r *Reconciler) preemptPlan(c *placement.Cluster, g *Gang, req placement.Gang, noRoom error) (*placement.Plan, error) {
+	if why := r.Preemption.refusal(g); why != "" {
+		r.Metrics.refused.WithLabelValues(refusedPolicy).Inc()
+		return nil, fmt.Errorf("%w; it may not preempt: %s", noRoom, why)
+	}
+	plan, err := c.Preempt(req)
+	if err != nil {
+		return nil, err
+	}
+	if why := r.Preemption.tooMany(plan.Victims); why != "" {
+		r.Metrics.refused.WithLabelValues(refusedMaxVictims).Inc()
+		return nil, fmt.Errorf("%w; not preempting: %s", noRoom, why)
+	}
+	return plan, nil
 }
 
 // allPinned says whether every pod of the gang carries a decision (the gang was placed; some gates may remain).

@@ -25,6 +25,7 @@ func TestOnRealScheduler(t *testing.T) {
 		{"TwoGangsCompeteForLeaf", testTwoGangsCompeteForLeaf},
 		{"BadGangsStayGated", testBadGangsStayGated},
 		{"SeedPreemptionStory", testSeedPreemptionStory},
+		{"PreemptionSafety", testPreemptionSafety},
 		{"EvictionRefusedByPDB", testEvictionRefusedByPDB},
 		{"ReservationLapses", testReservationLapses},
 		{"RestartMidway", testRestartMidway},

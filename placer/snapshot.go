@@ -66,10 +66,10 @@ func targetNode(p *corev1.Pod) string {
 }
 
 // cluster builds the placement snapshot for gang g: every node's allocatable, the requests of the pods bound
-// or pinned to it (g's own pods aside), and the other gangs as running gangs (terminating pods count as used,
-// but are no victims: they are leaving already). A node g cannot use (unschedulable, reserved for another
-// gang, a taint g's pods do not tolerate) is made full.
-func (st *state) cluster(g *Gang) (*placement.Cluster, error) {
+// or pinned to it (g's own pods aside), and the other gangs as running gangs, preemptible as evictable says
+// (terminating pods count as used, but are no victims: they are leaving already). A node g cannot use
+// (unschedulable, reserved for another gang, a taint g's pods do not tolerate) is made full.
+func (st *state) cluster(g *Gang, evictable map[string]bool) (*placement.Cluster, error) {
 	used := map[string]placement.Resources{}
 	running := map[string]*placement.Running{}
 	for _, p := range st.pods {
@@ -98,7 +98,7 @@ func (st *state) cluster(g *Gang) (*placement.Cluster, error) {
 		if p.Spec.Priority != nil {
 			r.Priority = max(r.Priority, *p.Spec.Priority)
 		}
-		r.Preemptible = r.Preemptible || preemptible(p)
+		r.Preemptible = evictable[key]
 		r.Pods[n]++
 	}
 	nodes := make([]placement.Node, 0, len(st.nodes))
@@ -145,10 +145,11 @@ func (st *state) usable(node *corev1.Node, g *Gang) bool {
 	return true
 }
 
-// placementGang turns a validated gang into placement's request.
+// placementGang turns a validated gang into placement's request. Its priority is the gang's lowest: placement
+// preempts only gangs of strictly lower priority than that.
 func (st *state) placementGang(g *Gang) (placement.Gang, error) {
 	pg := placement.Gang{Name: g.Key, Pods: len(g.Pods), DP: g.DP, PP: g.PP, Request: g.Request, Roles: g.Roles,
-		Priority: g.Priority, Preemptible: g.Preemptible}
+		Priority: g.PreemptorPriority, Preemptible: g.Preemptible}
 	t, err := hardTier(st.fabric, g.MustLayers)
 	if err != nil {
 		return pg, &FaultError{Gang: g.Key, Fault: err.Error()}

@@ -2,7 +2,6 @@ package chart
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,24 +27,10 @@ const agentSA = "fabricmap-agent" // the chart's agent service account for relea
 // RBAC and the admission policy that binds each agent to its own node's report.
 func installAgentAccess(t *testing.T, ctx context.Context, c client.Client) {
 	t.Helper()
-	ensureNamespace(t, ctx, c)
 	// How many of each the agent has: one account; cluster RBAC for reports and nodes, namespaced RBAC for
 	// its heartbeat Lease; a policy and binding for the report and for the Lease.
-	wanted := map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
-		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2}
-	applied := map[string]int{}
-	for _, o := range render(t, valuesFiles(t)[0]) {
-		if wanted[o.GetKind()] == 0 || !strings.Contains(o.GetName(), "agent") {
-			continue
-		}
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("chart-test"), client.ForceOwnership); err != nil {
-			t.Fatalf("applying %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
-		applied[o.GetKind()]++
-	}
-	if !reflect.DeepEqual(applied, wanted) {
-		t.Fatalf("applied the agent's access objects %v, want %v", applied, wanted)
-	}
+	installAccess(t, ctx, c, render(t, valuesFiles(t)[0]), "agent", map[string]int{"ServiceAccount": 1, "ClusterRole": 1,
+		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2})
 }
 
 func ensureNamespace(t *testing.T, ctx context.Context, c client.Client) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -23,13 +24,28 @@ import (
 // ready or no report exists, and passes once both hold.
 func TestHelmTestChecksReadinessAndReports(t *testing.T) {
 	var pod corev1.Pod
-	for _, o := range render(t, filepath.Join(chartDir(), "ci", "default-values.yaml")) {
-		if o.GetKind() == "Pod" && o.GetAnnotations()["helm.sh/hook"] == "test" {
+	var health int32
+	objs := render(t, filepath.Join(chartDir(), "ci", "default-values.yaml"))
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "Pod" && o.GetAnnotations()["helm.sh/hook"] == "test":
 			fromUnstructured(t, o, &pod)
+		case o.GetKind() == "Deployment" && o.GetLabels()["app.kubernetes.io/component"] == "aggregator":
+			var d appsv1.Deployment
+			fromUnstructured(t, o, &d)
+			for _, p := range d.Spec.Template.Spec.Containers[0].Ports {
+				if p.Name == "health" {
+					health = p.ContainerPort
+				}
+			}
 		}
 	}
-	if pod.Name == "" {
-		t.Fatal("the chart renders no helm test Pod")
+	if pod.Name == "" || health == 0 {
+		t.Fatalf("the chart renders no helm test Pod (%q) or no aggregator health port (%d)", pod.Name, health)
+	}
+	// The NetworkPolicy, on by default, must let the test Pod through to the aggregator's health port.
+	if !admitted(t, objs, "aggregator", peer{pod.Namespace, pod.Labels}, health) {
+		t.Fatalf("the chart's NetworkPolicy refuses the helm test Pod %s/%s (labels %v) the aggregator's port %d", pod.Namespace, pod.Name, pod.Labels, health)
 	}
 	c := pod.Spec.Containers[0]
 	if len(c.Command) != 1 || c.Command[0] != "/usr/local/bin/fabricmap" {

@@ -34,10 +34,21 @@ func TestNotes(t *testing.T) {
 		set       []string
 		want, not []string
 	}{
-		{name: "defaults", want: []string{"renew a heartbeat Lease every 2m", "reason=ReportDropped"}, not: []string{"placement controller", "UFM ("}},
+		{name: "defaults", want: []string{"renew a heartbeat Lease every 2m", "reason=ReportDropped",
+			"web ports\nonly from pods of namespace fabricmap-notes; let Prometheus in from elsewhere with\nnetworkPolicy.metricsFrom."},
+			not: []string{"placement controller", "UFM (", "the placer's"}},
 		{name: "placer and UFM on, heartbeat off", set: []string{"placer.enabled=true", "agent.heartbeatInterval=0s", "ufm.enabled=true",
 			"ufm.url=https://ufm.example.com", "ufm.username=u", "ufm.password=p"},
-			want: []string{"placement controller", "UFM (https://ufm.example.com)"}, not: []string{"heartbeat Lease every"}},
+			want: []string{"placement controller", "UFM (https://ufm.example.com)", "at most 8 per gang\nplaced, in every namespace",
+				"and to the placer's metrics and health ports\nonly from pods of namespace fabricmap-notes"},
+			not: []string{"heartbeat Lease every"}},
+		{name: "placer with preemption in two namespaces, metrics from Prometheus", set: []string{"placer.enabled=true",
+			"placer.preemption.namespaces={batch,research}", "placer.preemption.maxVictims=2",
+			"networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring"},
+			want: []string{"at most 2 per gang\nplaced, only in the namespaces batch, research", "and the peers of networkPolicy.metricsFrom"},
+			not:  []string{"let Prometheus in"}},
+		{name: "placer without preemption, no NetworkPolicy", set: []string{"placer.enabled=true", "placer.preemption.enabled=false", "networkPolicy.enabled=false"},
+			want: []string{"Preemption is off"}, not: []string{"NetworkPolicies", "evicts whole"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := notes(t, tc.set...)

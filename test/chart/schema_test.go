@@ -30,6 +30,13 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"zero aggregator replicas", "aggregator:\n  replicas: 0\n", []string{"at '/aggregator/replicas'", "minimum"}},
 		{"a misspelt value", "agent:\n  nodeselector: {}\n", []string{"at '/agent'", "nodeselector"}},
 		{"an invalid label key", "aggregator:\n  nodeLabels:\n    tierKeys: [\"bad key\"]\n", []string{"at '/aggregator/nodeLabels/tierKeys/0'"}},
+		{"a host name as the agent's bind address", "agent:\n  metricsBindAddress: node-ip\n", []string{"at '/agent/metricsBindAddress'"}},
+		{"an address with a port to bind the agent to", "agent:\n  metricsBindAddress: 10.0.0.1:9464\n", []string{"at '/agent/metricsBindAddress'"}},
+		{"no victims allowed", "placer:\n  preemption:\n    maxVictims: 0\n", []string{"at '/placer/preemption/maxVictims'", "minimum"}},
+		{"an invalid namespace to preempt in", "placer:\n  preemption:\n    namespaces: [Team_A]\n", []string{"at '/placer/preemption/namespaces/0'"}},
+		{"preemption in words", "placer:\n  preemption:\n    enabled: \"yes\"\n", []string{"at '/placer/preemption/enabled'", "boolean"}},
+		{"a misspelt preemption value", "placer:\n  preemption:\n    maxvictims: 2\n", []string{"at '/placer/preemption'", "maxvictims"}},
+		{"network policy in words", "networkPolicy:\n  enabled: \"on\"\n", []string{"at '/networkPolicy/enabled'", "boolean"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "values.yaml")

@@ -39,3 +39,14 @@ variables:
       size(request.userInfo.extra["authentication.kubernetes.io/node-name"]) == 1
       ? request.userInfo.extra["authentication.kubernetes.io/node-name"][0] : ""
 {{- end -}}
+
+{{/*
+Who may reach the metrics, health and web ports (a NetworkPolicy "from" list): any pod of the release's
+namespace, and the peers of networkPolicy.metricsFrom.
+*/}}
+{{- define "fabricmap.networkPolicyPeers" -}}
+- podSelector: {}
+{{- with .Values.networkPolicy.metricsFrom }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}

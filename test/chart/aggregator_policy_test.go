@@ -1,0 +1,112 @@
+package chart
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/aggregator"
+	"github.com/fabricmap/fabricmap/internal/testenv"
+)
+
+const aggregatorSA = "fabricmap-aggregator" // the chart's aggregator service account for release "fabricmap"
+
+// The chart's default node-label keys (aggregator.nodeLabels).
+const (
+	blockKey       = "network.topology.nvidia.com/block"
+	acceleratorKey = "network.topology.nvidia.com/accelerator"
+	// oldTierKey is under the same prefix, but not among the keys: one an older configuration wrote.
+	oldTierKey = "network.topology.nvidia.com/old-tier"
+)
+
+// applyNodeLabels has writer server-side-apply labels on node as the aggregator does (its field manager,
+// forced): the keys it applied before and leaves out now are removed.
+func applyNodeLabels(ctx context.Context, writer client.Client, node string, labels map[string]any, dry bool) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": node, "labels": labels}}}
+	opts := []client.ApplyOption{client.FieldOwner(aggregator.LabelFieldManager), client.ForceOwnership}
+	if dry {
+		opts = append(opts, client.DryRunAll)
+	}
+	return writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...)
+}
+
+// TestAggregatorWritesOnlyItsNodeLabels installs the aggregator's service account, RBAC and admission policy as
+// the chart renders them by default and writes a Node as that account: its own label keys (tier keys, the
+// accelerator key) may be set, changed and removed, and other keys under their prefix removed; any other key,
+// an annotation or a taint is refused.
+func TestAggregatorWritesOnlyItsNodeLabels(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := testenv.Shared.Client
+	installAccess(t, ctx, admin, render(t, valuesFiles(t)[0]), "aggregator", map[string]int{"ServiceAccount": 1, "ClusterRole": 1,
+		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1})
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "chart-aggregator-node", Labels: map[string]string{"team": "a", oldTierKey: "x"}}}
+	if err := admin.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Delete(context.Background(), node) })
+	cs := kubernetes.NewForConfigOrDie(testenv.Shared.Config)
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, aggregatorSA, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asAggregator := tokenClient(t, tr.Status.Token)
+
+	// The policy takes effect a moment after its binding exists: wait until a foreign key is refused.
+	eventually(t, time.Minute, "the admission policy refusing the aggregator's write of a foreign label", func() (bool, string) {
+		err := applyNodeLabels(ctx, asAggregator, node.Name, map[string]any{"example.com/rack": "r1"}, true)
+		return strings.Contains(fmt.Sprint(err), "refused to change example.com/rack"), fmt.Sprint(err)
+	})
+
+	for _, tc := range []struct {
+		name   string
+		labels map[string]any     // applied as the aggregator does, for real when admitted
+		patch  func(*corev1.Node) // else a merge patch, as a dry run
+		refuse string             // "" when admitted
+		want   map[string]string  // the node's labels afterwards
+	}{
+		{name: "its own keys", labels: map[string]any{blockKey: "leaf-1", acceleratorKey: "nvl-1"},
+			want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-1", acceleratorKey: "nvl-1"}},
+		{name: "its own key changed, another dropped", labels: map[string]any{blockKey: "leaf-2"},
+			want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-2"}},
+		{name: "a foreign key added", labels: map[string]any{blockKey: "leaf-2", "example.com/rack": "r1"},
+			refuse: "may change only the node labels " + blockKey, want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-2"}},
+		{name: "a key it wrote before under its prefix removed", patch: func(n *corev1.Node) { delete(n.Labels, oldTierKey) }},
+		{name: "a key under its prefix set", patch: func(n *corev1.Node) { n.Labels[oldTierKey] = "forged" },
+			refuse: "refused to change " + oldTierKey},
+		{name: "a foreign key changed", patch: func(n *corev1.Node) { n.Labels["team"] = "b" }, refuse: "refused to change team on Node chart-aggregator-node"},
+		{name: "a foreign key removed", patch: func(n *corev1.Node) { delete(n.Labels, "team") }, refuse: "refused to change team"},
+		{name: "an annotation", patch: func(n *corev1.Node) { n.Annotations["example.com/note"] = "x" }, refuse: "may change only its node labels"},
+		{name: "a taint", patch: func(n *corev1.Node) {
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "example.com/broken", Effect: corev1.TaintEffectNoSchedule})
+		}, refuse: "may change only its node labels"},
+		{name: "its own keys removed", labels: map[string]any{}, want: map[string]string{"team": "a", oldTierKey: "x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.patch != nil {
+				assertAdmission(t, patchAs(ctx, admin, asAggregator, client.ObjectKeyFromObject(node), &corev1.Node{},
+					func(o client.Object) { tc.patch(o.(*corev1.Node)) }), tc.refuse)
+				return
+			}
+			assertAdmission(t, applyNodeLabels(ctx, asAggregator, node.Name, tc.labels, false), tc.refuse)
+			var n corev1.Node
+			if err := admin.Get(ctx, client.ObjectKeyFromObject(node), &n); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, n.Labels); diff != "" {
+				t.Errorf("node labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
