@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
@@ -84,11 +84,29 @@ func readReportFile(path string, errw io.Writer) ([]v1alpha1.NodeFabricReport, e
 				fmt.Fprintf(errw, "warning: %s, document %d: skipping a %s %q\n", path, doc, o.GetKind(), o.GetName())
 				continue
 			}
-			var r v1alpha1.NodeFabricReport
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &r); err != nil {
+			r, err := decodeReport(o)
+			if err != nil {
 				return nil, fmt.Errorf("%s, document %d, report %q: %w", path, doc, o.GetName(), err)
 			}
 			out = append(out, r)
 		}
 	}
+}
+
+// decodeReport converts a decoded document into a report; a field of the wrong type is named with its path
+// and both types (the unstructured converter would say only "unrecognized type: int32").
+func decodeReport(o *unstructured.Unstructured) (v1alpha1.NodeFabricReport, error) {
+	var r v1alpha1.NodeFabricReport
+	data, err := json.Marshal(o.Object)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return r, fmt.Errorf("field %s: got a JSON %s, want %s", te.Field, te.Value, te.Type)
+		}
+		return r, err
+	}
+	return r, nil
 }
