@@ -26,3 +26,12 @@ func TestReadReportsNamesAWronglyTypedField(t *testing.T) {
 		}
 	}
 }
+
+// Warnings quote foreign strings (UFM host names, label values): a terminal escape in one is written out.
+func TestWarnAllEscapesControlCharacters(t *testing.T) {
+	var b strings.Builder
+	warnAll(&b, "UFM: left out", []string{"host \x1b[31mred\n"})
+	if got, want := b.String(), "warning: UFM: left out: host \\x1b[31mred\\n\n"; got != want {
+		t.Errorf("warnAll printed %q, want %q", got, want)
+	}
+}

@@ -132,6 +132,6 @@ func warnAll(errw io.Writer, what string, items []string) {
 			fmt.Fprintf(errw, "warning: %s: %d more\n", what, len(items)-i)
 			return
 		}
-		fmt.Fprintf(errw, "warning: %s: %s\n", what, s)
+		fmt.Fprintf(errw, "warning: %s: %s\n", what, topology.Printable(s)) // items quote UFM, labels, node names
 	}
 }
