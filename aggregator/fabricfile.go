@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -15,14 +15,14 @@ import (
 // file that cannot be read or parsed keeps the last good evidence in use.
 type fabricFile struct {
 	mu      sync.Mutex
-	capture ibnetdiscover.CaptureFile
+	capture ib.CaptureFile
 	// fabric is the parse input was made from: an unchanged file gives the same pointer back.
-	fabric *ibnetdiscover.Fabric
+	fabric *ib.Fabric
 	input  topology.Input
 }
 
 func newFabricFile(path string) *fabricFile {
-	return &fabricFile{capture: ibnetdiscover.CaptureFile{Path: path}}
+	return &fabricFile{capture: ib.CaptureFile{Path: path}}
 }
 
 // Name implements FabricSource.

@@ -13,7 +13,7 @@ import (
 
 const (
 	ibFixtureRoot = "../discovery/rdma/testdata/dgx-h100-ib"
-	superPOD      = "../discovery/ibnetdiscover/testdata/superpod.txt"
+	superPOD      = "../ib/testdata/superpod.txt"
 	switchesPcap  = "../discovery/lldp/testdata/switches.pcap"
 )
 

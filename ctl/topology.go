@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricmap/fabricmap/aggregator"
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/topology"
@@ -112,7 +112,7 @@ func newTopology() *cobra.Command {
 // readFabric parses an ibnetdiscover capture and reports the lines it could not use on errw. A done ctx ends
 // it at once: the parse stops at its next look at ctx, and a read that blocks (standard input from a
 // terminal) is left to the process's exit.
-func readFabric(ctx context.Context, path string, stdin io.Reader, errw io.Writer) (*ibnetdiscover.Fabric, error) {
+func readFabric(ctx context.Context, path string, stdin io.Reader, errw io.Writer) (*ib.Fabric, error) {
 	r := stdin
 	if path != "-" {
 		f, err := os.Open(path)
@@ -123,13 +123,13 @@ func readFabric(ctx context.Context, path string, stdin io.Reader, errw io.Write
 		r = f
 	}
 	type parsed struct {
-		fab      *ibnetdiscover.Fabric
-		warnings []ibnetdiscover.Warning
+		fab      *ib.Fabric
+		warnings []ib.Warning
 		err      error
 	}
 	done := make(chan parsed, 1)
 	go func() {
-		fab, warnings, err := ibnetdiscover.ParseContext(ctx, r, ibnetdiscover.ParseOptions{})
+		fab, warnings, err := ib.ParseContext(ctx, r, ib.ParseOptions{})
 		done <- parsed{fab, warnings, err}
 	}()
 	var p parsed

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover/ibnetdiscovertest"
+	"github.com/fabricmap/fabricmap/ib/ibtest"
 )
 
 func TestTopologyFromIBNetDiscover(t *testing.T) {
@@ -215,7 +215,7 @@ func (c *cancellingReader) Read(p []byte) (int, error) {
 // with context.Canceled, without reading the rest of a large capture or waiting for input that never comes.
 func TestTopologyStopsWhenCancelled(t *testing.T) {
 	var capture bytes.Buffer
-	if _, err := ibnetdiscovertest.Scale(2048).WriteTo(&capture); err != nil { // 148,000 lines, 6.4 MB
+	if _, err := ibtest.Scale(2048).WriteTo(&capture); err != nil { // 148,000 lines, 6.4 MB
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "capture.txt")

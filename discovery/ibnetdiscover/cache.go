@@ -1,77 +1,27 @@
 package ibnetdiscover
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"time"
+
+	"github.com/fabricmap/fabricmap/ib"
 )
-
-// CaptureFile is ibnetdiscover output on disk (a fixture, or a capture another host refreshes), parsed again
-// only when its size or modification time changed since the last successful parse. A failure keeps nothing:
-// the next call tries again. It is not safe for concurrent use.
-type CaptureFile struct {
-	// Path is the file.
-	Path string
-	// Options tune the parse (see ParseContext).
-	Options ParseOptions
-
-	stamp  fileStamp
-	fabric *Fabric
-	warns  []Warning
-}
-
-// fileStamp is what tells a changed file from an unchanged one without reading it.
-type fileStamp struct {
-	size    int64
-	modTime time.Time
-}
-
-// Fabric returns the capture's fabric and parse warnings; an unchanged file gives the last parse. It is
-// FabricContext without a deadline.
-func (c *CaptureFile) Fabric() (*Fabric, []Warning, error) {
-	return c.FabricContext(context.Background())
-}
-
-// FabricContext is Fabric with a context: a parse it stops (see ParseContext) fails and keeps nothing.
-func (c *CaptureFile) FabricContext(ctx context.Context) (*Fabric, []Warning, error) {
-	fi, err := os.Stat(c.Path)
-	if err != nil {
-		return nil, nil, err
-	}
-	stamp := fileStamp{size: fi.Size(), modTime: fi.ModTime()}
-	if c.fabric != nil && c.stamp == stamp {
-		return c.fabric, c.warns, nil
-	}
-	fh, err := os.Open(c.Path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer fh.Close()
-	f, warns, err := ParseContext(ctx, fh, c.Options)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.Path, err)
-	}
-	c.stamp, c.fabric, c.warns = stamp, f, warns
-	return f, warns, nil
-}
 
 // sweepCache keeps the tool's last sweep, so that the subnet is swept at most once per interval. Only
 // successes are kept; a failure is never cached, so the next run tries again.
 type sweepCache struct {
-	fabric *Fabric
-	warns  []Warning
+	fabric *ib.Fabric
+	warns  []ib.Warning
 	at     time.Time
 }
 
 // get returns the cached sweep when it is younger than interval at now.
-func (c *sweepCache) get(now time.Time, interval time.Duration) (*Fabric, []Warning, bool) {
+func (c *sweepCache) get(now time.Time, interval time.Duration) (*ib.Fabric, []ib.Warning, bool) {
 	if c.fabric == nil || interval <= 0 || now.Sub(c.at) >= interval {
 		return nil, nil, false
 	}
 	return c.fabric, c.warns, true
 }
 
-func (c *sweepCache) keep(now time.Time, f *Fabric, w []Warning) {
+func (c *sweepCache) keep(now time.Time, f *ib.Fabric, w []ib.Warning) {
 	*c = sweepCache{fabric: f, warns: w, at: now}
 }

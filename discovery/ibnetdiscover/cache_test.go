@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/discovery"
+	"github.com/fabricmap/fabricmap/ib"
 )
 
 // TestProbeSweepsAtMostOncePerInterval counts the tool's runs: runs within the interval reuse the last sweep,
 // a failed sweep is not kept, and the interval's end brings a new sweep.
 func TestProbeSweepsAtMostOncePerInterval(t *testing.T) {
-	fixture, err := filepath.Abs("testdata/small.txt")
+	fixture, err := filepath.Abs("../../ib/testdata/small.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestProbeSweepsAtMostOncePerInterval(t *testing.T) {
 // TestProbeParsesFileOnlyWhenChanged swaps the file's content for another capture: an unchanged file gives
 // the cached fabric, a changed one is parsed again.
 func TestProbeParsesFileOnlyWhenChanged(t *testing.T) {
-	small, err := os.ReadFile("testdata/small.txt")
+	small, err := os.ReadFile("../../ib/testdata/small.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +80,8 @@ func TestProbeParsesFileOnlyWhenChanged(t *testing.T) {
 	if err != nil || len(first.Neighbors) != 2 {
 		t.Fatalf("first run: %+v, %v", first, err)
 	}
-	cached := p.file.fabric
-	if _, err := p.Run(context.Background()); err != nil || p.file.fabric != cached {
+	cached := lastParse(t, p)
+	if _, err := p.Run(context.Background()); err != nil || lastParse(t, p) != cached {
 		t.Fatalf("an unchanged file was parsed again (err %v)", err)
 	}
 	// The second HCA moves to another host: one uplink fewer for dgx-a01, and a different size.
@@ -92,10 +93,20 @@ func TestProbeParsesFileOnlyWhenChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := p.Run(context.Background())
-	if err != nil || p.file.fabric == cached {
+	if err != nil || lastParse(t, p) == cached {
 		t.Fatalf("a changed file was not parsed again (err %v)", err)
 	}
 	if len(again.Neighbors) == len(first.Neighbors) {
 		t.Errorf("the changed file's content was not used: %d neighbours before and after", len(again.Neighbors))
 	}
+}
+
+// lastParse is the fabric the probe's capture file holds: the same pointer while the file is unchanged.
+func lastParse(t *testing.T, p *Probe) *ib.Fabric {
+	t.Helper()
+	f, _, err := p.file.Fabric()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

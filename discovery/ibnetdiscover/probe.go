@@ -1,3 +1,5 @@
+// Package ibnetdiscover is the agent's ibnetdiscover probe: it runs the tool (Runner) or reads a capture file,
+// parses it with package ib keeping only this node's HCAs, and reports the switch ports its HCAs are cabled to.
 package ibnetdiscover
 
 import (
@@ -9,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fabricmap/fabricmap/ib"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
@@ -33,7 +37,7 @@ type Probe struct {
 	// Now is the clock that spaces the tool's sweeps; time.Now when nil.
 	Now func() time.Time
 
-	file  CaptureFile
+	file  ib.CaptureFile
 	sweep sweepCache
 }
 
@@ -86,7 +90,7 @@ func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 
 // fabric gets the part of the topology the node needs (see nodeOnly) from the configured file or from the
 // tool. na is set when there is nothing to see.
-func (p *Probe) fabric(ctx context.Context) (f *Fabric, warns []Warning, na string, err error) {
+func (p *Probe) fabric(ctx context.Context) (f *ib.Fabric, warns []ib.Warning, na string, err error) {
 	if path := p.Config.IBNetDiscoverFile; path != "" {
 		f, warns, err = p.parseFile(ctx, path)
 		return f, warns, "", err
@@ -119,19 +123,19 @@ func (p *Probe) fabric(ctx context.Context) (f *Fabric, warns []Warning, na stri
 // nodeOnly are the parse options that keep only what Run needs: the switches, and the CAs of the hosts whose
 // name, or short name (before the first dot), is the node's. On a fabric of 15,000 hosts the agent's heap
 // then peaks near 10 MiB, where a whole parse took 180 (BenchmarkProbeFabric).
-func (p *Probe) nodeOnly() ParseOptions {
+func (p *Probe) nodeOnly() ib.ParseOptions {
 	node := strings.ToLower(p.Config.NodeName)
 	short, _, _ := strings.Cut(node, ".")
-	return ParseOptions{KeepHost: func(host string) bool {
+	return ib.ParseOptions{KeepHost: func(host string) bool {
 		s, _, _ := strings.Cut(host, ".")
 		return host == node || s == short
 	}}
 }
 
 // parseFile parses the capture at path, or returns the last parse when the file has not changed since.
-func (p *Probe) parseFile(ctx context.Context, path string) (*Fabric, []Warning, error) {
+func (p *Probe) parseFile(ctx context.Context, path string) (*ib.Fabric, []ib.Warning, error) {
 	if p.file.Path != path {
-		p.file = CaptureFile{Path: path, Options: p.nodeOnly()}
+		p.file = ib.CaptureFile{Path: path, Options: p.nodeOnly()}
 	}
 	f, warns, err := p.file.FabricContext(ctx)
 	if err != nil {
@@ -163,7 +167,7 @@ func hasInfiniBandPort(root string) (has, known bool) {
 }
 
 // shortNameMatch finds the one fabric host whose short name equals host's short name.
-func shortNameMatch(f *Fabric, host string) (string, bool) {
+func shortNameMatch(f *ib.Fabric, host string) (string, bool) {
 	short, _, _ := strings.Cut(host, ".")
 	var found []string
 	for _, h := range f.Hosts() {
@@ -177,7 +181,7 @@ func shortNameMatch(f *Fabric, host string) (string, bool) {
 	return found[0], true
 }
 
-func neighbor(f *Fabric, u Uplink) v1alpha1.LinkNeighbor {
+func neighbor(f *ib.Fabric, u ib.Uplink) v1alpha1.LinkNeighbor {
 	local := u.Device
 	if local == "" {
 		local = string(u.CA)
@@ -204,7 +208,7 @@ func clip(s string, n int) string {
 	return s
 }
 
-func warningStrings(ws []Warning) []string {
+func warningStrings(ws []ib.Warning) []string {
 	var out []string
 	for i, w := range ws {
 		if i == maxResultWarnings {

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/fabricmap/fabricmap/discovery"
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover/ibnetdiscovertest"
+	"github.com/fabricmap/fabricmap/ib/ibtest"
 )
 
-// writeScaleCapture writes the capture of ibnetdiscovertest.Scale(hosts) to a file and returns its path.
+// writeScaleCapture writes the capture of ibtest.Scale(hosts) to a file and returns its path.
 func writeScaleCapture(tb testing.TB, hosts int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "capture.txt")
@@ -20,7 +20,7 @@ func writeScaleCapture(tb testing.TB, hosts int) string {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := ibnetdiscovertest.Scale(hosts).WriteTo(f); err != nil {
+	if _, err := ibtest.Scale(hosts).WriteTo(f); err != nil {
 		tb.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -40,7 +40,7 @@ func BenchmarkProbeFabric(b *testing.B) {
 	}{{"2k", 2048}, {"15k", 15_000}} {
 		b.Run(tc.name, func(b *testing.B) {
 			capture := writeScaleCapture(b, tc.hosts)
-			node := ibnetdiscovertest.Scale(tc.hosts).HostName(tc.hosts / 2)
+			node := ibtest.Scale(tc.hosts).HostName(tc.hosts / 2)
 			fromTool := New(discovery.Config{NodeName: node, SysfsRoot: fakeSysfs(b, "InfiniBand")})
 			fromTool.Runner.Path = fakeTool(b, "exec cat '"+capture+"'")
 			for _, run := range []struct {
@@ -55,7 +55,7 @@ func BenchmarkProbeFabric(b *testing.B) {
 					b.ReportAllocs()
 					var peak uint64
 					for b.Loop() {
-						heap := ibnetdiscovertest.StartHeapSampler()
+						heap := ibtest.StartHeapSampler()
 						p := run.probe()
 						res, err := p.Run(context.Background())
 						if err != nil || len(res.Neighbors) != 8 || len(res.Warnings) > 0 {

@@ -23,7 +23,7 @@ func leafNeighbor(iface, port string) v1alpha1.LinkNeighbor {
 }
 
 func TestProbeRegistered(t *testing.T) {
-	probes, err := discovery.New(discovery.Config{NodeName: "dgx-a01", IBNetDiscoverFile: "testdata/small.txt"}, ProbeName)
+	probes, err := discovery.New(discovery.Config{NodeName: "dgx-a01", IBNetDiscoverFile: "../../ib/testdata/small.txt"}, ProbeName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestProbeNeighborsFromFile(t *testing.T) {
 		{node: "mellanox", na: `node "mellanox" has no HCA cabled to a switch in the fabric (3 hosts, 2 switches)`},
 	} {
 		t.Run(tc.node, func(t *testing.T) {
-			res, err := New(discovery.Config{NodeName: tc.node, IBNetDiscoverFile: "testdata/small.txt"}).Run(context.Background())
+			res, err := New(discovery.Config{NodeName: tc.node, IBNetDiscoverFile: "../../ib/testdata/small.txt"}).Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,9 +85,9 @@ func TestProbeSuperPODHost(t *testing.T) {
 
 func TestProbeFileErrors(t *testing.T) {
 	for name, cfg := range map[string]discovery.Config{
-		"missing file": {NodeName: "dgx-a01", IBNetDiscoverFile: "testdata/does-not-exist.txt"},
-		"garbage file": {NodeName: "dgx-a01", IBNetDiscoverFile: "testdata/garbage.txt"},
-		"no node name": {IBNetDiscoverFile: "testdata/small.txt"},
+		"missing file": {NodeName: "dgx-a01", IBNetDiscoverFile: "../../ib/testdata/does-not-exist.txt"},
+		"garbage file": {NodeName: "dgx-a01", IBNetDiscoverFile: "../../ib/testdata/garbage.txt"},
+		"no node name": {IBNetDiscoverFile: "../../ib/testdata/small.txt"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if res, err := New(cfg).Run(context.Background()); err == nil {
@@ -112,7 +112,7 @@ func fakeSysfs(t testing.TB, linkLayer string) string {
 }
 
 func TestProbeRunsTool(t *testing.T) {
-	fixture, err := filepath.Abs("testdata/small.txt")
+	fixture, err := filepath.Abs("../../ib/testdata/small.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,3 +169,6 @@ func TestProbeKeepsOnlyItsNode(t *testing.T) {
 		t.Errorf("%d links, %d hosts counted, %d switches; want 7, 32, 24", len(f.Links), f.HostCount, len(f.Switches))
 	}
 }
+
+// superPODFixture is the capture of ib's SuperPOD-like fixture.
+const superPODFixture = "../../ib/testdata/superpod.txt"

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/fabricmap/fabricmap/ib"
 )
 
 // ErrNotAvailable means ibnetdiscover is not installed (not on PATH, or the configured path is no
@@ -53,12 +55,12 @@ func (r Runner) Output(ctx context.Context) ([]byte, error) {
 
 // Discover runs the tool and parses its output as it comes (see ParseContext), never holding it whole. It
 // fails as Output does, or as the parse does when the tool succeeded.
-func (r Runner) Discover(ctx context.Context, opts ParseOptions) (*Fabric, []Warning, error) {
-	var f *Fabric
-	var warns []Warning
+func (r Runner) Discover(ctx context.Context, opts ib.ParseOptions) (*ib.Fabric, []ib.Warning, error) {
+	var f *ib.Fabric
+	var warns []ib.Warning
 	err := r.run(ctx, func(stdout io.Reader) error {
 		var err error
-		f, warns, err = ParseContext(ctx, stdout, opts)
+		f, warns, err = ib.ParseContext(ctx, stdout, opts)
 		return err
 	})
 	if err != nil {

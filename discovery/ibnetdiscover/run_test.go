@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fabricmap/fabricmap/ib"
 )
 
 // fakeTool writes an executable shell script standing in for ibnetdiscover and returns its path.
@@ -25,13 +27,13 @@ func fakeTool(t testing.TB, body string) string {
 }
 
 func TestRunnerParsesToolOutput(t *testing.T) {
-	fixture, err := filepath.Abs("testdata/small.txt")
+	fixture, err := filepath.Abs("../../ib/testdata/small.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tool := fakeTool(t, `[ "$1" = "-C" ] && [ "$2" = "mlx5_0" ] || { echo "bad args: $*" >&2; exit 2; }
 cat '`+fixture+`'`)
-	f, warns, err := Runner{Path: tool, Args: []string{"-C", "mlx5_0"}}.Discover(context.Background(), ParseOptions{})
+	f, warns, err := Runner{Path: tool, Args: []string{"-C", "mlx5_0"}}.Discover(context.Background(), ib.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ cat '`+fixture+`'`)
 func TestRunnerFindsToolOnPATH(t *testing.T) {
 	tool := fakeTool(t, `echo 'Ca	1 "H-946dae0300c20001"		# "dgx-a01 mlx5_0"'`)
 	t.Setenv("PATH", filepath.Dir(tool))
-	f, _, err := Runner{}.Discover(context.Background(), ParseOptions{})
+	f, _, err := Runner{}.Discover(context.Background(), ib.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ var runnerCalls = map[string]func(Runner, context.Context) error{
 		return err
 	},
 	"Discover": func(r Runner, ctx context.Context) error {
-		_, _, err := r.Discover(ctx, ParseOptions{})
+		_, _, err := r.Discover(ctx, ib.ParseOptions{})
 		return err
 	},
 }
@@ -147,8 +149,8 @@ func TestRunnerFailures(t *testing.T) {
 		})
 	}
 	t.Run("unparsable output", func(t *testing.T) {
-		_, _, err := Runner{Path: fakeTool(t, "echo hello")}.Discover(context.Background(), ParseOptions{})
-		if !errors.Is(err, ErrNoNodes) {
+		_, _, err := Runner{Path: fakeTool(t, "echo hello")}.Discover(context.Background(), ib.ParseOptions{})
+		if !errors.Is(err, ib.ErrNoNodes) {
 			t.Fatalf("err = %v, want ErrNoNodes", err)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -29,14 +29,14 @@ type Options struct {
 // Evidence returns the nodes and switch links the fabric shows. Hosts are taken in name order and each
 // host's links in the fabric's uplink order, so the result is deterministic. It is EvidenceContext without a
 // deadline.
-func Evidence(f *ibnetdiscover.Fabric, opts Options) topology.Input {
+func Evidence(f *ib.Fabric, opts Options) topology.Input {
 	in, _ := EvidenceContext(context.Background(), f, opts) // a background context never ends
 	return in
 }
 
 // EvidenceContext is Evidence in time proportional to the fabric's links, looking at ctx as it goes: when ctx
 // is done it returns ctx's error.
-func EvidenceContext(ctx context.Context, f *ibnetdiscover.Fabric, opts Options) (topology.Input, error) {
+func EvidenceContext(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, error) {
 	uplinks, err := f.AllHostUplinks(ctx)
 	if err != nil {
 		return topology.Input{}, fmt.Errorf("ibfabric: evidence: %w", err)
@@ -65,7 +65,7 @@ func EvidenceContext(ctx context.Context, f *ibnetdiscover.Fabric, opts Options)
 		return topology.Input{}, fmt.Errorf("ibfabric: evidence stopped after the hosts: %w", err)
 	}
 	adj := f.SwitchAdjacency()
-	switches := make([]ibnetdiscover.GUID, 0, len(adj))
+	switches := make([]ib.GUID, 0, len(adj))
 	for g := range adj {
 		switches = append(switches, g)
 	}
@@ -83,9 +83,9 @@ func EvidenceContext(ctx context.Context, f *ibnetdiscover.Fabric, opts Options)
 }
 
 // switchID is the identifier the agents' reports give the same switch (see aggregator.EvidenceFromReport).
-func switchID(g ibnetdiscover.GUID) string { return topology.SwitchID("guid", string(g)) }
+func switchID(g ib.GUID) string { return topology.SwitchID("guid", string(g)) }
 
-func switchName(f *ibnetdiscover.Fabric, g ibnetdiscover.GUID) string {
+func switchName(f *ib.Fabric, g ib.GUID) string {
 	if sw, ok := f.Switches[g]; ok {
 		return sw.Name
 	}

@@ -6,18 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-func parse(t *testing.T, path string) *ibnetdiscover.Fabric {
+func parse(t *testing.T, path string) *ib.Fabric {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	fab, warns, err := ibnetdiscover.Parse(f)
+	fab, warns, err := ib.Parse(f)
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("parse %s: %v %v", path, err, warns)
 	}
@@ -57,7 +57,7 @@ func TestEvidenceGivesTheFabricsTiers(t *testing.T) {
 		},
 	}, {
 		name: "SuperPOD: rail leaves of a scalable unit form one domain, the spines the root",
-		file: "../../discovery/ibnetdiscover/testdata/superpod.txt",
+		file: "../../ib/testdata/superpod.txt",
 		want: superPODWant(),
 	}}
 	for _, tc := range tests {

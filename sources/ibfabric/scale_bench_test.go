@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover/ibnetdiscovertest"
+	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/ib/ibtest"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -22,15 +22,15 @@ func BenchmarkCaptureToTree(b *testing.B) {
 	}{{"2k", 2048}, {"15k", 15_000}} {
 		b.Run(tc.name, func(b *testing.B) {
 			var capture bytes.Buffer
-			if _, err := ibnetdiscovertest.Scale(tc.hosts).WriteTo(&capture); err != nil {
+			if _, err := ibtest.Scale(tc.hosts).WriteTo(&capture); err != nil {
 				b.Fatal(err)
 			}
 			runtime.GC()
 			b.ReportAllocs()
 			var peak uint64
 			for b.Loop() {
-				heap := ibnetdiscovertest.StartHeapSampler()
-				fab, _, err := ibnetdiscover.ParseContext(context.Background(), bytes.NewReader(capture.Bytes()), ibnetdiscover.ParseOptions{})
+				heap := ibtest.StartHeapSampler()
+				fab, _, err := ib.ParseContext(context.Background(), bytes.NewReader(capture.Bytes()), ib.ParseOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,19 +11,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover/ibnetdiscovertest"
+	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/ib/ibtest"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
 // generated parses the capture of a generated fat tree.
-func generated(tb testing.TB, shape ibnetdiscovertest.FatTree) *ibnetdiscover.Fabric {
+func generated(tb testing.TB, shape ibtest.FatTree) *ib.Fabric {
 	tb.Helper()
 	var b bytes.Buffer
 	if _, err := shape.WriteTo(&b); err != nil {
 		tb.Fatal(err)
 	}
-	fab, warns, err := ibnetdiscover.Parse(&b)
+	fab, warns, err := ib.Parse(&b)
 	if err != nil || len(warns) > 0 {
 		tb.Fatalf("parse: %v %v", err, warns)
 	}
@@ -33,7 +33,7 @@ func generated(tb testing.TB, shape ibnetdiscovertest.FatTree) *ibnetdiscover.Fa
 // shapeEvidence is the evidence a fat tree's capture must give, worked out from the shape's definition alone:
 // each host reaches its SU's leaf of every rail that is up (links in device-name order), every leaf every
 // spine of its group, every spine every core of its plane.
-func shapeEvidence(t ibnetdiscovertest.FatTree) topology.Input {
+func shapeEvidence(t ibtest.FatTree) topology.Input {
 	guid := func(g string) string { return topology.SwitchID("guid", g) }
 	var in topology.Input
 	for h := 1; h <= t.Hosts; h++ {
@@ -86,13 +86,13 @@ func shapeEvidence(t ibnetdiscovertest.FatTree) topology.Input {
 }
 
 func TestEvidenceOfGeneratedFabrics(t *testing.T) {
-	mid := ibnetdiscovertest.Scale(640) // 20 SUs in 3 spine groups, 16 cores: 5,120 HCAs
+	mid := ibtest.Scale(640) // 20 SUs in 3 spine groups, 16 cores: 5,120 HCAs
 	mid.DownHost, mid.DownRail = 300, 3
 	for _, tc := range []struct {
 		name  string
-		shape ibnetdiscovertest.FatTree
+		shape ibtest.FatTree
 	}{
-		{"SuperPOD: 32 hosts, two tiers, parallel cables, one HCA down", ibnetdiscovertest.SuperPOD()},
+		{"SuperPOD: 32 hosts, two tiers, parallel cables, one HCA down", ibtest.SuperPOD()},
 		{"640 hosts, three tiers, one HCA down", mid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,7 +108,7 @@ func TestEvidenceOfGeneratedFabrics(t *testing.T) {
 }
 
 func TestEvidenceContextStops(t *testing.T) {
-	fab := generated(t, ibnetdiscovertest.Scale(64))
+	fab := generated(t, ibtest.Scale(64))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	in, err := EvidenceContext(ctx, fab, Options{})

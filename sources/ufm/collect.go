@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -124,7 +124,7 @@ func (c *collector) addUplink(h, sw linkEnd) {
 	if desc == "" {
 		desc = h.node.desc
 	}
-	_, device := ibnetdiscover.HostDevice(desc)
+	_, device := ib.HostDevice(desc)
 	if desc != "" && !slices.Contains(acc.Descriptions, desc) {
 		acc.Descriptions = append(acc.Descriptions, desc)
 	}
@@ -171,7 +171,7 @@ func (c *collector) modular(sys *system) bool { return len(c.asics[sys]) > 1 }
 // systemName is the name of a switch system: the name part of a "MF0;<name>:<model>/U1" system name, else
 // the system name as it is.
 func systemName(sys *system) string {
-	name, _ := ibnetdiscover.SwitchNameModel(sys.name)
+	name, _ := ib.SwitchNameModel(sys.name)
 	return name
 }
 

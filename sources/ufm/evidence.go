@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -40,7 +40,7 @@ func DefaultNodeName(h Host) string {
 		if strings.TrimSpace(s) == "" {
 			continue
 		}
-		name, _ := ibnetdiscover.HostDevice(s)
+		name, _ := ib.HostDevice(s)
 		return name
 	}
 	return ""

@@ -24,7 +24,7 @@ import (
 	"github.com/fabricmap/fabricmap/agent"
 	"github.com/fabricmap/fabricmap/discovery"
 	_ "github.com/fabricmap/fabricmap/discovery/all"
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover"
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/internal/proctest"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 func fixtureFlags(root string) []string {
 	return []string{
 		"--sysfs-root", filepath.Join(root, "discovery/rdma/testdata/dgx-h100-ib"),
-		"--ibnetdiscover-file", filepath.Join(root, "discovery/ibnetdiscover/testdata/superpod.txt"),
+		"--ibnetdiscover-file", filepath.Join(root, "ib/testdata/superpod.txt"),
 		"--lldp-pcap", filepath.Join(root, "discovery/lldp/testdata/switches.pcap"),
 		"--lldpcli-file", filepath.Join(root, "discovery/lldp/testdata/lldpcli-multi.json"),
 	}
@@ -57,7 +57,7 @@ func fixtureConfig(root string) discovery.Config {
 	return discovery.Config{
 		NodeName:          "dgx-001",
 		SysfsRoot:         filepath.Join(root, "discovery/rdma/testdata/dgx-h100-ib"),
-		IBNetDiscoverFile: filepath.Join(root, "discovery/ibnetdiscover/testdata/superpod.txt"),
+		IBNetDiscoverFile: filepath.Join(root, "ib/testdata/superpod.txt"),
 		LLDPPcap:          filepath.Join(root, "discovery/lldp/testdata/switches.pcap"),
 		LLDPCLIFile:       filepath.Join(root, "discovery/lldp/testdata/lldpcli-multi.json"),
 	}
@@ -162,14 +162,14 @@ func wakeLoop(interval string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "discovery/ibnetdiscover/testdata/small.txt"))
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "ib/testdata/small.txt"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	for {
 		time.Sleep(d)
-		if _, _, err := ibnetdiscover.Parse(bytes.NewReader(data)); err != nil {
+		if _, _, err := ib.Parse(bytes.NewReader(data)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}

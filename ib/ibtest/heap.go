@@ -1,4 +1,4 @@
-package ibnetdiscovertest
+package ibtest
 
 import (
 	"runtime/metrics"

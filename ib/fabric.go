@@ -1,8 +1,8 @@
-// Package ibnetdiscover reads the InfiniBand fabric as the ibnetdiscover tool (infiniband-diags) prints it,
-// and turns it into the link neighbours of one node. The parser (Parse) builds a Fabric: switches, channel
-// adapters and the links between their ports; the runner (Runner) executes the tool; the probe registered as
-// "ibnetdiscover" picks the node's HCA uplinks out of the fabric.
-package ibnetdiscover
+// Package ib reads the InfiniBand fabric as the ibnetdiscover tool (infiniband-diags) prints it: the parser
+// (Parse) builds a Fabric of switches, channel adapters and the links between their ports, which answers the
+// questions both sides ask: a node's HCA uplinks (the agent's ibnetdiscover probe, discovery/ibnetdiscover) and
+// every host's uplinks and the switch links (the aggregator's capture source, sources/ibfabric; UFM's naming).
+package ib
 
 import (
 	"fmt"

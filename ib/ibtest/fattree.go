@@ -1,6 +1,6 @@
 // Package ibnetdiscovertest writes ibnetdiscover captures of generated fabrics, for the tests and benchmarks
 // of every package that reads them (the parser, the probe, sources/ibfabric, the CLI).
-package ibnetdiscovertest
+package ibtest
 
 import (
 	"bufio"
@@ -41,7 +41,7 @@ type FatTree struct {
 	DownHost, DownRail int
 }
 
-// SuperPOD is the shape of the committed testdata/superpod.txt of discovery/ibnetdiscover: 2 SUs of 16 DGX
+// SuperPOD is the shape of the committed testdata/superpod.txt of ib: 2 SUs of 16 DGX
 // H100 hosts, 8 rails, 8 spines with 2 cables from each leaf, aggregation nodes, and dgx-021's rail-6 HCA
 // (mlx5_9) down.
 func SuperPOD() FatTree {

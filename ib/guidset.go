@@ -1,4 +1,4 @@
-package ibnetdiscover
+package ib
 
 import "slices"
 

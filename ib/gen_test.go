@@ -1,4 +1,4 @@
-package ibnetdiscover
+package ib
 
 import (
 	"bytes"
@@ -6,19 +6,19 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover/ibnetdiscovertest"
+	"github.com/fabricmap/fabricmap/ib/ibtest"
 )
 
-// The SuperPOD-like fixture (testdata/superpod.txt) is written by ibnetdiscovertest.SuperPOD. Regenerate it with
+// The SuperPOD-like fixture (testdata/superpod.txt) is written by ibtest.SuperPOD. Regenerate it with
 //
-//	FABRICMAP_REGEN_FIXTURES=1 go test -run TestSuperPODFixtureUpToDate ./discovery/ibnetdiscover/
+//	FABRICMAP_REGEN_FIXTURES=1 go test -run TestSuperPODFixtureUpToDate ./ib/
 //
 // Without the variable the test checks that the committed file is what the generator writes.
 
 const superPODFixture = "testdata/superpod.txt"
 
 // spu is the fixture's shape: a rail-optimised, two-level fat tree of 2 scalable units.
-var spu = ibnetdiscovertest.SuperPOD()
+var spu = ibtest.SuperPOD()
 
 // superPOD renders the fixture's fabric in ibnetdiscover's default output format.
 func superPOD(t testing.TB) []byte {

@@ -1,4 +1,4 @@
-package ibnetdiscover
+package ib
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fabricmap/fabricmap/discovery/ibnetdiscover/ibnetdiscovertest"
+	"github.com/fabricmap/fabricmap/ib/ibtest"
 )
 
 // keepOnly parses in keeping the CAs of host only.
@@ -48,7 +48,7 @@ func sameUplinks(t *testing.T, in []byte, hosts []string) {
 // switches, nothing else; and that it gives the host what a whole parse does.
 func TestParseKeepHost(t *testing.T) {
 	var scale bytes.Buffer
-	if _, err := ibnetdiscovertest.Scale(96).WriteTo(&scale); err != nil {
+	if _, err := ibtest.Scale(96).WriteTo(&scale); err != nil {
 		t.Fatal(err)
 	}
 	small, err := os.ReadFile("testdata/small.txt")
@@ -141,7 +141,7 @@ func (s *stoppingReader) Read(p []byte) (int, error) {
 
 func TestParseContextStops(t *testing.T) {
 	var capture bytes.Buffer
-	if _, err := ibnetdiscovertest.Scale(512).WriteTo(&capture); err != nil { // 37,000 lines
+	if _, err := ibtest.Scale(512).WriteTo(&capture); err != nil { // 37,000 lines
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
