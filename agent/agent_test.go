@@ -74,6 +74,7 @@ func cycle(t *testing.T, a *Agent) bool {
 }
 
 func TestAgentPublishesOnlyOnChange(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "agent-node-1"}}
 	if err := testenv.Shared.Client.Create(ctx, node); err != nil {
@@ -158,6 +159,7 @@ func TestAgentPublishesOnlyOnChange(t *testing.T) {
 }
 
 func TestAgentRefusesAnotherNodesReport(t *testing.T) {
+	testenv.Require(t)
 	p := &Publisher{Client: reportClient(t), NodeName: "node-a"}
 	r := buildReport("node-b", nil, nil, time.Now())
 	if _, err := p.Publish(context.Background(), r); err == nil {
@@ -170,6 +172,7 @@ func TestAgentRefusesAnotherNodesReport(t *testing.T) {
 }
 
 func TestAgentWithoutNodeObjectStillReports(t *testing.T) {
+	testenv.Require(t)
 	now := time.Unix(1_800_000_000, 0)
 	a := newAgent(t, "no-node-object", &now, &scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:09")}}})
 	if !cycle(t, a) {

@@ -30,6 +30,7 @@ func getLease(t *testing.T, node string) *coordinationv1.Lease {
 }
 
 func TestHeartbeatRenewsItsLeaseEveryInterval(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "agent-heartbeat-1"}}
 	if err := testenv.Shared.Client.Create(ctx, node); err != nil {
@@ -88,6 +89,7 @@ func (f *failingHeartbeats) DeleteHeartbeat(context.Context, string, string) err
 }
 
 func TestHeartbeatFailureRetriesSoonAndKeepsTheCycle(t *testing.T) {
+	testenv.Require(t)
 	now := time.Unix(1_800_000_000, 0)
 	lldp := &scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:08")}}}
 	a := newAgent(t, "agent-heartbeat-2", &now, lldp)
@@ -106,6 +108,7 @@ func TestHeartbeatFailureRetriesSoonAndKeepsTheCycle(t *testing.T) {
 }
 
 func TestRunRenewsTheHeartbeatBetweenCycles(t *testing.T) {
+	testenv.Require(t)
 	lldp := &scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:09")}}}
 	var clock time.Time
 	a := newAgent(t, "agent-heartbeat-3", &clock, lldp)
@@ -139,6 +142,7 @@ func (f *countingHeartbeats) DeleteHeartbeat(context.Context, string, string) er
 // An agent started with the heartbeat off deletes the Lease an earlier run left, once: a Lease that stops
 // changing would make the aggregator drop a node whose agent is alive.
 func TestHeartbeatOffDeletesTheOldLease(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "agent-heartbeat-off"}}
 	if err := testenv.Shared.Client.Create(ctx, node); err != nil {
@@ -203,6 +207,7 @@ func (p *notifyingProbe) Changed() <-chan struct{} { return p.changed }
 
 // A neighbour heard between cycles is published after ChangeDelay, not at the next interval.
 func TestRunPublishesNewsOfBackgroundProbesEarly(t *testing.T) {
+	testenv.Require(t)
 	probe := &notifyingProbe{changed: make(chan struct{}, 1)}
 	var clock time.Time
 	node := "agent-news-1"

@@ -22,6 +22,7 @@ import (
 // A report that someone else deletes or changes is restored by the agent's next cycle, though nothing changed
 // on the node, whoever holds the changed fields; a report left alone is never written again.
 func TestAgentRestoresItsReport(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
 	for i, tc := range []struct {
@@ -136,6 +137,7 @@ func (unreadableClient) GetReport(context.Context, string) (*v1alpha1.NodeFabric
 // A cycle whose read-back fails writes nothing (it cannot tell what is stored), fails so that Run retries it
 // with backoff, and still runs the probes, whose data and metrics stay fresh.
 func TestAgentCycleWithAnUnreadableReport(t *testing.T) {
+	testenv.Require(t)
 	now := time.Unix(1_800_000_000, 0)
 	a := newAgent(t, "unreadable-node", &now,
 		&scriptedProbe{name: "lldp", res: discovery.Result{Neighbors: []v1alpha1.LinkNeighbor{neighbor("02:00:00:00:00:0b")}}})

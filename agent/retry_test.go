@@ -11,6 +11,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
+	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
 // flakyClient is the real report client, with the first writes answered as an overloaded or racing API
@@ -45,6 +46,7 @@ func (c *flakyClient) attemptTimes() []time.Time {
 // An API server that answers 503 and then 409 does not stop the agent: it retries with a growing wait (1 s,
 // then 2 s, not its 50 ms interval), and its report lands once the server answers.
 func TestAgentRetriesWithBackoff(t *testing.T) {
+	testenv.Require(t)
 	gr := schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "nodefabricreports"}
 	flaky := &flakyClient{ReportClient: reportClient(t), failures: []error{
 		apierrors.NewServiceUnavailable("etcd leader changed"),

@@ -209,6 +209,7 @@ func names(m map[string][]string) []string {
 // Every report deleted (kubectl delete nfr --all): after the grace period the HyperNodes all stay, the metrics,
 // the log and an Event on the Lease say so, and only an admin's annotation lets the deletions go ahead.
 func TestDeleteAllIsHeldUntilConfirmed(t *testing.T) {
+	testenv.Require(t)
 	nodes := []string{"guard-n1", "guard-n2", "guard-n3"}
 	r, clock := guardBed(t, DeletionGuard{MaxShare: 0.2, MinCount: 3}, nodes...)
 	key := r.Config.DeletionGuard.Lease
@@ -259,6 +260,7 @@ func TestDeleteAllIsHeldUntilConfirmed(t *testing.T) {
 
 // A pass within the share deletes as before; one above it is held. The share is of the HyperNodes managed now.
 func TestDeletionGuardShare(t *testing.T) {
+	testenv.Require(t)
 	var nodes []string
 	for i := range 10 {
 		nodes = append(nodes, fmt.Sprintf("share-n%d", i))
@@ -296,6 +298,7 @@ func TestDeletionGuardShare(t *testing.T) {
 // Held deletions go ahead by themselves once the same set has stayed for --deletion-guard-confirm-after; a set
 // that grows meanwhile starts the wait again.
 func TestHeldDeletionsConfirmedByPersistence(t *testing.T) {
+	testenv.Require(t)
 	var nodes []string
 	for i := range 10 {
 		nodes = append(nodes, fmt.Sprintf("persist-n%d", i))

@@ -2,11 +2,11 @@ package aggregator
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
 // expiryBed is a reconciler on the real API server whose reports expire after expiry (0: never) and whose
@@ -43,6 +44,7 @@ func expiryBed(t *testing.T, expiry, grace time.Duration, sw string, nodes ...st
 // node leaves the tree (its leaf shrinks, its labels go). An agent that renews again brings it back. A node
 // whose agent has no heartbeat at all never expires.
 func TestSilentAgentExpiresThenShrinksItsDomain(t *testing.T) {
+	testenv.Require(t)
 	r, clock := expiryBed(t, 5*time.Minute, 10*time.Minute, "01", "exp-n1", "exp-n2", "exp-n3")
 	var events eventLog
 	r.Events = &events
@@ -54,8 +56,8 @@ func TestSilentAgentExpiresThenShrinksItsDomain(t *testing.T) {
 	if d := reconcileOnce(t, r); d <= 0 || d > 5*time.Minute+time.Second {
 		t.Errorf("requeue after %v, want the first expiry (5 min)", d)
 	}
-	if got := hyperNodes(t); !reflect.DeepEqual(got, all) {
-		t.Fatalf("HyperNodes = %v, want %v", got, all)
+	if diff := cmp.Diff(all, hyperNodes(t)); diff != "" {
+		t.Fatalf("HyperNodes (-want +got):\n%s", diff)
 	}
 
 	// exp-n2 keeps renewing; exp-n1 has gone silent.
@@ -66,8 +68,8 @@ func TestSilentAgentExpiresThenShrinksItsDomain(t *testing.T) {
 	if d := reconcileOnce(t, r); d <= 0 || d > 3*time.Minute+time.Second {
 		t.Errorf("requeue after %v, want exp-n2's expiry in 3 min", d)
 	}
-	if got := hyperNodes(t); !reflect.DeepEqual(got, all) || writes(r) != before {
-		t.Fatalf("an expired report must stay in use for the grace period: HyperNodes %v, %v writes", got, writes(r)-before)
+	if diff := cmp.Diff(all, hyperNodes(t)); diff != "" || writes(r) != before {
+		t.Fatalf("an expired report must stay in use for the grace period: %v writes, HyperNodes (-want +got):\n%s", writes(r)-before, diff)
 	}
 	if g := gaugeValue(t, r.Metrics.expiredReports.WithLabelValues("kept")); g != 1 {
 		t.Errorf("expired reports kept = %v, want 1", g)
@@ -79,8 +81,8 @@ func TestSilentAgentExpiresThenShrinksItsDomain(t *testing.T) {
 		reconcileOnce(t, r)
 	}
 	want := map[string][]string{"fabric": {"sw-01"}, "sw-01": {"exp-n2", "exp-n3"}}
-	if got := hyperNodes(t); !reflect.DeepEqual(got, want) {
-		t.Fatalf("after expiry and grace: HyperNodes %v, want %v", got, want)
+	if diff := cmp.Diff(want, hyperNodes(t)); diff != "" {
+		t.Fatalf("after expiry and grace (-want +got):\n%s", diff)
 	}
 	if got := fabricLabels(t, "exp-n1"); len(got) != 0 {
 		t.Errorf("the dropped node keeps fabricmap's labels %v", got)
@@ -95,8 +97,8 @@ func TestSilentAgentExpiresThenShrinksItsDomain(t *testing.T) {
 	// exp-n1's agent is back.
 	r.Heartbeats.Observe("exp-n1", "2")
 	reconcileOnce(t, r)
-	if got := hyperNodes(t); !reflect.DeepEqual(got, all) {
-		t.Fatalf("after the heartbeat resumed: HyperNodes %v, want %v", got, all)
+	if diff := cmp.Diff(all, hyperNodes(t)); diff != "" {
+		t.Fatalf("after the heartbeat resumed (-want +got):\n%s", diff)
 	}
 	if got := fabricLabels(t, "exp-n1")[block]; got != "sw-01" {
 		t.Errorf("exp-n1's label after it came back: %q", got)
@@ -109,13 +111,14 @@ func TestSilentAgentExpiresThenShrinksItsDomain(t *testing.T) {
 			t.Errorf("unexpected event %s", e)
 		}
 	}
-	if w := []string{"ReportExpired:", "ReportDropped:", "HeartbeatResumed:"}; !reflect.DeepEqual(reasons, w) {
-		t.Errorf("events on exp-n1 = %v, want %v\n%s", reasons, w, strings.Join(events, "\n"))
+	if diff := cmp.Diff([]string{"ReportExpired:", "ReportDropped:", "HeartbeatResumed:"}, reasons); diff != "" {
+		t.Errorf("events on exp-n1 (-want +got):\n%s\n%s", diff, strings.Join(events, "\n"))
 	}
 }
 
 // With expiry off (the default of old configurations: --report-expiry=0) a silent agent's report stays.
 func TestNoExpiryKeepsSilentReports(t *testing.T) {
+	testenv.Require(t)
 	r, clock := expiryBed(t, 0, time.Minute, "02", "noexp-n1")
 	r.Heartbeats.Observe("noexp-n1", "1")
 	reconcileOnce(t, r)
@@ -123,8 +126,8 @@ func TestNoExpiryKeepsSilentReports(t *testing.T) {
 	if d := reconcileOnce(t, r); d != 0 {
 		t.Errorf("requeue after %v with nothing pending", d)
 	}
-	if got := hyperNodes(t)["sw-02"]; !reflect.DeepEqual(got, []string{"noexp-n1"}) {
-		t.Errorf("sw-02 = %v", got)
+	if diff := cmp.Diff([]string{"noexp-n1"}, hyperNodes(t)["sw-02"]); diff != "" {
+		t.Errorf("sw-02 (-want +got):\n%s", diff)
 	}
 }
 
@@ -171,6 +174,7 @@ func TestLeaseHandlerWakesOnlyForReturningAgents(t *testing.T) {
 // however long it lasts, until they renew. An agent still silent then gets a whole expiry and grace period
 // from that moment, and then leaves as usual.
 func TestMassSilenceSuspendsExpiry(t *testing.T) {
+	testenv.Require(t)
 	nodes := []string{"mass-n1", "mass-n2", "mass-n3"}
 	r, clock := expiryBed(t, time.Minute, time.Minute, "03", nodes...)
 	for _, n := range nodes {
@@ -181,8 +185,8 @@ func TestMassSilenceSuspendsExpiry(t *testing.T) {
 
 	clock.t = clock.t.Add(time.Hour) // an hour-long outage: nobody renewed
 	reconcileOnce(t, r)
-	if got := hyperNodes(t); !reflect.DeepEqual(got, all) {
-		t.Fatalf("all agents silent together dropped nodes: %v", got)
+	if diff := cmp.Diff(all, hyperNodes(t)); diff != "" {
+		t.Fatalf("all agents silent together dropped nodes (-want +got):\n%s", diff)
 	}
 	if g := gaugeValue(t, r.Metrics.expirySuspended); g != 1 {
 		t.Errorf("report_expiry_suspended = %v, want 1", g)
@@ -206,8 +210,8 @@ func TestMassSilenceSuspendsExpiry(t *testing.T) {
 		r.Heartbeats.Observe("mass-n1", fmt.Sprint(i+3))
 		r.Heartbeats.Observe("mass-n2", fmt.Sprint(i+3))
 		reconcileOnce(t, r)
-		if got := hyperNodes(t)["sw-03"]; !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("step %d: sw-03 = %v, want %v", i, got, tc.want)
+		if diff := cmp.Diff(tc.want, hyperNodes(t)["sw-03"]); diff != "" {
+			t.Errorf("step %d: sw-03 (-want +got):\n%s", i, diff)
 		}
 	}
 }
@@ -215,6 +219,7 @@ func TestMassSilenceSuspendsExpiry(t *testing.T) {
 // A Lease left by a node that has no report any more (deleted, its Lease not yet collected) does not count
 // towards mass silence: one dead agent among two live nodes' agents still expires.
 func TestLeasesWithoutReportsDoNotSuspendExpiry(t *testing.T) {
+	testenv.Require(t)
 	r, clock := expiryBed(t, time.Minute, time.Minute, "04", "gone-n1", "gone-n2")
 	for _, n := range []string{"gone-n1", "gone-n2", "deleted-a", "deleted-b"} {
 		r.Heartbeats.Observe(n, "1") // deleted-a and -b: Leases of nodes without a report

@@ -126,6 +126,7 @@ func writes(r *Reconciler) float64 {
 }
 
 func TestReportsBecomeHyperNodes(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	r := newReconciler(t, time.Minute, clock)
@@ -206,6 +207,7 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 }
 
 func TestForeignHyperNodesAreLeftAlone(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
@@ -235,6 +237,7 @@ func TestForeignHyperNodesAreLeftAlone(t *testing.T) {
 }
 
 func TestMalformedReportIsRejectedByTheSchema(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
 	bad := report("schema-check", "01")
@@ -253,6 +256,7 @@ func TestMalformedReportIsRejectedByTheSchema(t *testing.T) {
 }
 
 func TestInvalidHyperNodeIsRejectedByTheRealAPIServer(t *testing.T) {
+	testenv.Require(t)
 	hn := &topologyv1alpha1.HyperNode{ObjectMeta: metav1.ObjectMeta{Name: "two-selectors"},
 		Spec: topologyv1alpha1.HyperNodeSpec{Tier: 1, Members: []topologyv1alpha1.MemberSpec{{
 			Type: topologyv1alpha1.MemberTypeNode,
@@ -267,6 +271,7 @@ func TestInvalidHyperNodeIsRejectedByTheRealAPIServer(t *testing.T) {
 }
 
 func TestReportMayBeOwnedByItsNode(t *testing.T) {
+	testenv.Require(t)
 	// The agent sets an owner reference to the Node; garbage collection itself needs kube-controller-manager,
 	// which this control plane does not run, so this checks the reference the collector relies on.
 	ctx := context.Background()

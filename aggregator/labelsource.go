@@ -2,9 +2,7 @@ package aggregator
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,20 +11,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/sources/labels"
-	"github.com/fabricmap/fabricmap/topology"
 )
-
-// LabelSource is the nodes' own labels as a FabricSource: Keys, from the top of the network to the leaves, are
-// label keys an admin already maintains (Volcano's label discoverer works the same way). Its pseudo-switches
-// never share identifiers with real switches, so it is merged below the other sources (labels.MergeBelow).
-type LabelSource struct {
-	// Reader lists the Nodes (metadata only).
-	Reader client.Reader
-	// Keys are the label keys, top first.
-	Keys []string
-	// Log receives the nodes left out and why.
-	Log *slog.Logger
-}
 
 // ValidateLabelSourceKeys refuses label-source keys that are invalid or that fabricmap itself writes: reading
 // back its own output would make the tree feed on itself.
@@ -42,31 +27,19 @@ func ValidateLabelSourceKeys(keys []string, written hypernodegen.LabelKeys) erro
 	return nil
 }
 
-// Name implements FabricSource.
-func (s *LabelSource) Name() string { return labels.Source }
-
-// Evidence implements FabricSource. No node with a full label path is an error, so that labels removed by
-// mistake keep the last good evidence rather than empty the tree.
-func (s *LabelSource) Evidence(ctx context.Context) (topology.Input, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := s.Reader.List(ctx, &list); err != nil {
-		return topology.Input{}, fmt.Errorf("listing nodes: %w", err)
-	}
-	nodes := make([]labels.Node, 0, len(list.Items))
-	for _, n := range list.Items {
-		nodes = append(nodes, labels.Node{Name: n.Name, Labels: n.Labels})
-	}
-	in, problems := labels.Evidence(nodes, s.Keys)
-	if len(problems) > 0 && s.Log != nil {
-		first := make([]string, 0, min(len(problems), 20))
-		for _, p := range problems[:min(len(problems), 20)] {
-			first = append(first, p.String())
+// NodeLister lists the Nodes' names and labels through reader (metadata only): the label source's Nodes in
+// the aggregator, where reader is the manager's cache.
+func NodeLister(reader client.Reader) func(context.Context) ([]labels.Node, error) {
+	return func(ctx context.Context) ([]labels.Node, error) {
+		var list metav1.PartialObjectMetadataList
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
+		if err := reader.List(ctx, &list); err != nil {
+			return nil, fmt.Errorf("listing node metadata: %w", err)
 		}
-		s.Log.Info("nodes the label source left out", "count", len(problems), "first", first)
+		nodes := make([]labels.Node, 0, len(list.Items))
+		for _, n := range list.Items {
+			nodes = append(nodes, labels.Node{Name: n.Name, Labels: n.Labels})
+		}
+		return nodes, nil
 	}
-	if len(in.Nodes) == 0 {
-		return topology.Input{}, errors.New("no node has a value for every label key; keeping the last good evidence")
-	}
-	return in, nil
 }

@@ -10,12 +10,15 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/sources"
+	"github.com/fabricmap/fabricmap/sources/labels"
 )
 
 // TestLabelSourceBuildsTheTreeFromAdminLabels labels Nodes in the real API server with an admin's own keys
 // (spine above leaf) and no reports: the HyperNodes follow the labels, a node with a partial path is left
 // out, and fabricmap's own label keys are refused as a source.
 func TestLabelSourceBuildsTheTreeFromAdminLabels(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	ctx := context.Background()
 	const spine, leaf = "example.com/spine", "example.com/leaf"
@@ -33,7 +36,7 @@ func TestLabelSourceBuildsTheTreeFromAdminLabels(t *testing.T) {
 	}
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	r := newReconciler(t, time.Minute, clock)
-	r.Sources = []SourceSpec{{Source: &LabelSource{Reader: testenv.Shared.Client, Keys: []string{spine, leaf}}}}
+	r.Sources = []sources.Spec{{Source: &labels.Source{Nodes: NodeLister(testenv.Shared.Client), Keys: []string{spine, leaf}}}}
 	reconcileOnce(t, r)
 	// s2 holds one leaf only, so topology.Build lets l3 stand for it (a one-child domain adds no grouping).
 	want := map[string][]string{

@@ -14,6 +14,7 @@ import (
 // TestLeaderWeb finds the leader's page from the leader-election Lease and the leader's Pod on a real API
 // server: another replica's address, nothing when this replica leads or nobody does.
 func TestLeaderWeb(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
 	const ns = "default"

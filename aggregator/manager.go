@@ -27,10 +27,13 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/sources"
+	nodelabels "github.com/fabricmap/fabricmap/sources/labels"
 )
 
-// ManagerOptions are the process-level settings of the aggregator.
-type ManagerOptions struct {
+// ManagerConfig are the process-level settings of the aggregator (leader election, addresses), beside Config,
+// the reconciler's.
+type ManagerConfig struct {
 	// LeaderElection makes only one replica act at a time.
 	LeaderElection bool
 	// LeaderElectionNamespace holds the Lease.
@@ -47,10 +50,10 @@ type ManagerOptions struct {
 	HeartbeatNamespace string
 }
 
-// NewManager builds the controller manager with the aggregator's reconciler registered, polling sources besides
-// the reports. The HyperNode cache
-// holds only the HyperNodes fabricmap owns.
-func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []SourceSpec, log *slog.Logger) (manager.Manager, error) {
+// NewManager builds the controller manager with the aggregator's reconciler registered, polling srcs besides
+// the reports; a label source without Nodes lists them from the manager's cache. The HyperNode cache holds
+// only the HyperNodes fabricmap owns.
+func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []sources.Spec, log *slog.Logger) (manager.Manager, error) {
 	owned := labels.SelectorFromSet(hypernodegen.OwnedSelector())
 	byObject := map[client.Object]cache.ByObject{&topologyv1alpha1.HyperNode{}: {Label: owned}}
 	if conf.ReportExpiry > 0 {
@@ -80,9 +83,9 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []So
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	for _, s := range sources {
-		if ls, ok := s.Source.(*LabelSource); ok && ls.Reader == nil {
-			ls.Reader = mgr.GetClient() // the Node metadata cache the reconciler already keeps
+	for _, s := range srcs {
+		if ls, ok := s.Source.(*nodelabels.Source); ok && ls.Nodes == nil {
+			ls.Nodes = NodeLister(mgr.GetClient()) // the Node metadata cache the reconciler already keeps
 		}
 	}
 	r := &Reconciler{
@@ -91,7 +94,7 @@ func NewManager(cfg *rest.Config, opts ManagerOptions, conf Config, sources []So
 		Config:   conf,
 		Log:      log,
 		Metrics:  NewMetrics(ctrlmetrics.Registry),
-		Sources:  sources,
+		Sources:  srcs,
 		Events:   mgr.GetEventRecorder("fabricmap-aggregator"),
 		Snapshot: opts.Snapshot,
 	}

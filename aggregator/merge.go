@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -19,40 +18,30 @@ type EventRecorder interface {
 	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
 }
 
-// SourceSpec is a fabric-wide source and how often to poll it.
-type SourceSpec struct {
-	// Source is the source.
-	Source FabricSource
-	// Interval is the least time between two polls (1 minute when zero).
-	Interval time.Duration
-}
-
-// sourceList returns the polled sources, built once from r.Sources and Config.IBNetDiscoverFile.
+// sourceList returns the polled sources, built once from r.Sources (an interval of 1 minute when a Spec sets none).
 func (r *Reconciler) sourceList() []*polledSource {
 	if r.polled != nil {
 		return r.polled
 	}
-	specs := slices.Clone(r.Sources)
-	if r.Config.IBNetDiscoverFile != "" {
-		specs = append(specs, SourceSpec{Source: newFabricFile(r.Config.IBNetDiscoverFile), Interval: r.Config.FabricRecheck})
-	}
 	r.polled = []*polledSource{}
-	for _, s := range specs {
-		r.polled = append(r.polled, &polledSource{src: s.Source, interval: cmp.Or(s.Interval, time.Minute)})
+	for _, s := range r.Sources {
+		r.polled = append(r.polled, &polledSource{src: s.Source, interval: cmp.Or(s.Interval, time.Minute), pollTimeout: s.PollTimeout})
 	}
 	return r.polled
 }
 
-// mergeSources merges the reports' evidence with every fabric-wide source, in priority order: the first source
-// that knows a node places it, later ones add what it lacks (nodes, switch links). A node two sources place
+// mergeSources merges the reports' evidence with every fabric-wide source, in priority order, each by its own
+// merge rule (sources.Source.Merge; the reports' is topology.Merge): the first source that knows a node places
+// it, later ones add what it lacks (nodes, switch links; the labels only nodes no other source places). A node two sources place
 // behind different switches is a conflict: counted, logged and recorded as an Event on the Node. It returns
 // the merged input and when the next source poll is due (0 when there is no source).
 func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (topology.Input, time.Duration) {
 	type named struct {
-		name string
-		in   topology.Input
+		name  string
+		in    topology.Input
+		merge func(merged, in topology.Input) (topology.Input, []topology.Conflict)
 	}
-	inputs := []named{{SourceReports, reports}}
+	inputs := []named{{SourceReports, reports, topology.Merge}}
 	now := r.now()
 	var next time.Duration
 	for _, p := range r.sourceList() {
@@ -74,7 +63,7 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, n
 			next = d
 		}
 		if p.good {
-			inputs = append(inputs, named{name, in})
+			inputs = append(inputs, named{name, in, p.src.Merge})
 		}
 	}
 	priority := r.Config.SourcePriority
@@ -86,11 +75,7 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, n
 	merged := inputs[0].in
 	for _, next := range inputs[1:] {
 		var conflicts []topology.Conflict
-		if next.name == labels.Source {
-			merged, conflicts = labels.MergeBelow(merged, next.in)
-		} else {
-			merged, conflicts = topology.Merge(merged, next.in)
-		}
+		merged, conflicts = next.merge(merged, next.in)
 		for _, c := range conflicts {
 			r.conflict(c, nodes)
 		}

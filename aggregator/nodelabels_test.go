@@ -2,10 +2,10 @@ package aggregator
 
 import (
 	"context"
-	"reflect"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,6 +31,7 @@ func fabricLabels(t *testing.T, name string) map[string]string {
 }
 
 func TestNodeLabelsFollowTheTree(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
@@ -54,8 +55,8 @@ func TestNodeLabelsFollowTheTree(t *testing.T) {
 		"label-n3": {block: "sw-22", spine: "fabric"},
 	}
 	for n, w := range want {
-		if got := fabricLabels(t, n); !reflect.DeepEqual(got, w) {
-			t.Errorf("%s labels = %v, want %v", n, got, w)
+		if diff := cmp.Diff(w, fabricLabels(t, n)); diff != "" {
+			t.Errorf("%s labels (-want +got):\n%s", n, diff)
 		}
 	}
 	if w := labelWrites(); w != 3 {
@@ -85,11 +86,11 @@ func TestNodeLabelsFollowTheTree(t *testing.T) {
 		n1.Spec.NVLinkDomain = ""                 // n1's NVLink domain goes away
 		upsertReport(t, n1)
 		reconcileOnce(t, r)
-		if got := fabricLabels(t, "label-n2"); !reflect.DeepEqual(got, map[string]string{block: "sw-22", spine: "fabric", dc: "dc-west"}) {
-			t.Errorf("label-n2 labels = %v", got)
+		if diff := cmp.Diff(map[string]string{block: "sw-22", spine: "fabric", dc: "dc-west"}, fabricLabels(t, "label-n2")); diff != "" {
+			t.Errorf("label-n2 labels (-want +got):\n%s", diff)
 		}
-		if got := fabricLabels(t, "label-n1"); !reflect.DeepEqual(got, map[string]string{block: "sw-21", spine: "fabric"}) {
-			t.Errorf("label-n1 labels = %v, want the accelerator label fabricmap owned removed", got)
+		if diff := cmp.Diff(map[string]string{block: "sw-21", spine: "fabric"}, fabricLabels(t, "label-n1")); diff != "" {
+			t.Errorf("label-n1 labels (-want +got):\n%s", diff)
 		}
 	})
 }

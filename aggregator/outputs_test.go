@@ -3,10 +3,10 @@ package aggregator
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +21,7 @@ import (
 // reports, on the real API server with the real CRDs: right content, no write when nothing changed (also for
 // a restarted aggregator), one write per changed object, and an empty tree leaves them as they were.
 func TestOutputsFollowTheTree(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
@@ -61,8 +62,8 @@ func TestOutputsFollowTheTree(t *testing.T) {
 		}
 	}
 	// Two leaves under the root: the leaf tier (block key) and the root (spine key), top first.
-	if want := []string{keys.Tiers[1], keys.Tiers[0]}; !reflect.DeepEqual(labelKeys, want) {
-		t.Errorf("ClusterNetworkTopology label keys = %v, want %v", labelKeys, want)
+	if diff := cmp.Diff([]string{keys.Tiers[1], keys.Tiers[0]}, labelKeys); diff != "" {
+		t.Errorf("ClusterNetworkTopology label keys (-want +got):\n%s", diff)
 	}
 	kt := getUnstructured(t, "kueue.x-k8s.io/v1beta2", "Topology", "", "fabricmap")
 	levels, _, _ := unstructured.NestedSlice(kt.Object, "spec", "levels")
@@ -70,8 +71,8 @@ func TestOutputsFollowTheTree(t *testing.T) {
 	for _, l := range levels {
 		got = append(got, l.(map[string]any)["nodeLabel"].(string))
 	}
-	if want := []string{keys.Tiers[1], keys.Tiers[0], corev1.LabelHostname}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Kueue Topology levels = %v, want %v", got, want)
+	if diff := cmp.Diff([]string{keys.Tiers[1], keys.Tiers[0], corev1.LabelHostname}, got); diff != "" {
+		t.Errorf("Kueue Topology levels (-want +got):\n%s", diff)
 	}
 	var cm corev1.ConfigMap
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "fabricmap-outputs", Name: "fabricmap-tree"}, &cm); err != nil {

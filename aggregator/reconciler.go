@@ -20,6 +20,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -39,12 +40,6 @@ type Config struct {
 	// MemberSelector is how HyperNodes select their nodes (hypernodegen.SelectorExact when empty,
 	// SelectorRegex, or SelectorLabel, which selects by the node labels and so needs NodeLabels).
 	MemberSelector string
-	// IBNetDiscoverFile, when set, is an ibnetdiscover capture of the whole fabric. Its switch links give the
-	// tiers above the leaves, and it places the hosts that have no report; where a report and the capture
-	// disagree about a node, the report wins and the conflict is counted and logged.
-	IBNetDiscoverFile string
-	// FabricRecheck is how often the capture file is looked at for changes (1 minute when zero).
-	FabricRecheck time.Duration
 	// SourcePriority orders the sources for conflicts, first wins (DefaultSourcePriority when empty).
 	SourcePriority []string
 	// Outputs switches on the single-object outputs (ClusterNetworkTopology, Kueue Topology, tree ConfigMap).
@@ -71,8 +66,8 @@ type Reconciler struct {
 	Config  Config
 	Log     *slog.Logger
 	Metrics *Metrics
-	// Sources are the fabric-wide sources polled besides the reports (Config.IBNetDiscoverFile adds one).
-	Sources []SourceSpec
+	// Sources are the fabric-wide sources polled besides the reports (an ibnetdiscover capture, UFM, labels).
+	Sources []sources.Spec
 	// Events records conflicts between sources on the Node concerned; nil records none.
 	Events EventRecorder
 	// Now is the clock; time.Now when nil.

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/view/web"
 )
 
 // TestWebPageShowsReconciledTree checks the path from reports to the web page: Reconcile stores the tree it
 // built in the snapshot, and the page's /api/tree serves it.
 func TestWebPageShowsReconciledTree(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	r := newReconciler(t, time.Minute, &fakeClock{t: time.Unix(1_800_000_000, 0)})
 	r.Snapshot = &TreeSnapshot{}

@@ -8,28 +8,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fabricmap/fabricmap/sources"
+	"github.com/fabricmap/fabricmap/sources/ibfabric"
+	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// FabricSource is a source of evidence beside the node reports: an ibnetdiscover capture, NVIDIA UFM, the
-// nodes' own labels. The aggregator polls each at its own interval, in a goroutine of its own and under a
-// deadline (DefaultPollTimeout unless the source sets one), and merges the last good evidence of each by
-// priority; a reconcile never waits for a poll but a source's first.
-type FabricSource interface {
-	// Name names the source in logs, metrics, Events and the priority list.
-	Name() string
-	// Evidence returns what the source knows now; ctx carries the poll's deadline. It is never called
-	// again before it returned. On error the aggregator keeps the source's last good evidence and marks the
-	// source stale; nothing is deleted for it.
-	Evidence(ctx context.Context) (topology.Input, error)
-}
-
 // DefaultSourcePriority is the order in which sources win conflicts when none is configured: what the node
 // saw itself, then the fabric manager, then a capture, then labels an admin set.
-var DefaultSourcePriority = []string{SourceReports, ufm.Source, "ibnetdiscover", "labels"}
+var DefaultSourcePriority = []string{SourceReports, ufm.Name, ibfabric.Name, labels.Name}
 
-// DefaultPollTimeout bounds one poll of a source that sets no bound of its own (UFMSource sets
+// DefaultPollTimeout bounds one poll of a source whose sources.Spec sets no bound of its own (UFM's is
 // --ufm-poll-timeout).
 const DefaultPollTimeout = 2 * time.Minute
 
@@ -41,18 +31,16 @@ const (
 	maxPickup = 30 * time.Second
 )
 
-// pollTimeouter is a source that bounds its own polls.
-type pollTimeouter interface{ pollTimeout() time.Duration }
-
-// polledSource runs the polls of one FabricSource off the reconcile: each poll in its own goroutine, under a
+// polledSource runs the polls of one source off the reconcile: each poll in its own goroutine, under a
 // deadline, begun once interval has passed since the last one began; the reconcile takes in the outcome of a
 // finished poll and never waits for one in flight, so a slow source never holds up the tree built from the
 // reports and the other sources. The one exception is the source's first poll, which the first reconcile
 // waits for (up to the poll's deadline): a tree written without a source that answers in a moment would be
 // rewritten as soon as it does, at every start and every change of leader.
 type polledSource struct {
-	src      FabricSource
-	interval time.Duration
+	src         sources.Source
+	interval    time.Duration
+	pollTimeout time.Duration // 0: DefaultPollTimeout
 
 	// What the reconcile took in, used on the reconcile's goroutine only (mergeSources reads it).
 	last    topology.Input // the last good evidence
@@ -150,8 +138,8 @@ func pollParent(ctx context.Context) context.Context {
 
 // timeout is the deadline of one poll of the source.
 func (p *polledSource) timeout() time.Duration {
-	if t, ok := p.src.(pollTimeouter); ok && t.pollTimeout() > 0 {
-		return t.pollTimeout()
+	if p.pollTimeout > 0 {
+		return p.pollTimeout
 	}
 	return DefaultPollTimeout
 }

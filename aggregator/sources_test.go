@@ -21,6 +21,8 @@ import (
 
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/sources"
+	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -64,6 +66,7 @@ func ufmServer(t *testing.T, dir string, broken *atomic.Value) *httptest.Server 
 // get the core tier; 500s and then garbage keep the last good fabric (nothing deleted, the source stale); UFM
 // answering again clears the stale mark.
 func TestUFMSourceBuildsTiersAndSurvivesOutages(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	dir := t.TempDir()
 	for _, f := range []string{"user", "pass"} {
@@ -82,7 +85,7 @@ func TestUFMSourceBuildsTiersAndSurvivesOutages(t *testing.T) {
 	}
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	r := newReconciler(t, time.Minute, clock)
-	r.Sources = []SourceSpec{{Source: &UFMSource{Client: c}, Interval: 5 * time.Minute}}
+	r.Sources = []sources.Spec{{Source: &ufm.Source{Client: c}, Interval: 5 * time.Minute}}
 
 	if requeue := reconcileOnce(t, r); requeue <= 0 || requeue > 5*time.Minute {
 		t.Errorf("requeue after %v, want the next UFM poll within 5m", requeue)
@@ -91,7 +94,7 @@ func TestUFMSourceBuildsTiersAndSurvivesOutages(t *testing.T) {
 	if len(want) == 0 || maxTier(want) < 3 {
 		t.Fatalf("UFM's 3-tier fabric gave HyperNodes %v, want tiers up to at least 3", want)
 	}
-	stale := func() float64 { return gaugeValue(t, r.Metrics.sourceStale.WithLabelValues(ufm.Source)) }
+	stale := func() float64 { return gaugeValue(t, r.Metrics.sourceStale.WithLabelValues(ufm.Name)) }
 	for _, mode := range []string{"500", "garbage", ""} {
 		broken.Store(mode)
 		clock.t = clock.t.Add(6 * time.Minute)
@@ -108,26 +111,35 @@ func TestUFMSourceBuildsTiersAndSurvivesOutages(t *testing.T) {
 	}
 }
 
-// staticSource is a FabricSource with fixed evidence, standing in for a second fabric-wide source.
+// staticSource is a sources.Source with fixed evidence, standing in for a second fabric-wide source; it merges
+// by merge, topology.Merge when nil.
 type staticSource struct {
-	name string
-	in   topology.Input
+	name  string
+	in    topology.Input
+	merge func(merged, in topology.Input) (topology.Input, []topology.Conflict)
 }
 
 func (s *staticSource) Name() string                                     { return s.name }
 func (s *staticSource) Evidence(context.Context) (topology.Input, error) { return s.in, nil }
+func (s *staticSource) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
+	if s.merge != nil {
+		return s.merge(merged, in)
+	}
+	return topology.Merge(merged, in)
+}
 
 // TestConflictingSourcesRecordAnEventAndPriorityWins places one node behind different switches in two sources:
 // the higher-priority one wins whatever the order given, the conflict is counted and an Event is recorded on
 // the Node in the real API server.
 func TestConflictingSourcesRecordAnEventAndPriorityWins(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	node := createNode(t, "conflict-n1")
 	upsertReport(t, report("conflict-n1", "41"))
-	other := &staticSource{name: "labels", in: topology.Input{Nodes: []topology.NodeEvidence{{
-		Node: "conflict-n1", Source: "labels", Links: []topology.SwitchLink{{SwitchID: "mac:02:00:00:00:00:99", SwitchName: "sw-99"}}}}}}
+	other := &staticSource{name: labels.Name, merge: labels.MergeBelow, in: topology.Input{Nodes: []topology.NodeEvidence{{
+		Node: "conflict-n1", Source: labels.Name, Links: []topology.SwitchLink{{SwitchID: "mac:02:00:00:00:00:99", SwitchName: "sw-99"}}}}}}
 
 	cs := kubernetes.NewForConfigOrDie(testenv.Shared.Config)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
@@ -137,7 +149,7 @@ func TestConflictingSourcesRecordAnEventAndPriorityWins(t *testing.T) {
 	for _, priority := range [][]string{nil, {"labels", SourceReports}} {
 		clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 		r := newReconciler(t, time.Minute, clock)
-		r.Sources = []SourceSpec{{Source: other}}
+		r.Sources = []sources.Spec{{Source: other}}
 		r.Config.SourcePriority = priority
 		r.Events = broadcaster.NewRecorder(kube.Scheme(), "fabricmap-aggregator")
 		reconcileOnce(t, r)
@@ -228,7 +240,7 @@ func settleSources(t *testing.T, r *Reconciler) {
 	}
 }
 
-// gatedSource is a FabricSource whose polls each wait for a value on answers (or their deadline), to show what
+// gatedSource is a sources.Source whose polls each wait for a value on answers (or their deadline), to show what
 // the reconcile does while a poll is in flight.
 type gatedSource struct {
 	answers chan topology.Input
@@ -236,8 +248,10 @@ type gatedSource struct {
 	timeout time.Duration
 }
 
-func (s *gatedSource) Name() string               { return "gated" }
-func (s *gatedSource) pollTimeout() time.Duration { return s.timeout }
+func (s *gatedSource) Name() string { return "gated" }
+func (s *gatedSource) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
+	return topology.Merge(merged, in)
+}
 func (s *gatedSource) Evidence(ctx context.Context) (topology.Input, error) {
 	s.polls.Add(1)
 	select {
@@ -261,7 +275,7 @@ func TestPolledSourceWaitsOnlyForTheFirstPoll(t *testing.T) {
 	first := topology.Input{Nodes: []topology.NodeEvidence{{Node: "n1", Source: "gated"}}}
 	second := topology.Input{Nodes: []topology.NodeEvidence{{Node: "n2", Source: "gated"}}}
 	src := &gatedSource{answers: make(chan topology.Input, 1), timeout: 200 * time.Millisecond}
-	r := &Reconciler{Metrics: NewMetrics(prometheus.NewRegistry()), Sources: []SourceSpec{{Source: src, Interval: time.Minute}}}
+	r := &Reconciler{Metrics: NewMetrics(prometheus.NewRegistry()), Sources: []sources.Spec{{Source: src, Interval: time.Minute, PollTimeout: src.timeout}}}
 	clock := time.Unix(1_800_000_000, 0)
 	r.Now = func() time.Time { return clock }
 	ctx := context.Background()

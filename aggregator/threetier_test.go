@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +17,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -41,7 +42,7 @@ func switchLinksOnly(t *testing.T, fixture string) *staticSource {
 		t.Fatal(err)
 	}
 	in, _ := ufm.Evidence(f, ufm.Options{})
-	return &staticSource{name: ufm.Source, in: topology.Input{SwitchLinks: in.SwitchLinks}}
+	return &staticSource{name: ufm.Name, in: topology.Input{SwitchLinks: in.SwitchLinks}}
 }
 
 // TestFourTierFabricFromReports: eight nodes report their InfiniBand leaf (GUIDs spelled as ibnetdiscover
@@ -50,6 +51,7 @@ func switchLinksOnly(t *testing.T, fixture string) *staticSource {
 // root (4); every output agrees with it: HyperNodes, node labels, Koordinator's ClusterNetworkTopology and
 // Kueue's Topology. Switching the member selector to labelMatch rewrites exactly the HyperNodes that hold nodes.
 func TestFourTierFabricFromReports(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
@@ -57,7 +59,7 @@ func TestFourTierFabricFromReports(t *testing.T) {
 	r := newReconciler(t, time.Minute, clock)
 	r.Config.AcceleratorDomains = true
 	r.Config.Outputs = Outputs{ClusterNetworkTopology: true, KueueTopology: "fabricmap-4tier"}
-	r.Sources = []SourceSpec{{Source: switchLinksOnly(t, "threetier")}}
+	r.Sources = []sources.Spec{{Source: switchLinksOnly(t, "threetier")}}
 
 	nvlink := map[string]string{}
 	for p := 1; p <= 2; p++ {
@@ -100,16 +102,16 @@ func TestFourTierFabricFromReports(t *testing.T) {
 			want[nvl(p, l)] = fmt.Sprintf("1:tt-p%d-l%d-1,tt-p%d-l%d-2", p, l, p, l)
 		}
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("HyperNodes:\n%v\nwant\n%v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("HyperNodes (-want +got):\n%s", diff)
 	}
 
 	keys := hypernodegen.DefaultLabelKeys()
 	block, spine, dc := keys.Tiers[0], keys.Tiers[1], keys.Tiers[2]
 	if got, want := fabricLabels(t, "tt-p2-l1-2"), map[string]string{
 		keys.Accelerator: nvlink["tt-p2-l1-2"], block: "ib-p2-leaf-1", spine: "ib-p2-spine-1-spines", dc: "fabric",
-	}; !reflect.DeepEqual(got, want) {
-		t.Errorf("labels of tt-p2-l1-2 = %v, want %v", got, want)
+	}; !cmp.Equal(got, want) {
+		t.Errorf("labels of tt-p2-l1-2 (-want +got):\n%s", cmp.Diff(want, got))
 	}
 
 	cnt := getUnstructured(t, hypernodegen.ClusterNetworkTopologyGVK.GroupVersion().String(), "ClusterNetworkTopology", "", hypernodegen.ClusterNetworkTopologyName)
@@ -127,8 +129,8 @@ func TestFourTierFabricFromReports(t *testing.T) {
 		"DatacenterLayer<<nil>>" + dc, "SpineLayer<DatacenterLayer>" + spine, "BlockLayer<SpineLayer>" + block,
 		"AcceleratorLayer<BlockLayer>" + keys.Accelerator, "NodeTopologyLayer<AcceleratorLayer>",
 	}
-	if !reflect.DeepEqual(gotLayers, wantLayers) {
-		t.Errorf("ClusterNetworkTopology layers = %v, want %v", gotLayers, wantLayers)
+	if diff := cmp.Diff(wantLayers, gotLayers); diff != "" {
+		t.Errorf("ClusterNetworkTopology layers (-want +got):\n%s", diff)
 	}
 	kt := getUnstructured(t, "kueue.x-k8s.io/v1beta2", "Topology", "", "fabricmap-4tier")
 	levels, _, _ := unstructured.NestedSlice(kt.Object, "spec", "levels")
@@ -136,8 +138,8 @@ func TestFourTierFabricFromReports(t *testing.T) {
 	for _, l := range levels {
 		gotLevels = append(gotLevels, l.(map[string]any)["nodeLabel"].(string))
 	}
-	if want := []string{dc, spine, block, keys.Accelerator, corev1.LabelHostname}; !reflect.DeepEqual(gotLevels, want) {
-		t.Errorf("Kueue Topology levels = %v, want %v", gotLevels, want)
+	if diff := cmp.Diff([]string{dc, spine, block, keys.Accelerator, corev1.LabelHostname}, gotLevels); diff != "" {
+		t.Errorf("Kueue Topology levels (-want +got):\n%s", diff)
 	}
 
 	t.Run("labelMatch members select the same nodes", func(t *testing.T) {
@@ -163,8 +165,8 @@ func TestFourTierFabricFromReports(t *testing.T) {
 		for _, n := range nodes.Items {
 			names = append(names, n.Name)
 		}
-		if want := []string{"tt-p1-l2-1", "tt-p1-l2-2"}; !reflect.DeepEqual(names, want) {
-			t.Errorf("%s selects %v, want %v", hn.Name, names, want)
+		if diff := cmp.Diff([]string{"tt-p1-l2-1", "tt-p1-l2-2"}, names); diff != "" {
+			t.Errorf("%s selects (-want +got):\n%s", hn.Name, diff)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/treeread"
 	"github.com/fabricmap/fabricmap/view"
 )
 
@@ -82,15 +83,13 @@ func newGetHyperNodes() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if needsNodes(items) {
-					nodes, err := listNodeLabels(ctx, r)
-					if err != nil {
+				var nodes map[string]map[string]string
+				if treeread.NeedsNodeLabels(items) {
+					if nodes, err = listNodeLabels(ctx, r); err != nil {
 						fmt.Fprintf(errw, "warning: cannot resolve regex and label members: %v\n", err)
-					} else {
-						items = resolveMembers(items, nodes)
 					}
 				}
-				return printHyperNodes(w, errw, items, o.output)
+				return printResolvedHyperNodes(w, errw, items, nodes, o.output)
 			})
 		},
 	}
@@ -111,8 +110,15 @@ func listHyperNodes(ctx context.Context, r client.Reader, all bool) ([]topologyv
 	return list.Items, nil
 }
 
-// printHyperNodes writes HyperNodes in the chosen format; warnings about the tree go to errw.
+// printHyperNodes writes HyperNodes in the chosen format; warnings about the tree go to errw. Node members
+// selected by regex or label are not shown (printResolvedHyperNodes resolves them).
 func printHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNode, output string) error {
+	return printResolvedHyperNodes(w, errw, items, nil, output)
+}
+
+// printResolvedHyperNodes writes HyperNodes in the chosen format, resolving node members selected by regex or
+// label against nodes (node name → labels; nil: not shown); warnings about the tree go to errw.
+func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNode, nodes map[string]map[string]string, output string) error {
 	switch output {
 	case "json", "yaml":
 		list := topologyv1alpha1.HyperNodeList{Items: items}
@@ -128,7 +134,7 @@ func printHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNode, outp
 			_, err := fmt.Fprintln(errw, "No HyperNodes found.")
 			return err
 		}
-		t, warnings := hypernodegen.TreeFromHyperNodes(items)
+		t, warnings := treeread.ViewHyperNodes(items, nodes)
 		for _, warn := range warnings {
 			fmt.Fprintln(errw, "warning:", topology.Printable(warn))
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/treeread"
 	"github.com/fabricmap/fabricmap/view"
 )
 
@@ -53,10 +54,7 @@ func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o getO
 	if err != nil {
 		return err
 	}
-	if needsNodes(hns) {
-		hns = resolveMembers(hns, nodes)
-	}
-	t, warnings := hypernodegen.TreeFromHyperNodes(hns)
+	t, warnings := treeread.ViewHyperNodes(hns, nodes)
 	for _, warn := range warnings {
 		fmt.Fprintln(errw, "warning:", topology.Printable(warn))
 	}

@@ -114,7 +114,7 @@ func TestGetHyperNodesResolvesMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	if err := printHyperNodes(&out, &errw, resolveMembers(items, nodes), "tree"); err != nil {
+	if err := printResolvedHyperNodes(&out, &errw, items, nodes, "tree"); err != nil {
 		t.Fatal(err)
 	}
 	want := `fabric  (tier 2, 4 nodes, source reports)

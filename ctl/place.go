@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -19,13 +20,13 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
-	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/placer"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/treeread"
 )
 
 // placeFlags are the inputs of `fabricmap place`.
@@ -46,7 +47,8 @@ func newPlace() *cobra.Command {
 			"ClusterNetworkTopology; that, and HyperNodes selecting nodes by regex or label, need --nodes for the\n" +
 			"node names and labels. Node capacity comes from --nodes (a `kubectl get nodes -o yaml` dump; otherwise\n" +
 			"every node has --node-allocatable) and usage from --pods (a `kubectl get pods -A -o yaml` dump).\n" +
-			"Without --topology, HyperNodes, Nodes and Pods are read from the cluster (--kubeconfig).\n" +
+			"Without --topology, the cluster (--kubeconfig) is read as fabricmap-placer reads it: fabricmap's HyperNodes\n" +
+			"(else the ClusterNetworkTopology and node labels), Nodes (taints, reservations) and Pods (every gang form).\n" +
 			"--gang is a comma-separated list: pods=M, dp=, pp=, hard-tier= and group-tier= (a tier number or name,\n" +
 			"e.g. leaf), name=, priority=, and one or more resource requests per pod (nvidia.com/gpu=8, cpu=16, …),\n" +
 			"or instead of pods and requests one role=NAME:PODS:RESOURCE=QUANTITY[+RESOURCE=QUANTITY…] per role\n" +
@@ -61,7 +63,7 @@ func newPlace() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := fl.cluster(cmd)
+			c, err := fl.cluster(cmd, g.Name)
 			if err != nil {
 				return err
 			}
@@ -81,17 +83,11 @@ func newPlace() *cobra.Command {
 	f.StringVar(&fl.nodes, "nodes", "", "Nodes dump (`kubectl get nodes -o yaml`) for capacity and labels")
 	f.StringVar(&fl.pods, "pods", "", "Pods dump (`kubectl get pods -A -o yaml`) for what is already used")
 	f.StringVar(&fl.allocatable, "node-allocatable", "nvidia.com/gpu=8,pods=110", "what every node has when there is no Nodes dump")
-	f.BoolVar(&fl.preempt, "preempt", false, "when the gang does not fit, say which lower-priority preemptible gangs (pods labelled "+
-		gangLabel+", priority from spec.priority, preemptible when labelled "+preemptibleLabel+"=true) it would evict")
+	f.BoolVar(&fl.preempt, "preempt", false, "when the gang does not fit, say which lower-priority preemptible gangs (in any form the placer reads; "+
+		"priority from spec.priority; preemptible when every pod is labelled "+placer.PreemptibleLabel+"=true or "+placer.KoordinatorPreemptibleLabel+"=true) it would evict")
 	f.StringVarP(&fl.output, "output", "o", "text", "output format: text, json or yaml")
 	return cmd
 }
-
-// Pod labels `fabricmap place --preempt` reads running gangs from (Koordinator's and the scheduler-plugins' names).
-const (
-	gangLabel        = "pod-group.scheduling.sigs.k8s.io"
-	preemptibleLabel = "quota.scheduling.koordinator.sh/preemptible"
-)
 
 // parseGang reads a --gang spec.
 func parseGang(spec string) (placement.Gang, error) {
@@ -175,39 +171,20 @@ func quantity(name, v string) (int64, error) {
 	return placer.QuantityValue(name, q), nil
 }
 
-// cluster builds the placement snapshot from the files or the cluster.
-func (fl *placeFlags) cluster(cmd *cobra.Command) (*placement.Cluster, error) {
-	var nodes []corev1.Node
-	var pods []corev1.Pod
-	var tree *topology.Tree
+// cluster builds the placement snapshot from the files or the cluster with the placer's adapter
+// (placer.Snapshot): the same nodes, usage, reservations, taints and running gangs the placer would see.
+func (fl *placeFlags) cluster(cmd *cobra.Command, gang string) (*placement.Cluster, error) {
+	var st *placer.Snapshot
 	var err error
 	if fl.topology == "" {
-		tree, nodes, pods, err = readLive(cmd)
+		st, err = readLive(cmd)
 	} else {
-		if fl.nodes != "" {
-			if err := readObjects(fl.nodes, "Node", &nodes); err != nil {
-				return nil, err
-			}
-		}
-		if fl.pods != "" {
-			if err := readObjects(fl.pods, "Pod", &pods); err != nil {
-				return nil, err
-			}
-		}
-		tree, err = readTopologyFile(fl.topology, nodes)
+		st, err = fl.readFiles()
 	}
 	if err != nil {
 		return nil, err
 	}
-	f, err := placement.NewFabric(tree)
-	if err != nil {
-		return nil, fmt.Errorf("the topology: %w", err)
-	}
-	pnodes, err := fl.placementNodes(f, nodes, pods)
-	if err != nil {
-		return nil, err
-	}
-	c, ignored, err := placement.NewCluster(f, pnodes, runningGangs(pods))
+	c, ignored, err := st.Cluster(gang, nil, placer.Preemption{Enabled: true})
 	if err != nil {
 		return nil, err
 	}
@@ -215,75 +192,58 @@ func (fl *placeFlags) cluster(cmd *cobra.Command) (*placement.Cluster, error) {
 	return c, nil
 }
 
-// placementNodes turns Nodes and Pods into capacities; without Nodes every fabric node gets --node-allocatable.
-func (fl *placeFlags) placementNodes(f *placement.Fabric, nodes []corev1.Node, pods []corev1.Pod) ([]placement.Node, error) {
-	used := map[string]placement.Resources{}
-	for i := range pods {
-		p := &pods[i]
-		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		u := used[p.Spec.NodeName]
-		if u == nil {
-			u = placement.Resources{}
-			used[p.Spec.NodeName] = u
-		}
-		for k, q := range placer.PodRequest(p) {
-			u[k] += q
+// readFiles builds the snapshot from --topology, --nodes and --pods; without Nodes every node of the tree
+// gets --node-allocatable.
+func (fl *placeFlags) readFiles() (*placer.Snapshot, error) {
+	var nodes []corev1.Node
+	var pods []corev1.Pod
+	if fl.nodes != "" {
+		if err := readObjects(fl.nodes, "Node", &nodes); err != nil {
+			return nil, err
 		}
 	}
-	var out []placement.Node
+	if fl.pods != "" {
+		if err := readObjects(fl.pods, "Pod", &pods); err != nil {
+			return nil, err
+		}
+	}
+	tree, err := readTopologyFile(fl.topology, nodes)
+	if err != nil {
+		return nil, err
+	}
 	if len(nodes) == 0 {
-		alloc := placement.Resources{}
-		for _, kv := range strings.Split(fl.allocatable, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			q, err := quantity(k, v)
-			if err != nil {
-				return nil, fmt.Errorf("--node-allocatable %s: %w", k, err)
-			}
-			alloc[k] = q
+		if nodes, err = fl.defaultNodes(tree); err != nil {
+			return nil, err
 		}
-		for _, n := range f.Nodes() {
-			out = append(out, placement.Node{Name: n, Allocatable: alloc, Used: used[n]})
-		}
-		return out, nil
 	}
-	for i := range nodes {
-		n := &nodes[i]
-		out = append(out, placement.Node{Name: n.Name, Allocatable: placer.ResourceList(n.Status.Allocatable), Used: used[n.Name]})
-	}
-	return out, nil
+	return placer.NewSnapshot(tree, nodes, pods, time.Now())
 }
 
-// runningGangs groups running pods by their gang label into placement's running gangs.
-func runningGangs(pods []corev1.Pod) []placement.Running {
-	byName := map[string]*placement.Running{}
-	for i := range pods {
-		p := &pods[i]
-		name := p.Labels[gangLabel]
-		if name == "" || p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
+// defaultNodes returns a Node with --node-allocatable for every node of the tree.
+func (fl *placeFlags) defaultNodes(tree *topology.Tree) ([]corev1.Node, error) {
+	alloc := corev1.ResourceList{}
+	for _, kv := range strings.Split(fl.allocatable, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("--node-allocatable %s: %w", k, err)
 		}
-		key := p.Namespace + "/" + name
-		r := byName[key]
-		if r == nil {
-			r = &placement.Running{Name: key, Pods: map[string]int{}, Request: placer.PodRequest(p), Preemptible: p.Labels[preemptibleLabel] == "true"}
-			if p.Spec.Priority != nil {
-				r.Priority = *p.Spec.Priority
-			}
-			byName[key] = r
+		alloc[corev1.ResourceName(k)] = q
+	}
+	var nodes []corev1.Node
+	for _, name := range slices.Sorted(maps.Keys(tree.Domains)) {
+		for _, n := range tree.Domains[name].Nodes {
+			node := corev1.Node{Status: corev1.NodeStatus{Allocatable: alloc}}
+			node.Name = n
+			nodes = append(nodes, node)
 		}
-		r.Pods[p.Spec.NodeName]++
 	}
-	out := make([]placement.Running, 0, len(byName))
-	for _, k := range slices.Sorted(maps.Keys(byName)) {
-		out = append(out, *byName[k])
-	}
-	return out
+	return nodes, nil
 }
 
-// readTopologyFile reads a tree file; a ClusterNetworkTopology, and HyperNodes that select nodes by regex or
-// label, need the Nodes for their names and labels.
+// readTopologyFile reads a tree file (YAML or JSON, any form treeread.ParseTree reads); a
+// ClusterNetworkTopology, and HyperNodes that select nodes by regex or label, need the Nodes for their names
+// and labels.
 func readTopologyFile(path string, nodes []corev1.Node) (*topology.Tree, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -293,29 +253,14 @@ func readTopologyFile(path string, nodes []corev1.Node) (*topology.Tree, error) 
 	if err != nil {
 		return nil, fmt.Errorf("--topology %s: %w", path, err)
 	}
-	var kind struct {
-		Kind string `json:"kind"`
+	var labels map[string]map[string]string
+	if len(nodes) > 0 {
+		labels = placer.NodeLabels(nodes)
 	}
-	_ = json.Unmarshal(data, &kind)
-	if kind.Kind != "ClusterNetworkTopology" {
-		var labels map[string]map[string]string
-		if len(nodes) > 0 {
-			labels = placer.NodeLabels(nodes)
-		}
-		t, err := placement.ParseTree(data, labels)
-		if err != nil {
-			return nil, fmt.Errorf("--topology %s: %w", path, err)
-		}
-		return t, nil
+	t, err := treeread.ParseTree(data, labels)
+	if err != nil && labels == nil {
+		return nil, fmt.Errorf("--topology %s: %w (give --nodes for the node names and labels)", path, err)
 	}
-	if len(nodes) == 0 {
-		return nil, fmt.Errorf("--topology %s is a ClusterNetworkTopology: give --nodes for the node labels", path)
-	}
-	layers, err := placement.ParseClusterNetworkTopology(data)
-	if err != nil {
-		return nil, fmt.Errorf("--topology %s: %w", path, err)
-	}
-	t, _, err := placement.TreeFromLabels(layers, placer.NodeLabels(nodes))
 	if err != nil {
 		return nil, fmt.Errorf("--topology %s: %w", path, err)
 	}
@@ -361,38 +306,26 @@ func readObjects[T any](path, kind string, out *[]T) error {
 	return nil
 }
 
-// readLive reads HyperNodes, Nodes and Pods from the cluster.
-func readLive(cmd *cobra.Command) (*topology.Tree, []corev1.Node, []corev1.Pod, error) {
+// readLive reads the snapshot from the cluster as the placer does (placer.ReadSnapshot): fabricmap's
+// HyperNodes, else the ClusterNetworkTopology and node labels; Nodes and Pods.
+func readLive(cmd *cobra.Command) (*placer.Snapshot, error) {
 	kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
 	cfg, err := cli.RESTConfig(kubeconfig)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("creating Kubernetes client: %w", err)
+		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
 	}
-	ctx := cmd.Context()
-	var hns topologyv1alpha1.HyperNodeList
-	if err := c.List(ctx, &hns); err != nil {
-		return nil, nil, nil, fmt.Errorf("listing HyperNodes: %w", err)
+	st, err := placer.ReadSnapshot(cmd.Context(), c, c, time.Now())
+	if errors.Is(err, placer.ErrNoTopology) {
+		return nil, fmt.Errorf("%w; give --topology FILE", err)
 	}
-	var nodes corev1.NodeList
-	if err := c.List(ctx, &nodes); err != nil {
-		return nil, nil, nil, fmt.Errorf("listing Nodes: %w", err)
-	}
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods); err != nil {
-		return nil, nil, nil, fmt.Errorf("listing Pods: %w", err)
-	}
-	if len(hns.Items) == 0 {
-		return nil, nil, nil, errors.New("the cluster has no HyperNodes; give --topology FILE")
-	}
-	tree, err := placement.TreeFromHyperNodes(hns.Items, placer.NodeLabels(nodes.Items))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("the cluster's HyperNodes: %w", err)
+		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}
-	return tree, nodes.Items, pods.Items, nil
+	return st, nil
 }
 
 // printPlan writes the plan as text (a summary, then rank, node and group) or as JSON/YAML.

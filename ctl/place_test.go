@@ -1,20 +1,27 @@
 package ctl
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/placer"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -53,11 +60,11 @@ func placeFixture(t *testing.T) (dir string) {
 	pod := func(name, node, gpus string, lbls map[string]string) corev1.Pod {
 		p := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml", Labels: lbls}}
 		p.Spec.NodeName = node
-		p.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}}}}
+		p.Spec.Containers = []corev1.Container{gpuContainer(gpus)}
 		return p
 	}
 	pods := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: []corev1.Pod{
-		pod("low-0", "gpu-a1", "8", map[string]string{gangLabel: "low", preemptibleLabel: "true"}),
+		pod("low-0", "gpu-a1", "8", map[string]string{placer.PodGroupLabelLegacy: "low", placer.KoordinatorPreemptibleLabel: "true"}),
 		pod("other", "gpu-b1", "4", nil),
 	}}
 	dir = t.TempDir()
@@ -71,6 +78,12 @@ func placeFixture(t *testing.T) (dir string) {
 		}
 	}
 	return dir
+}
+
+// gpuContainer is a valid container asking for gpus GPUs (an extended resource: its limit equals its request).
+func gpuContainer(gpus string) corev1.Container {
+	rl := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}
+	return corev1.Container{Name: "c", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{Requests: rl, Limits: rl}}
 }
 
 // TestPlace runs `fabricmap place` on files, in text and JSON.
@@ -132,4 +145,166 @@ func TestPlace(t *testing.T) {
 	if len(p.Ranks) != 4 || p.GangTier != 2 || p.GroupTier != 1 {
 		t.Errorf("plan %+v: want 4 ranks, gang tier 2, groups within leaves", p)
 	}
+}
+
+// TestPlaceMatchesPlacer gives `fabricmap place` (dumps) and the placer (the cluster's objects, read as its
+// controller reads them) the same cluster and expects the same plan: nodes tainted or reserved for another
+// gang are not used, pods pinned but not bound count, and running gangs of every form can be preempted.
+func TestPlaceMatchesPlacer(t *testing.T) {
+	dir := placeFixture(t)
+	in := func(name string) string { return filepath.Join(dir, name) }
+	var hns []topologyv1alpha1.HyperNode
+	var nodes []corev1.Node
+	var pods []corev1.Pod
+	for _, err := range []error{readObjects(in("tree.yaml"), "HyperNode", &hns), readObjects(in("nodes.yaml"), "Node", &nodes), readObjects(in("pods.yaml"), "Pod", &pods)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// gpu-a2 is tainted, gpu-a3 reserved for ml/later (which still waits), gpu-b2 holds a pod pinned there by the
+	// placer and a Koordinator gang; gpu-a1 runs the scheduler-plugins gang "low" already.
+	nodes[1].Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}
+	nodes[2].Spec.Taints = []corev1.Taint{{Key: placer.ReservedTaint, Value: placer.TaintValue("ml/later"), Effect: corev1.TaintEffectNoSchedule}}
+	nodes[2].Annotations = map[string]string{placer.ReservedForAnnotation: "ml/later",
+		placer.ReservedUntilAnnotation: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
+	gpuPod := func(name, node, gpus string, labels, annotations map[string]string) corev1.Pod {
+		p := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml", Labels: labels, Annotations: annotations}}
+		p.Spec.NodeName = node
+		p.Spec.Containers = []corev1.Container{gpuContainer(gpus)}
+		return p
+	}
+	pinned := gpuPod("pinned", "", "2", map[string]string{placer.GangLabel: "pinned"}, map[string]string{placer.PlacementAnnotation: `{"gang":"ml/pinned","node":"gpu-b2","rank":0}`})
+	pods = append(pods, pinned,
+		gpuPod("koord-0", "gpu-b2", "2", map[string]string{placer.PreemptibleLabel: "true"}, map[string]string{placer.KoordinatorGangName: "koord"}),
+		gpuPod("later-0", "", "8", map[string]string{placer.GangLabel: "later"}, nil))
+	for name, v := range map[string]any{"nodes.yaml": corev1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: nodes},
+		"pods.yaml": corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: pods}} {
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(in(name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var objs []client.Object
+	for i := range hns {
+		objs = append(objs, &hns[i])
+	}
+	for i := range nodes {
+		objs = append(objs, &nodes[i])
+	}
+	for i := range pods {
+		objs = append(objs, &pods[i])
+	}
+	c := clusterWith(t, objs)
+
+	cases := []struct {
+		name, gang string
+		preempt    bool
+		noRoom     bool // no plan on either path
+	}{
+		{"free capacity", "name=train,pods=2,nvidia.com/gpu=4", false, false},
+		{"pinned pod counts", "name=train,pods=1,nvidia.com/gpu=5", false, true},
+		{"preempts a PodGroup gang", "name=train,pods=1,nvidia.com/gpu=8,priority=5", true, false},
+		{"preempts a Koordinator gang", "name=train,pods=1,nvidia.com/gpu=6,priority=5", true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"place", "--topology", in("tree.yaml"), "--nodes", in("nodes.yaml"), "--pods", in("pods.yaml"), "--gang", tc.gang, "-o", "json"}
+			if tc.preempt {
+				args = append(args, "--preempt")
+			}
+			out, _, cliErr := run(t, args...)
+			g, err := parseGang(tc.gang)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := placer.ReadSnapshot(context.Background(), c, c, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc, _, err := st.Cluster(g.Name, nil, placer.Preemption{Enabled: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pc.Place(g)
+			if tc.preempt && errors.Is(err, placement.ErrNoPlacement) {
+				want, err = pc.Preempt(g)
+			}
+			if tc.noRoom {
+				if !errors.Is(err, placement.ErrNoPlacement) || !errors.Is(cliErr, placement.ErrNoPlacement) {
+					t.Fatalf("placer: %v, fabricmap place: %v; want no placement from both", err, cliErr)
+				}
+				return
+			}
+			if err != nil || cliErr != nil {
+				t.Fatalf("placer: %v, fabricmap place: %v", err, cliErr)
+			}
+			var cli placement.Plan
+			if err := json.Unmarshal([]byte(out), &cli); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(*want, cli); diff != "" {
+				t.Errorf("fabricmap place's plan (-placer +cli):\n%s", diff)
+			}
+			for _, n := range cli.Ranks {
+				if n == "gpu-a2" || n == "gpu-a3" {
+					t.Errorf("plan %v uses tainted or reserved %s", cli.Ranks, n)
+				}
+			}
+			if tc.preempt && len(cli.Victims) == 0 {
+				t.Errorf("plan %v preempts nobody", cli.Ranks)
+			}
+		})
+	}
+}
+
+// clusterWith starts a real API server (etcd + kube-apiserver, as the placer reads it in a cluster) holding
+// objs, pods' status included; it skips when the control plane's binaries are missing, except under CI.
+func clusterWith(t *testing.T, objs []client.Object) client.Client {
+	t.Helper()
+	env := testenv.StartForTest(t)
+	ctx := context.Background()
+	c := env.Client
+	namespaces := map[string]bool{}
+	for _, o := range objs {
+		if ns := o.GetNamespace(); ns != "" && !namespaces[ns] {
+			namespaces[ns] = true
+			if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, o := range objs {
+		o = o.DeepCopyObject().(client.Object)
+		// The API server ignores a Pod's or Node's status on create, and admission taints a new Node not-ready
+		// until the node lifecycle controller sees its kubelet Ready (no such controller runs here): set both
+		// afterwards, as the kubelet and that controller would.
+		var after func() error
+		switch x := o.(type) {
+		case *corev1.Pod:
+			status := x.Status
+			after = func() error { x.Status = status; return c.Status().Update(ctx, x) }
+		case *corev1.Node:
+			status, taints := x.Status, x.Spec.Taints
+			after = func() error {
+				x.Spec.Taints = taints
+				if err := c.Update(ctx, x); err != nil {
+					return err
+				}
+				x.Status = status
+				return c.Status().Update(ctx, x)
+			}
+		}
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s %s: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+		}
+		if after != nil {
+			if err := after(); err != nil {
+				t.Fatalf("setting the taints and status of %s: %v", o.GetName(), err)
+			}
+		}
+	}
+	return c
 }

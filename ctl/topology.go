@@ -9,8 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricmap/fabricmap/aggregator"
-	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -19,10 +20,11 @@ import (
 const maxWarnings = 20
 
 func newTopology() *cobra.Command {
-	var from, reportsDir, output, rootName, memberSelector string
+	var reportsDir, output, rootName, memberSelector string
 	var accelerators bool
-	var fromUFM ufmFlags
-	var fromLabels labelFlags
+	var srcs sources.Options // the sources' flags, shared with fabricmap-aggregator
+	fromUFM := ufmFlags{opts: &srcs.UFM}
+	fromLabels := labelFlags{opts: &srcs.Labels}
 	cmd := &cobra.Command{
 		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS)",
 		Short: "Print the HyperNodes a fabric capture or a dump of node reports implies, as the aggregator would apply them",
@@ -35,9 +37,12 @@ func newTopology() *cobra.Command {
 			"capture, it adds switch links and hosts, and reports (and a capture) win where they place a node elsewhere.\n" +
 			"--from-labels reads the tree from node labels (keys top to bottom), of the cluster or --from-labels-file;\n" +
 			"it places the nodes that no other source knows.\n" +
+			"The sources' settings are the aggregator's flags (--capture-file, --ufm-url, --ufm-*-file, --label-source-keys);\n" +
+			"--from-ibnetdiscover, --from-ufm and --from-labels are the same as the first three.\n" +
 			"Lines, reports and hosts that could not be used are reported on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			from := srcs.Capture.File
 			if from == "" && reportsDir == "" && !fromUFM.given() && !fromLabels.given() {
 				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL, --from-ufm-dump DIR or --from-labels KEYS")
 			}
@@ -63,7 +68,7 @@ func newTopology() *cobra.Command {
 					return fmt.Errorf("%s: %w", from, err)
 				}
 				var conflicts []topology.Conflict
-				in, conflicts = topology.Merge(in, evidence)
+				in, conflicts = ibfabric.Merge(in, evidence)
 				for _, c := range conflicts {
 					fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
 				}
@@ -98,7 +103,8 @@ func newTopology() *cobra.Command {
 			return printHyperNodes(cmd.OutOrStdout(), errw, hns, output)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from-ibnetdiscover", "", "ibnetdiscover output to read (- for standard input)")
+	srcs.AddFlags(cmd.Flags())
+	cmd.Flags().StringVar(&srcs.Capture.File, "from-ibnetdiscover", "", "ibnetdiscover output to read (- for standard input); the same as --capture-file")
 	cmd.Flags().StringVar(&reportsDir, "from-reports", "", "folder of NodeFabricReport YAML/JSON files (objects or Lists)")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
 	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")

@@ -24,21 +24,22 @@ import (
 // nodeListPage is how many Nodes one list request asks the API server for (a variable for tests).
 var nodeListPage int64 = 500
 
-// labelFlags are the flags of `fabricmap topology` that read the network from node labels, of the cluster's
-// Nodes or of a dump of them.
+// labelFlags are what `fabricmap topology` adds to the label source's shared settings (labels.SourceOptions,
+// registered by sources.Options.AddFlags): --from-labels for --label-source-keys, and reading the Nodes from a
+// dump instead of the cluster.
 type labelFlags struct {
-	keys []string
+	opts *labels.SourceOptions
 	file string
 }
 
 func (f *labelFlags) register(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&f.keys, "from-labels", nil, "node label keys that describe the network, top to bottom, e.g. "+
-		"topology.kubernetes.io/zone,example.com/spine,example.com/leaf; the Nodes are read from the cluster (--kubeconfig)")
+	fs.StringSliceVar(&f.opts.Keys, "from-labels", nil, "node label keys that describe the network, top to bottom, e.g. "+
+		"topology.kubernetes.io/zone,example.com/spine,example.com/leaf; the Nodes are read from the cluster (--kubeconfig); the same as --label-source-keys")
 	fs.StringVar(&f.file, "from-labels-file", "", "read the Nodes for --from-labels from FILE, a `kubectl get nodes -o yaml` (or -o json) dump")
 }
 
 // given reports whether the network is to be read from node labels.
-func (f *labelFlags) given() bool { return len(f.keys) > 0 || f.file != "" }
+func (f *labelFlags) given() bool { return f.opts.Given() || f.file != "" }
 
 // mergeInto adds the evidence of the node labels below in's, whose nodes win (conflicts are reported on the
 // command's standard error). Without --from-labels it returns in as it is.
@@ -46,10 +47,10 @@ func (f *labelFlags) mergeInto(cmd *cobra.Command, in topology.Input) (topology.
 	if !f.given() {
 		return in, nil
 	}
-	if len(f.keys) == 0 {
+	if !f.opts.Given() {
 		return in, errors.New("--from-labels-file needs --from-labels KEY1,KEY2,… naming the labels that describe the network")
 	}
-	if err := labels.ValidateKeys(f.keys); err != nil {
+	if err := labels.ValidateKeys(f.opts.Keys); err != nil {
 		return in, fmt.Errorf("--from-labels: %w", err)
 	}
 	var nodes []labels.Node
@@ -63,7 +64,7 @@ func (f *labelFlags) mergeInto(cmd *cobra.Command, in topology.Input) (topology.
 	if err != nil {
 		return in, err
 	}
-	evidence, problems := labels.Evidence(nodes, f.keys)
+	evidence, problems := labels.Evidence(nodes, f.opts.Keys)
 	errw := cmd.ErrOrStderr()
 	reasons := make([]string, len(problems))
 	for i, p := range problems {
@@ -71,9 +72,9 @@ func (f *labelFlags) mergeInto(cmd *cobra.Command, in topology.Input) (topology.
 	}
 	warnAll(errw, "labels: left out", reasons)
 	if len(evidence.Nodes) == 0 {
-		return in, fmt.Errorf("--from-labels: none of the %d Nodes has all the labels %s", len(nodes), strings.Join(f.keys, ", "))
+		return in, fmt.Errorf("--from-labels: none of the %d Nodes has all the labels %s", len(nodes), strings.Join(f.opts.Keys, ", "))
 	}
-	merged, conflicts := labels.MergeBelow(in, evidence)
+	merged, conflicts := labels.MergeBelow(in, evidence) // the label source's merge rule
 	disagreements := make([]string, len(conflicts))
 	for i, c := range conflicts {
 		disagreements[i] = fmt.Sprintf("node %q: %s sees no switch named like its leaf label; %s wins", c.Node, c.Kept, c.Kept)

@@ -7,13 +7,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -111,8 +111,8 @@ func TestTopologyFromLabelsFile(t *testing.T) {
 			if err != nil {
 				t.Fatalf("topology: %v\n%s", err, stderr)
 			}
-			if got := hyperNodeMembers(t, out); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("HyperNodes = %v\nwant %v", got, tc.want)
+			if diff := cmp.Diff(tc.want, hyperNodeMembers(t, out)); diff != "" {
+				t.Errorf("HyperNodes (-want +got):\n%s", diff)
 			}
 			for _, w := range tc.stderr {
 				if !strings.Contains(stderr, w) {
@@ -209,11 +209,11 @@ func TestTopologyFromLabelsOfTheCluster(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []string{"", "4", "8"}; !reflect.DeepEqual(pages, want) {
-		t.Errorf("pages asked for = %q, want %q", pages, want)
+	if diff := cmp.Diff([]string{"", "4", "8"}, pages); diff != "" {
+		t.Errorf("pages asked for (-want +got):\n%s", diff)
 	}
-	if got := hyperNodeMembers(t, out); !reflect.DeepEqual(got, labelledTree) {
-		t.Errorf("HyperNodes = %v\nwant %v", got, labelledTree)
+	if diff := cmp.Diff(labelledTree, hyperNodeMembers(t, out)); diff != "" {
+		t.Errorf("HyperNodes (-want +got):\n%s", diff)
 	}
 	if n := strings.Count(stderr, "left out"); n != 2 {
 		t.Errorf("%d nodes left out, want cp-1 and gpu-x:\n%s", n, stderr)

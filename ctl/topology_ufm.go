@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,30 +14,25 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// ufmFlags are the flags of `fabricmap topology` that read the fabric from NVIDIA UFM Enterprise, live or
-// from a dump of its REST answers.
+// ufmFlags are what `fabricmap topology` adds to the UFM source's shared settings (ufm.SourceOptions, registered
+// by sources.Options.AddFlags): reading the fabric from a dump of UFM's REST answers instead of a live UFM,
+// --from-ufm for --ufm-url, and the deprecated --ufm-username.
 type ufmFlags struct {
-	url, username, passwordFile, tokenFile, caFile string
-	insecure                                       bool
-	timeout                                        time.Duration
-	dumpDir                                        string
-	rules                                          ufm.Rules
+	opts    *ufm.SourceOptions
+	dumpDir string
 }
 
+// register adds the CLI's own UFM flags to fs.
 func (f *ufmFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.url, "from-ufm", "", "UFM Enterprise to read the fabric from, e.g. https://ufm.example.com")
-	fs.StringVar(&f.username, "ufm-username", "", "UFM user name (basic authentication, with --ufm-password-file)")
-	fs.StringVar(&f.passwordFile, "ufm-password-file", "", "file holding the UFM user's password")
-	fs.StringVar(&f.tokenFile, "ufm-token-file", "", "file holding a UFM access token, instead of a user name and password")
-	fs.StringVar(&f.caFile, "ufm-ca-file", "", "PEM file of the CA certificates UFM's certificate chains to (besides the system's)")
-	fs.BoolVar(&f.insecure, "ufm-insecure-skip-verify", false, "accept any UFM certificate: anyone on the path can read the credentials")
-	fs.DurationVar(&f.timeout, "ufm-timeout", ufm.DefaultTimeout, "time limit of one UFM request (retried on failure)")
+	fs.StringVar(&f.opts.URL, "from-ufm", "", "UFM Enterprise to read the fabric from, e.g. https://ufm.example.com (the same as --ufm-url)")
+	fs.StringVar(&f.opts.Username, "ufm-username", "", "UFM user name (basic authentication, with --ufm-password-file)")
 	fs.StringVar(&f.dumpDir, "from-ufm-dump", "", "folder of saved UFM answers: systems.json, links.json and, optionally, ports.json")
-	f.rules.AddFlags(fs)
+	// MarkDeprecated fails only for a flag that does not exist, and ufm-username was just added.
+	_ = fs.MarkDeprecated("ufm-username", "use --ufm-username-file (credentials in files, as in the aggregator)")
 }
 
 // given reports whether the fabric is to be read from UFM.
-func (f *ufmFlags) given() bool { return f.url != "" || f.dumpDir != "" }
+func (f *ufmFlags) given() bool { return f.opts.Given() || f.dumpDir != "" }
 
 // mergeInto adds the evidence of the UFM fabric to in, whose nodes win where both place a node behind
 // different switches (reported on errw). Without --from-ufm or --from-ufm-dump it returns in as it is.
@@ -46,7 +40,7 @@ func (f *ufmFlags) mergeInto(ctx context.Context, in topology.Input, errw io.Wri
 	if !f.given() {
 		return in, nil
 	}
-	opts, err := f.rules.Options()
+	opts, err := f.opts.Rules.Options()
 	if err != nil {
 		return in, err
 	}
@@ -71,7 +65,7 @@ func (f *ufmFlags) mergeInto(ctx context.Context, in topology.Input, errw io.Wri
 	if !cabled && (len(evidence.SwitchLinks) == 0 || len(in.Nodes) == 0) {
 		return in, unusableUFM(fab, rep)
 	}
-	merged, conflicts := topology.Merge(in, evidence)
+	merged, conflicts := ufm.Merge(in, evidence)
 	for _, c := range conflicts {
 		fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
 	}
@@ -80,26 +74,21 @@ func (f *ufmFlags) mergeInto(ctx context.Context, in topology.Input, errw io.Wri
 
 // fabric reads the dump, or asks UFM.
 func (f *ufmFlags) fabric(ctx context.Context, errw io.Writer) (*ufm.Fabric, error) {
-	remote := f.username != "" || f.passwordFile != "" || f.tokenFile != "" || f.caFile != "" || f.insecure
 	switch {
-	case f.url != "" && f.dumpDir != "":
+	case f.opts.Given() && f.dumpDir != "":
 		return nil, errors.New("give --from-ufm or --from-ufm-dump, not both")
-	case f.dumpDir != "" && remote:
+	case f.dumpDir != "" && f.opts.Remote():
 		return nil, errors.New("the --ufm-* connection flags go with --from-ufm, not with --from-ufm-dump")
 	case f.dumpDir != "":
 		return ufm.LoadDump(f.dumpDir)
 	}
-	client, err := ufm.NewClient(ufm.Config{
-		BaseURL: f.url, Username: f.username, PasswordFile: f.passwordFile, TokenFile: f.tokenFile,
-		CAFile: f.caFile, InsecureSkipVerify: f.insecure, Timeout: f.timeout,
-		Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	client, err := f.opts.Client(slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return nil, err
 	}
 	fab, err := client.Fabric(ctx)
 	if errors.Is(err, ufm.ErrCredentialsRejected) {
-		return nil, fmt.Errorf("%w; check --ufm-username and --ufm-password-file, or --ufm-token-file", err)
+		return nil, fmt.Errorf("%w; check --ufm-username-file and --ufm-password-file, or --ufm-token-file", err)
 	}
 	return fab, err
 }

@@ -59,6 +59,16 @@ func ufmServerDir(t *testing.T, dir string, tlsServer bool) (*httptest.Server, *
 	return srv, &requests
 }
 
+// ufmUsernameFile writes ufmUser to a file for --ufm-username-file.
+func ufmUsernameFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "username")
+	if err := os.WriteFile(path, []byte(ufmUser+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func ufmPasswordFile(t *testing.T, password string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "password")
@@ -93,7 +103,7 @@ func TestTopologyFromUFM(t *testing.T) {
 	srv, requests := ufmServer(t, "threetier", false)
 	for _, format := range []string{"json", "yaml"} {
 		t.Run(format, func(t *testing.T) {
-			out, stderr, err := run(t, "topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser,
+			out, stderr, err := run(t, "topology", "--from-ufm", srv.URL, "--ufm-username-file", ufmUsernameFile(t),
 				"--ufm-password-file", ufmPasswordFile(t, ufmPassword), "-o", format)
 			if err != nil {
 				t.Fatalf("topology: %v\n%s", err, stderr)
@@ -123,12 +133,16 @@ func TestTopologyFromUFM(t *testing.T) {
 	}
 }
 
+// The deprecated --ufm-username (a value, not a file) still sets the user name, with a notice.
 func TestTopologyFromUFMRejectedCredentials(t *testing.T) {
 	srv, requests := ufmServer(t, "threetier", false)
-	_, stderr, err := run(t, "topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser,
+	out, stderr, err := run(t, "topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser,
 		"--ufm-password-file", ufmPasswordFile(t, "wrong"))
 	if err == nil || !strings.Contains(err.Error(), "credentials rejected") || !strings.Contains(err.Error(), "--ufm-password-file") {
 		t.Fatalf("error = %v, want the rejected credentials named", err)
+	}
+	if !strings.Contains(out+stderr, "--ufm-username has been deprecated, use --ufm-username-file") {
+		t.Errorf("no deprecation notice for --ufm-username:\n%s%s", out, stderr)
 	}
 	if n := requests.Load(); n != 1 {
 		t.Errorf("%d requests, want 1: rejected credentials are not retried", n)
@@ -144,7 +158,7 @@ func TestTopologyFromUFMOverTLS(t *testing.T) {
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser, "--ufm-password-file", ufmPasswordFile(t, ufmPassword), "-o", "json"}
+	base := []string{"topology", "--from-ufm", srv.URL, "--ufm-username-file", ufmUsernameFile(t), "--ufm-password-file", ufmPasswordFile(t, ufmPassword), "-o", "json"}
 
 	out, stderr, err := run(t, append(base, "--ufm-ca-file", caFile)...)
 	if err != nil || len(hyperNodeMembers(t, out)) != 7 {
@@ -334,7 +348,7 @@ func TestTopologyFromUFMWithNothingUsable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := ufmServerDir(t, tc.dump, false)
-			args := append([]string{"topology", "--from-ufm", srv.URL, "--ufm-username", ufmUser,
+			args := append([]string{"topology", "--from-ufm", srv.URL, "--ufm-username-file", ufmUsernameFile(t),
 				"--ufm-password-file", ufmPasswordFile(t, ufmPassword), "-o", "json"}, tc.args...)
 			out, stderr, err := run(t, args...)
 			if tc.wantErr == "" {

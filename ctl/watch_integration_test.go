@@ -2,8 +2,6 @@ package ctl
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,14 +18,7 @@ import (
 // TestGetWatch runs `get nodes --watch` and `get hypernodes --watch` against a real API server: both print the
 // tree as it is, print again when a HyperNode or a Node changes, and return when the context ends.
 func TestGetWatch(t *testing.T) {
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrNoAssets) && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.StartForTest(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.Kubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,11 @@
 package hypernodegen
 
 import (
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -164,8 +165,8 @@ func TestClusterNetworkTopology(t *testing.T) {
 			if _, has := u.Object["status"]; has {
 				t.Error("status is koord-scheduler's to write")
 			}
-			if got := layers(t, u.Object); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("layers =\n%v\nwant\n%v", got, tc.want)
+			if diff := cmp.Diff(tc.want, layers(t, u.Object), cmp.AllowUnexported(layer{})); diff != "" {
+				t.Errorf("layers (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -2,11 +2,10 @@ package hypernodegen
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
-	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -51,8 +50,8 @@ func TestHyperNodes(t *testing.T) {
 		{"leaf-a", 1, "leaf", []string{"Node/n1", "Node/n2"}, 2, true},
 		{"leaf-b", 1, "leaf", []string{"Node/n3"}, 1, true},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got  %+v\nwant %+v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("HyperNodes (-want +got):\n%s", diff)
 	}
 	if hns[1].APIVersion != "topology.volcano.sh/v1alpha1" || hns[1].Kind != "HyperNode" {
 		t.Errorf("type meta = %v", hns[1].TypeMeta)
@@ -67,49 +66,9 @@ func TestHyperNodesRefusesInvalidTree(t *testing.T) {
 	}
 }
 
-func TestTreeFromHyperNodesRoundTrip(t *testing.T) {
-	tree := sampleTree(t)
-	hns, err := HyperNodes(tree, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, warnings := TreeFromHyperNodes(hns)
-	if len(warnings) > 0 {
-		t.Fatal(warnings)
-	}
-	if err := back.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	for name, d := range tree.Domains {
-		b := back.Domains[name]
-		if b == nil || b.Parent != d.Parent || b.Tier != d.Tier || !reflect.DeepEqual(b.Nodes, d.Nodes) || !reflect.DeepEqual(b.Children, d.Children) {
-			t.Errorf("domain %s: got %+v, want %+v", name, b, d)
-		}
-	}
-}
-
-func TestTreeFromHyperNodesWarnings(t *testing.T) {
-	hn := func(name string, members ...topologyv1alpha1.MemberSpec) topologyv1alpha1.HyperNode {
-		h := topologyv1alpha1.HyperNode{}
-		h.Name, h.Spec.Tier, h.Spec.Members = name, 2, members
-		return h
-	}
-	_, warnings := TreeFromHyperNodes([]topologyv1alpha1.HyperNode{
-		hn("a", member(topologyv1alpha1.MemberTypeHyperNode, "ghost"),
-			topologyv1alpha1.MemberSpec{Type: topologyv1alpha1.MemberTypeNode, Selector: topologyv1alpha1.MemberSelector{RegexMatch: &topologyv1alpha1.RegexMatch{Pattern: "n.*"}}}),
-	})
-	want := []string{
-		`HyperNode "a" lists member HyperNode "ghost", which does not exist`,
-		`HyperNode "a": a Node member selected by regex or label is not shown`,
-	}
-	if !reflect.DeepEqual(warnings, want) {
-		t.Fatalf("warnings = %q", warnings)
-	}
-}
-
 // TestHyperNodesWithAcceleratorDomains: accelerator domains are tier-1 HyperNodes of node members, leaves
 // above them tier-2 HyperNodes of HyperNode members (or of nodes, for a leaf Build left unsplit), and the
-// HyperNodes read back into the same tree.
+// HyperNodes read back into the same tree (treeread.TestHyperNodesRoundTrip).
 func TestHyperNodesWithAcceleratorDomains(t *testing.T) {
 	tree := nvlinkTree(t, true)
 	hns, err := HyperNodes(tree, Options{})
@@ -140,11 +99,7 @@ func TestHyperNodesWithAcceleratorDomains(t *testing.T) {
 			t.Errorf("HyperNode %s: tier-name label %q, want %q", hn.Name, hn.Labels[TierNameLabel], hn.Spec.TierName)
 		}
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("HyperNodes =\n%v\nwant\n%v", got, want)
-	}
-	back, warnings := TreeFromHyperNodes(hns)
-	if len(warnings) > 0 || !reflect.DeepEqual(back.Outline(), tree.Outline()) {
-		t.Errorf("read back %v (warnings %v), want %v", back.Outline(), warnings, tree.Outline())
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("HyperNodes (-want +got):\n%s", diff)
 	}
 }

@@ -2,9 +2,10 @@ package hypernodegen
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -58,8 +59,8 @@ func TestKueueTopology(t *testing.T) {
 			for _, l := range topo.Spec.Levels {
 				got = append(got, l.NodeLabel)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("levels = %v, want %v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("levels (-want +got):\n%s", diff)
 			}
 		})
 	}

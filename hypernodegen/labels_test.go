@@ -1,9 +1,10 @@
 package hypernodegen
 
 import (
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -52,8 +53,8 @@ func TestNodeLabels(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := NodeLabels(threeTierTree(t), nvlink, tc.keys)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("labels =\n%v\nwant\n%v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -164,8 +165,8 @@ func TestNodeLabelsWithAcceleratorDomains(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := NodeLabels(tc.tree(t), tc.nvlink, tc.keys); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("labels =\n%v\nwant\n%v", got, tc.want)
+			if diff := cmp.Diff(tc.want, NodeLabels(tc.tree(t), tc.nvlink, tc.keys)); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
 			}
 		})
 	}

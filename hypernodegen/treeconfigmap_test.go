@@ -3,9 +3,10 @@ package hypernodegen
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -70,8 +71,8 @@ func TestTreeConfigMapDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(again, first) {
-			t.Fatalf("output changed:\n%s\n%s", again.Data[TreeConfigMapKey], first.Data[TreeConfigMapKey])
+		if diff := cmp.Diff(first, again); diff != "" {
+			t.Fatalf("output changed (-want +got):\n%s", diff)
 		}
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func parseFile(t *testing.T, path string) (*Fabric, []Warning) {
@@ -68,20 +69,20 @@ func TestParseSmallFixture(t *testing.T) {
 		},
 	}
 	for g, sw := range want.Switches {
-		if got := f.Switches[g]; !reflect.DeepEqual(got, sw) {
-			t.Errorf("switch %s:\n got %+v\nwant %+v", g, got, sw)
+		if diff := cmp.Diff(sw, f.Switches[g]); diff != "" {
+			t.Errorf("switch %s (-want +got):\n%s", g, diff)
 		}
 	}
 	for g, ca := range want.CAs {
-		if got := f.CAs[g]; !reflect.DeepEqual(got, ca) {
-			t.Errorf("CA %s:\n got %+v\nwant %+v", g, got, ca)
+		if diff := cmp.Diff(ca, f.CAs[g]); diff != "" {
+			t.Errorf("CA %s (-want +got):\n%s", g, diff)
 		}
 	}
 	if len(f.Switches) != len(want.Switches) || len(f.CAs) != len(want.CAs) {
 		t.Errorf("got %d switches, %d CAs; want %d, %d", len(f.Switches), len(f.CAs), len(want.Switches), len(want.CAs))
 	}
-	if !reflect.DeepEqual(f.Links, want.Links) {
-		t.Errorf("links:\n got %+v\nwant %+v", f.Links, want.Links)
+	if diff := cmp.Diff(want.Links, f.Links); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
 	}
 
 	if got, want := f.Hosts(), []string{"dgx-a01", "dgx-a02", "node9"}; !slices.Equal(got, want) {
@@ -91,15 +92,15 @@ func TestParseSmallFixture(t *testing.T) {
 		{CA: ca1, Device: "mlx5_0", CAPort: 1, CAPortGUID: ca1, Switch: leaf, SwitchName: "ib-leaf-01", SwitchPort: 1, Width: "4x", Speed: "NDR"},
 		{CA: ca2, Device: "mlx5_1", CAPort: 1, CAPortGUID: ca2, Switch: leaf, SwitchName: "ib-leaf-01", SwitchPort: 2, Width: "4x", Speed: "NDR"},
 	}
-	if got := f.HostUplinks("dgx-a01"); !reflect.DeepEqual(got, wantUp) {
-		t.Errorf("HostUplinks(dgx-a01):\n got %+v\nwant %+v", got, wantUp)
+	if diff := cmp.Diff(wantUp, f.HostUplinks("dgx-a01")); diff != "" {
+		t.Errorf("HostUplinks(dgx-a01) (-want +got):\n%s", diff)
 	}
 	if got := f.HostUplinks("nope"); got != nil {
 		t.Errorf("HostUplinks(nope) = %+v, want nil", got)
 	}
 	wantAdj := map[GUID][]GUID{spine: {leaf}, leaf: {spine}}
-	if got := f.SwitchAdjacency(); !reflect.DeepEqual(got, wantAdj) {
-		t.Errorf("SwitchAdjacency() = %v, want %v", got, wantAdj)
+	if diff := cmp.Diff(wantAdj, f.SwitchAdjacency()); diff != "" {
+		t.Errorf("SwitchAdjacency() (-want +got):\n%s", diff)
 	}
 }
 
@@ -345,8 +346,8 @@ func TestParseInfersUndeclaredPeers(t *testing.T) {
 		t.Fatalf("Parse: %v %v", err, warns)
 	}
 	want := &CA{GUID: "946dae0300c20002", Kind: KindCA, Description: "dgx-a01 mlx5_1", Host: "dgx-a01", Device: "mlx5_1", Inferred: true, Line: 6}
-	if got := f.CAs["946dae0300c20002"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("inferred CA = %+v, want %+v", got, want)
+	if diff := cmp.Diff(want, f.CAs["946dae0300c20002"]); diff != "" {
+		t.Errorf("inferred CA (-want +got):\n%s", diff)
 	}
 	if up := f.HostUplinks("dgx-a01"); len(up) != 2 {
 		t.Errorf("uplinks = %+v", up)

@@ -2,10 +2,11 @@
 // where they talk fastest, and chooses which lower-priority gangs to preempt when they do not fit.
 //
 // It works in the style of Kueue's topology-aware scheduling: a Fabric (the tree of domains, built once by
-// NewFabric from a topology.Tree, which ParseTree, TreeFromHyperNodes or TreeFromLabels read from the tree
-// JSON, Volcano HyperNodes or a ClusterNetworkTopology plus node labels) and a Cluster (allocatable and used
-// resources per node, running gangs) form a plain in-memory snapshot; Cluster.Place and Cluster.Preempt are
-// pure functions of it (Preempt restores what it tries). Nothing here talks to a cluster.
+// NewFabric from a topology.Tree; package treeread reads one from the tree JSON, Volcano HyperNodes or a
+// ClusterNetworkTopology plus node labels) and a Cluster (allocatable and used resources per node, running
+// gangs) form a plain in-memory snapshot; Cluster.Place and Cluster.Preempt are pure functions of it (Preempt
+// restores what it tries). Nothing here talks to a cluster or reads an API object: the package imports no
+// Kubernetes or Volcano package (TestNoClusterPackages keeps it so).
 //
 // A Gang has one request per pod (or per-role requests), DP and PP, an optional hard limit on the tier of the
 // domain holding it (Volcano's mode: hard, Koordinator's MustGather) and an optional cap on the tier each PP

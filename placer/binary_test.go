@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,26 +42,30 @@ func get(url string) string {
 	return string(body)
 }
 
-// testBinary runs the placer's main as the binary does (flags, leader election, /healthz, /readyz, /metrics)
-// and checks that it places a gang and counts it.
+// testBinary runs the placer as its binary does (placer/app.Main: the flags' defaults, leader election,
+// /healthz, /readyz, /metrics) and checks that it places a gang and counts it. The flags themselves are
+// placer/app's tests.
 func testBinary(t *testing.T) {
 	b := newBed(t)
 	b.twoNodeLeaf("bin")
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.Shared.Kubeconfig(kc); err != nil {
+	metrics, health := freeAddr(t), freeAddr(t)
+	conf := Config{LeaderElection: true, LeaderElectionNamespace: b.ns, LeaderElectionID: "fabricmap-placer",
+		MetricsAddr: metrics, HealthAddr: health, ReservationTimeout: 5 * time.Minute, Resync: 5 * time.Second,
+		Retry: 2 * time.Second, Preemption: Preemption{Enabled: true, MaxVictims: DefaultMaxVictims}}
+	if err := conf.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	metrics, health := freeAddr(t), freeAddr(t)
+	mgr, err := NewManager(testenv.Shared.Config, conf, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan error, 1)
-	go func() {
-		done <- Main(ctx, []string{"--kubeconfig", kc, "--leader-election-namespace", b.ns, "--metrics-addr", metrics,
-			"--health-addr", health, "--log-format", "text", "--log-level", "warn", "--resync", "5s"})
-	}()
+	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("placer main: %v", err)
+			t.Errorf("placer: %v", err)
 		}
 	})
 	b.eventually(30*time.Second, "healthy and ready", func() (bool, string) {

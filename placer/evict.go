@@ -27,7 +27,7 @@ func (e *EvictionRefusedError) Error() string { return "evicting pod " + e.Pod +
 func (e *EvictionRefusedError) Unwrap() error { return e.Err }
 
 // victimPods returns the pods of the victim gangs that still run (not terminating, not finished), by name.
-func (st *state) victimPods(victims []string) []*corev1.Pod {
+func (st *Snapshot) victimPods(victims []string) []*corev1.Pod {
 	want := map[string]bool{}
 	for _, v := range victims {
 		want[v] = true

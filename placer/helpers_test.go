@@ -297,13 +297,13 @@ func (b *bed) startPlacerWith(reservationTimeout time.Duration) (stop func()) {
 
 // testOptions are the options of the tests' placers: quick passes, no servers, preemption as the binary's
 // defaults have it (on, up to DefaultMaxVictims gangs, every namespace).
-func testOptions() Options {
-	return Options{MetricsAddr: "0", HealthAddr: "0", ReservationTimeout: 5 * time.Minute, Resync: 3 * time.Second,
+func testOptions() Config {
+	return Config{MetricsAddr: "0", HealthAddr: "0", ReservationTimeout: 5 * time.Minute, Resync: 3 * time.Second,
 		Retry: 500 * time.Millisecond, SkipNameValidation: true, Preemption: Preemption{Enabled: true, MaxVictims: DefaultMaxVictims}}
 }
 
 // startPlacerOptions runs a placer with the given options (a registry of its own when o has none).
-func (b *bed) startPlacerOptions(o Options) (stop func()) {
+func (b *bed) startPlacerOptions(o Config) (stop func()) {
 	b.t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("PLACER_TEST_LOG") != "" {

@@ -2,6 +2,7 @@ package placer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -33,8 +34,8 @@ import (
 	"github.com/fabricmap/fabricmap/internal/kube"
 )
 
-// Options are the placer's process-level settings.
-type Options struct {
+// Config is the placer's settings, which its flags set (placer/app).
+type Config struct {
 	// LeaderElection makes only one replica act at a time; the Lease is LeaderElectionNamespace/ID.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -51,9 +52,17 @@ type Options struct {
 	SkipNameValidation bool
 }
 
+// Validate checks the settings: positive durations and valid Preemption limits.
+func (o Config) Validate() error {
+	if o.ReservationTimeout <= 0 || o.Resync <= 0 || o.Retry <= 0 {
+		return errors.New("--reservation-timeout, --resync and --retry must be positive")
+	}
+	return o.Preemption.Validate() // its errors name the flag already
+}
+
 // NewManager builds the controller manager with the placer registered: one work item, queued on changes of
 // pods, nodes (capacity, taints, labels, schedulability) and fabricmap's HyperNodes, and on a periodic resync.
-func NewManager(cfg *rest.Config, o Options, log *slog.Logger) (manager.Manager, error) {
+func NewManager(cfg *rest.Config, o Config, log *slog.Logger) (manager.Manager, error) {
 	ctrl.SetLogger(logr.FromSlogHandler(log.Handler())) // client-go's reflectors log through it too
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        kube.Scheme(),

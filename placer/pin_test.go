@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
 // countingClient counts the reads and patches that pass through it.
@@ -29,6 +31,7 @@ func (c *countingClient) Patch(ctx context.Context, obj client.Object, patch cli
 // Pinning and ungating pods the placer holds current costs one patch each and no read; a pod someone changed
 // since costs a conflict, a read and a second patch, and keeps the other writer's change.
 func TestPinAndUngateWithoutReads(t *testing.T) {
+	testenv.Require(t)
 	b := newBed(t)
 	b.gang("g", 4, 8, "", map[string]string{GangLabel: "g", SizeLabel: "4"}, nil)
 	var list corev1.PodList

@@ -3,7 +3,6 @@ package placer
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -18,7 +17,7 @@ import (
 // place pins every pod of the gang to its node, rank 0 (which records the whole plan) first, then removes the
 // gates: all pods are pinned before any gate goes, and a failure leaves the gang gated (the next pass resumes
 // the recorded plan); a failure while ungating is retried until every gate is gone.
-func (r *Reconciler) place(ctx context.Context, st *state, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
+func (r *Reconciler) place(ctx context.Context, st *Snapshot, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
 	for _, n := range st.reservedFor(g.Key) {
 		if !slices.Contains(plan.Ranks, n) {
 			if err := release(ctx, r.Client, n); err != nil {
@@ -123,7 +122,7 @@ func (r *Reconciler) ungateAll(ctx context.Context, key string, pods []*corev1.P
 // preempt makes room for the gang: it checks that every victim pod may be evicted (dry run), reserves the
 // plan's nodes for the gang, then evicts the victim gangs whole. The gang is placed on a later pass, once the
 // evicted pods have left its reserved nodes.
-func (r *Reconciler) preempt(ctx context.Context, st *state, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
+func (r *Reconciler) preempt(ctx context.Context, st *Snapshot, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
 	victims := st.victimPods(plan.Victims)
 	if err := evictAll(ctx, r.Core, victims, true); err != nil {
 		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonEvictRefused, "Preempt", "gang %s stays gated: cannot evict %s: %v", g.Key, strings.Join(plan.Victims, ","), err)
@@ -158,30 +157,15 @@ func (r *Reconciler) preempt(ctx context.Context, st *state, g *Gang, plan *plac
 }
 
 // releaseDone releases reservations whose gang has bound (every live pod has a node), is gone, or whose time
-// is up; the others are kept in st.reserved.
-func (r *Reconciler) releaseDone(ctx context.Context, st *state) {
-	pods := map[string][]*corev1.Pod{}
-	for _, p := range st.pods {
-		if key, _ := GangOf(p); key != "" && p.DeletionTimestamp == nil && !finished(p) {
-			pods[key] = append(pods[key], p)
-		}
-	}
+// is up (NewSnapshot kept the others in st.reserved); one that cannot be released is kept.
+func (r *Reconciler) releaseDone(ctx context.Context, st *Snapshot) {
 	for name, node := range st.nodes {
 		res, ok := reservationOf(node)
 		if !ok {
 			continue
 		}
-		why := ""
-		switch gp := pods[res.Gang]; {
-		case res.Gang == "" || len(gp) == 0:
-			why = "the gang is gone"
-		case !slices.ContainsFunc(gp, func(p *corev1.Pod) bool { return p.Spec.NodeName == "" }):
-			why = "the gang is bound"
-		case !st.now.Before(res.Until):
-			why = fmt.Sprintf("the reservation lapsed at %s", res.Until.UTC().Format("15:04:05Z"))
-		}
+		why := st.reservationDone(res)
 		if why == "" {
-			st.reserved[name] = res
 			continue
 		}
 		if err := release(ctx, r.Client, name); err != nil {

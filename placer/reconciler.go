@@ -107,34 +107,8 @@ func (r *Reconciler) now() time.Time {
 }
 
 // read takes the pass's snapshot: pods, nodes, the tree and the reservations.
-func (r *Reconciler) read(ctx context.Context) (*state, error) {
-	var pods corev1.PodList
-	if err := r.Reader.List(ctx, &pods); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	var nodes corev1.NodeList
-	if err := r.Reader.List(ctx, &nodes); err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	st := &state{nodes: map[string]*corev1.Node{}, reserved: map[string]Reservation{}, now: r.now()}
-	for i := range pods.Items {
-		st.pods = append(st.pods, &pods.Items[i])
-	}
-	for i := range nodes.Items {
-		st.nodes[nodes.Items[i].Name] = &nodes.Items[i]
-	}
-	tree, err := ReadTree(ctx, r.Reader, r.Client, nodes.Items)
-	if err != nil {
-		return nil, err
-	}
-	if st.fabric, err = placement.NewFabric(tree); err != nil {
-		return nil, fmt.Errorf("the topology: %w", err)
-	}
-	st.inFabric = map[string]bool{}
-	for _, n := range st.fabric.Nodes() {
-		st.inFabric[n] = true
-	}
-	return st, nil
+func (r *Reconciler) read(ctx context.Context) (*Snapshot, error) {
+	return ReadSnapshot(ctx, r.Reader, r.Client, r.now())
 }
 
 // pendingGangs groups the live pods of every gang that has at least one gated pod.
@@ -211,7 +185,7 @@ func (r *Reconciler) podGroup(ctx context.Context, key string, pods []*corev1.Po
 }
 
 // handle moves one gated gang as far as it can go in this pass.
-func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*corev1.Pod) outcome {
+func (r *Reconciler) handle(ctx context.Context, st *Snapshot, key string, pods []*corev1.Pod) outcome {
 	log := r.Log.With("gang", key)
 	if allPinned(pods) {
 		return r.ungateAll(ctx, key, pods, nil, log)
@@ -250,7 +224,7 @@ func (r *Reconciler) handle(ctx context.Context, st *state, key string, pods []*
 		log.Info("waiting for evicted pods to leave the reserved nodes", "node", node)
 		return soon
 	}
-	c, err := st.cluster(g, r.Preemption.evictable(st.pods))
+	c, _, err := st.Cluster(g.Key, g.Pods[0].Spec.Tolerations, r.Preemption)
 	if err != nil {
 		log.Error("cannot build the placement snapshot", "err", err)
 		return soon
@@ -339,7 +313,7 @@ func (r *Reconciler) event(obj runtime.Object, typ, reason, action, format strin
 }
 
 // victimsLeaving returns a node reserved for the gang on which evicted pods are still terminating ("" when none).
-func (st *state) victimsLeaving(gang string) string {
+func (st *Snapshot) victimsLeaving(gang string) string {
 	for _, p := range st.pods {
 		if p.DeletionTimestamp == nil || finished(p) {
 			continue
@@ -352,7 +326,7 @@ func (st *state) victimsLeaving(gang string) string {
 }
 
 // reservedFor returns the nodes reserved for a gang, sorted.
-func (st *state) reservedFor(gang string) []string {
+func (st *Snapshot) reservedFor(gang string) []string {
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(st.reserved)) {
 		if st.reserved[n].Gang == gang {

@@ -11,6 +11,7 @@ import (
 // server with leader election off and stopped at the end (an API server with a scheduler still watching
 // takes a minute to stop).
 func TestOnRealScheduler(t *testing.T) {
+	testenv.Require(t)
 	stop, err := testenv.StartScheduler()
 	if err != nil {
 		t.Fatalf("kube-scheduler: %v", err)

@@ -1,19 +1,25 @@
 package placer
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/topology"
 )
 
-// state is what one pass reads from the cluster.
-type state struct {
+// Snapshot is a cluster as placement sees it, read once per pass: the pods, the nodes, the topology's fabric
+// and the live reservations. It is the one adapter from Kubernetes objects to placement's model; the placer
+// and `fabricmap place` both build theirs with NewSnapshot (or ReadSnapshot) and Cluster.
+type Snapshot struct {
 	pods   []*corev1.Pod
 	nodes  map[string]*corev1.Node
 	fabric *placement.Fabric
@@ -22,6 +28,74 @@ type state struct {
 	// reserved maps a node to its live reservation.
 	reserved map[string]Reservation
 	now      time.Time
+}
+
+// NewSnapshot builds the snapshot of a cluster from its topology tree, Nodes and Pods at time now. A node
+// reservation (ReservedTaint) is live while its gang has an unbound pod and its time is not up; the others
+// are left for the placer to release.
+func NewSnapshot(tree *topology.Tree, nodes []corev1.Node, pods []corev1.Pod, now time.Time) (*Snapshot, error) {
+	f, err := placement.NewFabric(tree)
+	if err != nil {
+		return nil, fmt.Errorf("the topology: %w", err)
+	}
+	st := &Snapshot{nodes: make(map[string]*corev1.Node, len(nodes)), fabric: f, inFabric: map[string]bool{},
+		reserved: map[string]Reservation{}, now: now}
+	for i := range pods {
+		st.pods = append(st.pods, &pods[i])
+	}
+	for i := range nodes {
+		st.nodes[nodes[i].Name] = &nodes[i]
+	}
+	for _, n := range f.Nodes() {
+		st.inFabric[n] = true
+	}
+	for name, node := range st.nodes {
+		if res, ok := reservationOf(node); ok && st.reservationDone(res) == "" {
+			st.reserved[name] = res
+		}
+	}
+	return st, nil
+}
+
+// ReadSnapshot reads the pods, the nodes and the topology tree (ReadTree) and builds their snapshot. cache
+// lists pods, nodes and HyperNodes; live reads the ClusterNetworkTopology.
+func ReadSnapshot(ctx context.Context, cache, live client.Reader, now time.Time) (*Snapshot, error) {
+	var pods corev1.PodList
+	if err := cache.List(ctx, &pods); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	var nodes corev1.NodeList
+	if err := cache.List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	tree, err := ReadTree(ctx, cache, live, nodes.Items)
+	if err != nil {
+		return nil, err
+	}
+	return NewSnapshot(tree, nodes.Items, pods.Items, now)
+}
+
+// Fabric is the topology the snapshot places on.
+func (st *Snapshot) Fabric() *placement.Fabric { return st.fabric }
+
+// reservationDone says why a reservation is over ("" while it is live): its gang is gone, has bound (every
+// live pod has a node), or its time is up.
+func (st *Snapshot) reservationDone(res Reservation) string {
+	var pods []*corev1.Pod
+	for _, p := range st.pods {
+		if key, _ := GangOf(p); key != "" && key == res.Gang && p.DeletionTimestamp == nil && !finished(p) {
+			pods = append(pods, p)
+		}
+	}
+	switch {
+	case res.Gang == "" || len(pods) == 0:
+		return "the gang is gone"
+	case !slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return p.Spec.NodeName == "" }):
+		return "the gang is bound"
+	case !st.now.Before(res.Until):
+		return fmt.Sprintf("the reservation lapsed at %s", res.Until.UTC().Format("15:04:05Z"))
+	}
+	return ""
 }
 
 // Decision is the placement recorded on each pod of a placed gang (annotation fabricmap.io/placement).
@@ -65,17 +139,20 @@ func targetNode(p *corev1.Pod) string {
 	return ""
 }
 
-// cluster builds the placement snapshot for gang g: every node's allocatable, the requests of the pods bound
-// or pinned to it (g's own pods aside), and the other gangs as running gangs, preemptible as evictable says
-// (terminating pods count as used, but are no victims: they are leaving already). A node g cannot use
-// (unschedulable, reserved for another gang, a taint g's pods do not tolerate) is made full.
-func (st *state) cluster(g *Gang, evictable map[string]bool) (*placement.Cluster, error) {
+// Cluster builds the placement snapshot for the gang keyed gang ("namespace/name"), whose pods carry
+// tolerations: every node's allocatable, the requests of the pods bound or pinned to it (the gang's own pods
+// aside), and the other gangs (in every form GangOf reads) as running gangs, preemptible as p allows
+// (terminating pods count as used, but are no victims: they are leaving already). A node the gang cannot use
+// (unschedulable, reserved for another gang, a taint its pods do not tolerate) is made full. It returns the
+// nodes outside the topology as well, which are not used.
+func (st *Snapshot) Cluster(gang string, tolerations []corev1.Toleration, p Preemption) (*placement.Cluster, []string, error) {
+	evictable := p.evictable(st.pods)
 	used := map[string]placement.Resources{}
 	running := map[string]*placement.Running{}
 	for _, p := range st.pods {
 		n := targetNode(p)
 		key, _ := GangOf(p)
-		if n == "" || finished(p) || (key != "" && key == g.Key) {
+		if n == "" || finished(p) || (key != "" && key == gang) {
 			continue
 		}
 		req := PodRequest(p)
@@ -105,7 +182,7 @@ func (st *state) cluster(g *Gang, evictable map[string]bool) (*placement.Cluster
 	for _, name := range slices.Sorted(maps.Keys(st.nodes)) {
 		node := st.nodes[name]
 		pn := placement.Node{Name: name, Allocatable: ResourceList(node.Status.Allocatable), Used: used[name]}
-		if !st.usable(node, g) {
+		if !st.usable(node, gang, tolerations) {
 			full := maps.Clone(pn.Allocatable)
 			for k, q := range pn.Used {
 				full[k] += q
@@ -118,17 +195,20 @@ func (st *state) cluster(g *Gang, evictable map[string]bool) (*placement.Cluster
 	for _, k := range slices.Sorted(maps.Keys(running)) {
 		rs = append(rs, *running[k])
 	}
-	c, _, err := placement.NewCluster(st.fabric, nodes, rs)
-	return c, err
+	c, ignored, err := placement.NewCluster(st.fabric, nodes, rs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the placement snapshot: %w", err)
+	}
+	return c, ignored, nil
 }
 
-// usable says whether g's pods may go to node: schedulable, not reserved for another gang, every NoSchedule
-// or NoExecute taint tolerated.
-func (st *state) usable(node *corev1.Node, g *Gang) bool {
+// usable says whether the pods of gang, carrying tolerations, may go to node: schedulable, not reserved for
+// another gang, every NoSchedule or NoExecute taint tolerated.
+func (st *Snapshot) usable(node *corev1.Node, gang string, tolerations []corev1.Toleration) bool {
 	if node.Spec.Unschedulable {
 		return false
 	}
-	if r, ok := st.reserved[node.Name]; ok && r.Gang != g.Key {
+	if r, ok := st.reserved[node.Name]; ok && r.Gang != gang {
 		return false
 	}
 	for i := range node.Spec.Taints {
@@ -136,7 +216,7 @@ func (st *state) usable(node *corev1.Node, g *Gang) bool {
 		if t.Key == ReservedTaint || t.Effect == corev1.TaintEffectPreferNoSchedule {
 			continue
 		}
-		if !slices.ContainsFunc(g.Pods[0].Spec.Tolerations, func(tol corev1.Toleration) bool {
+		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool {
 			return tol.ToleratesTaint(logr.Discard(), t, false)
 		}) {
 			return false
@@ -147,7 +227,7 @@ func (st *state) usable(node *corev1.Node, g *Gang) bool {
 
 // placementGang turns a validated gang into placement's request. Its priority is the gang's lowest: placement
 // preempts only gangs of strictly lower priority than that.
-func (st *state) placementGang(g *Gang) (placement.Gang, error) {
+func (st *Snapshot) placementGang(g *Gang) (placement.Gang, error) {
 	pg := placement.Gang{Name: g.Key, Pods: len(g.Pods), DP: g.DP, PP: g.PP, Request: g.Request, Roles: g.Roles,
 		Priority: g.PreemptorPriority, Preemptible: g.Preemptible}
 	t, err := hardTier(st.fabric, g.MustLayers)

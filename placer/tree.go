@@ -15,6 +15,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/treeread"
 )
 
 // ErrNoTopology means the cluster has neither fabricmap's HyperNodes nor a ClusterNetworkTopology.
@@ -29,7 +30,7 @@ func ReadTree(ctx context.Context, hyperNodes, live client.Reader, nodes []corev
 		return nil, fmt.Errorf("listing HyperNodes: %w", err)
 	}
 	if len(hns.Items) > 0 {
-		t, err := placement.TreeFromHyperNodes(hns.Items, NodeLabels(nodes))
+		t, err := treeread.TreeFromHyperNodes(hns.Items, NodeLabels(nodes))
 		if err != nil {
 			return nil, fmt.Errorf("the HyperNodes: %w", err)
 		}
@@ -48,11 +49,11 @@ func ReadTree(ctx context.Context, hyperNodes, live client.Reader, nodes []corev
 	if err != nil {
 		return nil, fmt.Errorf("encoding the ClusterNetworkTopology: %w", err)
 	}
-	layers, err := placement.ParseClusterNetworkTopology(data)
+	layers, err := treeread.ParseClusterNetworkTopology(data)
 	if err != nil {
 		return nil, fmt.Errorf("the ClusterNetworkTopology: %w", err)
 	}
-	t, _, err := placement.TreeFromLabels(layers, NodeLabels(nodes))
+	t, _, err := treeread.TreeFromLabels(layers, NodeLabels(nodes))
 	if err != nil {
 		return nil, fmt.Errorf("the ClusterNetworkTopology and node labels: %w", err)
 	}

@@ -2,10 +2,10 @@ package topology
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -113,11 +113,11 @@ func TestBuildAcceleratorDomains(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatalf("invalid tree: %v", err)
 			}
-			if got := tree.Outline(); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			if diff := cmp.Diff(tc.want, tree.Outline()); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
 			}
-			if !reflect.DeepEqual(tree.Unplaced, tc.wantUnplaced) {
-				t.Errorf("unplaced = %v, want %v", tree.Unplaced, tc.wantUnplaced)
+			if diff := cmp.Diff(tc.wantUnplaced, tree.Unplaced); diff != "" {
+				t.Errorf("unplaced (-want +got):\n%s", diff)
 			}
 			if len(probs) != len(tc.wantProbs) {
 				t.Fatalf("problems = %v, want %d", probs, len(tc.wantProbs))
@@ -166,11 +166,11 @@ func TestBuildAcceleratorDomainsOff(t *testing.T) {
 	}
 	got, probs := Build(in, BuildOptions{})
 	want, _ := Build(bare, BuildOptions{})
-	if len(probs) > 0 || !reflect.DeepEqual(got, want) {
-		t.Fatalf("tree =\n%v\nwant\n%v (problems %v)", got.Outline(), want.Outline(), probs)
+	if len(probs) > 0 || !cmp.Equal(got, want) {
+		t.Fatalf("problems %v, tree (-want +got):\n%s", probs, cmp.Diff(want, got))
 	}
-	if on, _ := Build(bare, BuildOptions{AcceleratorDomains: true}); !reflect.DeepEqual(on, want) {
-		t.Fatalf("without NVLink domains the option changed the tree:\n%v\nwant\n%v", on.Outline(), want.Outline())
+	if on, _ := Build(bare, BuildOptions{AcceleratorDomains: true}); !cmp.Equal(on, want) {
+		t.Fatalf("without NVLink domains the option changed the tree (-want +got):\n%s", cmp.Diff(want, on))
 	}
 }
 
@@ -189,8 +189,8 @@ func TestBuildAcceleratorDomainsIsOrderIndependent(t *testing.T) {
 			in.SwitchLinks[i], in.SwitchLinks[j] = in.SwitchLinks[j], in.SwitchLinks[i]
 		})
 		got, probs := Build(in, BuildOptions{AcceleratorDomains: true})
-		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(probs, wantProbs) {
-			t.Fatalf("a reordered input gave a different result:\n%v\n%v\nwant\n%v\n%v", got.Outline(), probs, want.Outline(), wantProbs)
+		if diff := cmp.Diff(want, got) + cmp.Diff(wantProbs, probs); diff != "" {
+			t.Fatalf("a reordered input gave a different result (tree, then problems; -want +got):\n%s", diff)
 		}
 	}
 }

@@ -2,9 +2,10 @@ package topology
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func link(id, name string) SwitchLink { return SwitchLink{SwitchID: id, SwitchName: name} }
@@ -108,14 +109,14 @@ func TestBuild(t *testing.T) {
 					}
 				}
 			}
-			if !reflect.DeepEqual(got, tc.wantLeaves) {
-				t.Errorf("leaves = %v, want %v", got, tc.wantLeaves)
+			if diff := cmp.Diff(tc.wantLeaves, got); diff != "" {
+				t.Errorf("leaves (-want +got):\n%s", diff)
 			}
 			if root := tree.Domains["fabric"]; root == nil || root.Tier != 2 || len(root.Children) != len(tc.wantLeaves) {
 				t.Errorf("root = %+v, want tier 2 with %d children", root, len(tc.wantLeaves))
 			}
-			if !reflect.DeepEqual(tree.Unplaced, tc.wantUnpl) {
-				t.Errorf("unplaced = %v, want %v", tree.Unplaced, tc.wantUnpl)
+			if diff := cmp.Diff(tc.wantUnpl, tree.Unplaced); diff != "" {
+				t.Errorf("unplaced (-want +got):\n%s", diff)
 			}
 			if len(probs) != len(tc.wantProbs) {
 				t.Fatalf("problems = %v, want %d", probs, len(tc.wantProbs))
@@ -141,8 +142,8 @@ func TestBuildIsOrderIndependent(t *testing.T) {
 	for range 10 {
 		r.Shuffle(len(ev), func(i, j int) { ev[i], ev[j] = ev[j], ev[i] })
 		got, _ := Build(Input{Nodes: ev}, BuildOptions{})
-		if !reflect.DeepEqual(got, want) {
-			t.Fatal("a reordered input gave a different tree")
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("a reordered input gave a different tree (-want +got):\n%s", diff)
 		}
 	}
 }

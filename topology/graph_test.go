@@ -2,10 +2,10 @@ package topology
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // host returns evidence for a node cabled to the given switches (switch IDs double as names).
@@ -130,8 +130,8 @@ func TestBuildTiers(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatalf("invalid tree: %v", err)
 			}
-			if got := tree.Outline(); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			if diff := cmp.Diff(tc.want, tree.Outline()); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
 			}
 			if len(probs) != tc.wantProbs {
 				t.Errorf("problems = %v, want %d", probs, tc.wantProbs)
@@ -147,11 +147,11 @@ func TestBuildTiersNamesAndSwitches(t *testing.T) {
 			cables("core", "sa1", "sb")),
 	}, BuildOptions{RootName: "Cluster A"})
 	root := tree.Domains["cluster-a"]
-	if root == nil || root.Tier != 3 || root.TierName != TierNameRoot || !reflect.DeepEqual(root.Switches, []string{"core"}) {
+	if root == nil || root.Tier != 3 || root.TierName != TierNameRoot || !cmp.Equal(root.Switches, []string{"core"}) {
 		t.Fatalf("root = %+v, want cluster-a, tier 3, standing for switch core", root)
 	}
 	spine := tree.Domains["sa1-spines"]
-	if spine == nil || spine.TierName != TierNameSpine || spine.Source != "ib" || !reflect.DeepEqual(spine.Switches, []string{"sa1", "sa2"}) {
+	if spine == nil || spine.TierName != TierNameSpine || spine.Source != "ib" || !cmp.Equal(spine.Switches, []string{"sa1", "sa2"}) {
 		t.Fatalf("spine group = %+v", spine)
 	}
 }
@@ -175,8 +175,8 @@ func TestBuildTiersIsOrderIndependent(t *testing.T) {
 				e.A, e.B, e.AName, e.BName = e.B, e.A, e.BName, e.AName
 			}
 		}
-		if got, _ := Build(in, BuildOptions{}); !reflect.DeepEqual(got, want) {
-			t.Fatalf("a reordered input gave a different tree:\n%v\nwant\n%v", got.Outline(), want.Outline())
+		if got, _ := Build(in, BuildOptions{}); !cmp.Equal(got, want) {
+			t.Fatalf("a reordered input gave a different tree (-want +got):\n%s", cmp.Diff(want, got))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package topology
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,14 +29,14 @@ func TestMerge(t *testing.T) {
 	for _, n := range got.Nodes {
 		nodes = append(nodes, n.Node+"/"+n.Source)
 	}
-	if want := []string{"a/reports", "b/reports", "c/reports", "e/reports", "d/ib"}; !reflect.DeepEqual(nodes, want) {
-		t.Errorf("nodes = %v, want %v", nodes, want)
+	if diff := cmp.Diff([]string{"a/reports", "b/reports", "c/reports", "e/reports", "d/ib"}, nodes); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
 	if len(got.SwitchLinks) != 2 {
 		t.Errorf("switch links = %v", got.SwitchLinks)
 	}
-	if want := []Conflict{{Node: "b", Kept: "reports", Dropped: "ib"}}; !reflect.DeepEqual(conflicts, want) {
-		t.Errorf("conflicts = %v, want %v", conflicts, want)
+	if diff := cmp.Diff([]Conflict{{Node: "b", Kept: "reports", Dropped: "ib"}}, conflicts); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
 	}
 	// The names of the capture's evidence left out stay, but for the node in conflict (b) and d's, which is used.
 	wantNames := []SwitchName{{"leaf1", "leaf1", "ib"}, {"leaf2", "leaf2", "ib"}, {"leaf3", "leaf3", "ib"},

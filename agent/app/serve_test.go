@@ -51,6 +51,7 @@ func TestHealthAddrThatCannotBeBoundStopsTheAgent(t *testing.T) {
 // The agent serves /healthz, /readyz and /metrics on the address given, in the forms a DaemonSet on the host
 // network gives it: an IP and a port, the IP in brackets (the chart's form, which IPv6 needs).
 func TestHealthAddrServes(t *testing.T) {
+	testenv.Require(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.Shared.Kubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)

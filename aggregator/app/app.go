@@ -21,6 +21,8 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/sources"
+	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/view/web"
 )
 
@@ -29,9 +31,9 @@ func Main(ctx context.Context, args []string) error {
 	var (
 		proc    cli.Process
 		webAddr string
-		mo      aggregator.ManagerOptions
+		mc      aggregator.ManagerConfig
 		conf    aggregator.Config
-		uo      ufmOptions
+		srcs    sources.Options
 		guard   aggregator.DeletionGuard
 	)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
@@ -40,11 +42,11 @@ func Main(ctx context.Context, args []string) error {
 	}
 	fs.String("config", "", "YAML file of settings, keyed by flag name (e.g. delete-grace-period: 15m); a flag on the command line wins")
 	proc.AddFlags(fs)
-	fs.BoolVar(&mo.LeaderElection, "leader-elect", true, "elect a leader so that only one replica writes")
-	fs.StringVar(&mo.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
-	fs.StringVar(&mo.LeaderElectionID, "leader-election-id", "fabricmap-aggregator", "name of the leader-election Lease")
-	fs.StringVar(&mo.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
-	fs.StringVar(&mo.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
+	fs.BoolVar(&mc.LeaderElection, "leader-elect", true, "elect a leader so that only one replica writes")
+	fs.StringVar(&mc.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
+	fs.StringVar(&mc.LeaderElectionID, "leader-election-id", "fabricmap-aggregator", "name of the leader-election Lease")
+	fs.StringVar(&mc.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
+	fs.StringVar(&mc.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
 	fs.StringVar(&webAddr, "web-addr", ":8082", "address serving a read-only web page of the live tree (0 or empty turns it off)")
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
 	fs.BoolVar(&conf.AcceleratorDomains, "accelerator-domains", false, "make NVLink domains the lowest tier (tier 1, tierName accelerator) below the leaves")
@@ -53,9 +55,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.Float64Var(&guard.MaxShare, "deletion-guard-max-share", 0.2, "share of the managed HyperNodes that may be gone from the tree together; more, or all of them, holds every deletion until confirmed")
 	fs.IntVar(&guard.MinCount, "deletion-guard-min-count", 3, "HyperNodes that may be gone together whatever their share (one node's leaf in a small tree); all of them is held even so")
 	fs.DurationVar(&guard.ConfirmAfter, "deletion-guard-confirm-after", time.Hour, "how long an unchanged set of held deletions waits before it goes ahead (0: only the annotation "+aggregator.ConfirmDeletionsAnnotation+" on the leader-election Lease confirms)")
-	fs.StringVar(&mo.HeartbeatNamespace, "heartbeat-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the agents' heartbeat Leases (the release's, from $POD_NAMESPACE)")
-	fs.StringVar(&conf.IBNetDiscoverFile, "ibnetdiscover-file", "", "ibnetdiscover capture of the whole fabric (e.g. a mounted ConfigMap): gives the tiers above the leaves")
-	fs.DurationVar(&conf.FabricRecheck, "fabric-recheck", time.Minute, "how often the capture file is checked for changes")
+	fs.StringVar(&mc.HeartbeatNamespace, "heartbeat-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the agents' heartbeat Leases (the release's, from $POD_NAMESPACE)")
 	defaults := hypernodegen.DefaultLabelKeys()
 	fs.BoolVar(&conf.NodeLabels, "node-labels", true, "label each node with its domain at every tier and its NVLink domain")
 	fs.StringSliceVar(&conf.LabelKeys.Tiers, "label-keys", defaults.Tiers, "node-label keys for tier 1, 2, … in order (e.g. fabric.topograph.run/tier-1,fabric.topograph.run/tier-2)")
@@ -65,11 +65,11 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&conf.Outputs.KueueTopology, "kueue-topology", "", "name of a Kueue Topology to write (levels = the node-label keys, kubernetes.io/hostname last; empty: none)")
 	fs.StringVar(&conf.Outputs.TreeConfigMap, "tree-configmap", "", "namespace/name of a ConfigMap to hold the whole tree as JSON (empty: none)")
 	fs.StringSliceVar(&conf.SourcePriority, "source-priority", aggregator.DefaultSourcePriority, "sources in the order they win conflicts about a node's switches")
-	uo.addFlags(fs)
-	var labelSourceKeys []string
-	var labelSourceInterval time.Duration
-	fs.StringSliceVar(&labelSourceKeys, "label-source-keys", nil, "node-label keys an admin maintains, top of the network first (e.g. topology.kubernetes.io/zone,example.com/spine,example.com/leaf): a source of evidence (empty: none)")
-	fs.DurationVar(&labelSourceInterval, "label-source-interval", time.Minute, "how often the label source reads the nodes' labels")
+	srcs.AddFlags(fs)
+	srcs.AddPollFlags(fs)
+	if err := addDeprecatedCaptureFlags(fs, &srcs.Capture); err != nil {
+		return err
+	}
 	proc.Rate.AddFlags(fs, 300, 600, "a cold start writes one label set per node")
 	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
 		return nil
@@ -82,7 +82,7 @@ func Main(ctx context.Context, args []string) error {
 	if err := conf.Outputs.Validate(); err != nil {
 		return err
 	}
-	guard.Lease = types.NamespacedName{Namespace: mo.LeaderElectionNamespace, Name: mo.LeaderElectionID}
+	guard.Lease = types.NamespacedName{Namespace: mc.LeaderElectionNamespace, Name: mc.LeaderElectionID}
 	if err := guard.Validate(); err != nil {
 		return err
 	}
@@ -90,8 +90,8 @@ func Main(ctx context.Context, args []string) error {
 	if err := aggregator.ValidateSourcePriority(conf.SourcePriority); err != nil {
 		return err
 	}
-	if len(labelSourceKeys) > 0 {
-		if err := aggregator.ValidateLabelSourceKeys(labelSourceKeys, conf.LabelKeys); err != nil {
+	if srcs.Labels.Given() {
+		if err := aggregator.ValidateLabelSourceKeys(srcs.Labels.Keys, conf.LabelKeys); err != nil {
 			return err
 		}
 	}
@@ -112,16 +112,13 @@ func Main(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sources, err := uo.sources(log)
+	specs, err := srcs.Specs(log)
 	if err != nil {
 		return err
 	}
-	if len(labelSourceKeys) > 0 {
-		sources = append(sources, aggregator.SourceSpec{Source: &aggregator.LabelSource{Keys: labelSourceKeys, Log: log}, Interval: labelSourceInterval})
-	}
 	if webAddr != "" && webAddr != "0" {
-		mo.Snapshot = &aggregator.TreeSnapshot{}
-		page, err := webPage(restCfg, mo, webAddr, log)
+		mc.Snapshot = &aggregator.TreeSnapshot{}
+		page, err := webPage(restCfg, mc, webAddr, log)
 		if err != nil {
 			return err
 		}
@@ -129,21 +126,21 @@ func Main(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	mgr, err := aggregator.NewManager(restCfg, mo, conf, sources, log)
+	mgr, err := aggregator.NewManager(restCfg, mc, conf, specs, log)
 	if err != nil {
 		return err
 	}
-	log.Info("aggregator starting", "leaderElection", mo.LeaderElection, "leaseNamespace", mo.LeaderElectionNamespace,
-		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mo.HeartbeatNamespace,
+	log.Info("aggregator starting", "leaderElection", mc.LeaderElection, "leaseNamespace", mc.LeaderElectionNamespace,
+		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mc.HeartbeatNamespace,
 		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelKeys", conf.LabelKeys.All())
 	return mgr.Start(ctx)
 }
 
 // webPage is the read-only page of the tree. Only the leader builds one; with leader election on, a standby
 // (behind the same Service) passes requests on to the leader's page.
-func webPage(restCfg *rest.Config, mo aggregator.ManagerOptions, webAddr string, log *slog.Logger) (http.Handler, error) {
-	page := web.Handler(mo.Snapshot.WebState)
-	if !mo.LeaderElection {
+func webPage(restCfg *rest.Config, mc aggregator.ManagerConfig, webAddr string, log *slog.Logger) (http.Handler, error) {
+	page := web.Handler(mc.Snapshot.WebState)
+	if !mc.LeaderElection {
 		return page, nil
 	}
 	_, portText, err := net.SplitHostPort(webAddr)
@@ -159,6 +156,20 @@ func webPage(restCfg *rest.Config, mo aggregator.ManagerOptions, webAddr string,
 	if err != nil {
 		return nil, fmt.Errorf("web page: this replica's pod name: %w", err)
 	}
-	leader := &aggregator.LeaderWeb{Reader: reader, Namespace: mo.LeaderElectionNamespace, LeaseName: mo.LeaderElectionID, Self: self, Port: port}
-	return web.ForwardToLeader(page, mo.Snapshot.WebState, leader.URL, log), nil
+	leader := &aggregator.LeaderWeb{Reader: reader, Namespace: mc.LeaderElectionNamespace, LeaseName: mc.LeaderElectionID, Self: self, Port: port}
+	return web.ForwardToLeader(page, mc.Snapshot.WebState, leader.URL, log), nil
+}
+
+// addDeprecatedCaptureFlags keeps the capture's former flag names working: --ibnetdiscover-file for
+// --capture-file and --fabric-recheck for --capture-recheck.
+func addDeprecatedCaptureFlags(fs *pflag.FlagSet, o *ibfabric.CaptureOptions) error {
+	fs.StringVar(&o.File, "ibnetdiscover-file", "", "deprecated: --capture-file")
+	fs.DurationVar(&o.Recheck, "fabric-recheck", time.Minute, "deprecated: --capture-recheck")
+	if err := fs.MarkDeprecated("ibnetdiscover-file", "use --capture-file"); err != nil {
+		return fmt.Errorf("flags: %w", err)
+	}
+	if err := fs.MarkDeprecated("fabric-recheck", "use --capture-recheck"); err != nil {
+		return fmt.Errorf("flags: %w", err)
+	}
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/fabricmap/fabricmap/internal/memlimit"
-	"github.com/fabricmap/fabricmap/placer"
+	placer "github.com/fabricmap/fabricmap/placer/app"
 )
 
 func main() {

@@ -19,7 +19,7 @@ import (
 	aggregator "github.com/fabricmap/fabricmap/aggregator/app"
 	"github.com/fabricmap/fabricmap/ctl"
 	"github.com/fabricmap/fabricmap/internal/memlimit"
-	"github.com/fabricmap/fabricmap/placer"
+	placer "github.com/fabricmap/fabricmap/placer/app"
 )
 
 // programs are the other programs this binary runs, by the name it is started as; the standalone commands

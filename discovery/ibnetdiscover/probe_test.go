@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -58,8 +57,14 @@ func TestProbeNeighborsFromFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(res.Neighbors, tc.want) || res.NotApplicable != tc.na || !reflect.DeepEqual(res.Warnings, tc.warnings) {
-				t.Errorf("Run(%s) =\n %+v\nwant neighbours %+v, NotApplicable %q, warnings %q", tc.node, res, tc.want, tc.na, tc.warnings)
+			if diff := cmp.Diff(tc.want, res.Neighbors); diff != "" {
+				t.Errorf("Run(%s) neighbours (-want +got):\n%s", tc.node, diff)
+			}
+			if res.NotApplicable != tc.na {
+				t.Errorf("Run(%s) NotApplicable = %q, want %q", tc.node, res.NotApplicable, tc.na)
+			}
+			if diff := cmp.Diff(tc.warnings, res.Warnings); diff != "" {
+				t.Errorf("Run(%s) warnings (-want +got):\n%s", tc.node, diff)
 			}
 		})
 	}
@@ -78,8 +83,8 @@ func TestProbeSuperPODHost(t *testing.T) {
 		"mlx5_0/1 ib-su2-leaf-r1:5", "mlx5_10/1 ib-su2-leaf-r7:5", "mlx5_11/1 ib-su2-leaf-r8:5", "mlx5_3/1 ib-su2-leaf-r2:5",
 		"mlx5_4/1 ib-su2-leaf-r3:5", "mlx5_5/1 ib-su2-leaf-r4:5", "mlx5_6/1 ib-su2-leaf-r5:5",
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("neighbours = %q, want %q", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("neighbours (-want +got):\n%s", diff)
 	}
 }
 

@@ -3,11 +3,12 @@ package lldp
 import (
 	"encoding/hex"
 	"errors"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 )
@@ -58,8 +59,8 @@ func TestDecodeRealSwitchFrame(t *testing.T) {
 		MaxFrameSize:      9216,
 		Aggregation:       &LinkAggregation{Capable: true, Enabled: true, PortID: 100},
 	}
-	if !reflect.DeepEqual(n, want) {
-		t.Errorf("Decode =\n%+v\nwant\n%+v", n, want)
+	if diff := cmp.Diff(want, n); diff != "" {
+		t.Errorf("Decode (-want +got):\n%s", diff)
 	}
 	ln := n.LinkNeighbor("ens1f0np0")
 	if ln.Interface != "ens1f0np0" || ln.ChassisID != want.ChassisID || ln.PortID != "Ethernet1/1" ||

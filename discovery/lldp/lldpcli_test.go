@@ -3,10 +3,11 @@ package lldp
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 )
@@ -64,11 +65,11 @@ func TestParseLLDPCLI(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseLLDPCLI: %v", err)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("sightings =\n%+v\nwant\n%+v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("sightings (-want +got):\n%s", diff)
 			}
-			if !reflect.DeepEqual(warnings, tc.warnings) {
-				t.Errorf("warnings = %q, want %q", warnings, tc.warnings)
+			if diff := cmp.Diff(tc.warnings, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})
 	}

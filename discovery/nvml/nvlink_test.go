@@ -2,10 +2,10 @@ package nvml
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestNVLinkPeers checks the per-link view: peers that are GPUs of the node are resolved to their index,
@@ -58,16 +58,16 @@ func TestNVLinkPeers(t *testing.T) {
 		nil,
 	}
 	for i, g := range inv.GPUs {
-		if !reflect.DeepEqual(g.NVLinks, want[i]) {
-			t.Errorf("GPU %d NVLinks:\n got %+v\nwant %+v", i, g.NVLinks, want[i])
+		if diff := cmp.Diff(want[i], g.NVLinks); diff != "" {
+			t.Errorf("GPU %d NVLinks (-want +got):\n%s", i, diff)
 		}
 		if g.ActiveNVLinks != len(want[i]) {
 			t.Errorf("GPU %d ActiveNVLinks = %d, want %d", i, g.ActiveNVLinks, len(want[i]))
 		}
 	}
 	wantWarn := []string{"GPU 1 (GPU-b): NVLink queries failed: link 3 remote device type: ERROR_TIMEOUT; link 5 state: ERROR_UNKNOWN"}
-	if !reflect.DeepEqual(inv.Warnings, wantWarn) {
-		t.Errorf("Warnings:\n got %q\nwant %q", inv.Warnings, wantWarn)
+	if diff := cmp.Diff(wantWarn, inv.Warnings); diff != "" {
+		t.Errorf("Warnings (-want +got):\n%s", diff)
 	}
 	if inv.NVLinkDomain != "" {
 		t.Errorf("NVLinkDomain = %q, want empty", inv.NVLinkDomain)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 )
@@ -98,8 +98,8 @@ func TestDGXA100(t *testing.T) {
 			FabricState: "NotSupported",
 		})
 	}
-	if !reflect.DeepEqual(res.GPUs, want) {
-		t.Errorf("GPUs:\n got %+v\nwant %+v", res.GPUs, want)
+	if diff := cmp.Diff(want, res.GPUs); diff != "" {
+		t.Errorf("GPUs (-want +got):\n%s", diff)
 	}
 	for _, g := range inv.GPUs {
 		if g.ActiveNVLinks != 12 || len(g.NVLinks) != 12 {
@@ -157,8 +157,8 @@ func TestGB200NVL72Trays(t *testing.T) {
 					FabricState: "Completed",
 				})
 			}
-			if !reflect.DeepEqual(res.GPUs, want) {
-				t.Errorf("GPUs:\n got %+v\nwant %+v", res.GPUs, want)
+			if diff := cmp.Diff(want, res.GPUs); diff != "" {
+				t.Errorf("GPUs (-want +got):\n%s", diff)
 			}
 			domains[tc.name] = res.NVLinkDomain
 		})
@@ -313,8 +313,8 @@ func TestFabricStates(t *testing.T) {
 			if res.NVLinkDomain != tc.wantDomain {
 				t.Errorf("NVLinkDomain = %q, want %q", res.NVLinkDomain, tc.wantDomain)
 			}
-			if !reflect.DeepEqual(res.Warnings, tc.wantWarnings) {
-				t.Errorf("Warnings:\n got %q\nwant %q", res.Warnings, tc.wantWarnings)
+			if diff := cmp.Diff(tc.wantWarnings, res.Warnings); diff != "" {
+				t.Errorf("Warnings (-want +got):\n%s", diff)
 			}
 			for i, g := range res.GPUs {
 				if g.FabricState != tc.wantStates[i] {
@@ -464,8 +464,8 @@ func TestErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"shut down NVML: ERROR_UNKNOWN"}; !reflect.DeepEqual(res.Warnings, want) {
-			t.Errorf("Warnings = %q, want %q", res.Warnings, want)
+		if diff := cmp.Diff([]string{"shut down NVML: ERROR_UNKNOWN"}, res.Warnings); diff != "" {
+			t.Errorf("Warnings (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -1,9 +1,10 @@
 package rdma
 
 import (
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestNearestGPU(t *testing.T) {
@@ -50,8 +51,8 @@ func TestNearestGPU(t *testing.T) {
 			Candidates: []string{"10000:e1:00.0"}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := nearestGPU(hca, tc.gpus); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v, want %+v", got, tc.want)
+			if diff := cmp.Diff(tc.want, nearestGPU(hca, tc.gpus)); diff != "" {
+				t.Errorf("nearestGPU (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 )
@@ -128,8 +129,8 @@ func TestScanRoCE(t *testing.T) {
 	g := rep.Devices[2].NearestGPU
 	wantG := &GPUAffinity{PCIAddress: "0000:8a:00.0", Level: AffinitySwitch, Ancestor: "0000:87:00.0",
 		Candidates: []string{"0000:8a:00.0", "0000:8b:00.0"}}
-	if !reflect.DeepEqual(g, wantG) {
-		t.Errorf("mlx5_2 nearest GPU %+v, want %+v", g, wantG)
+	if diff := cmp.Diff(wantG, g); diff != "" {
+		t.Errorf("mlx5_2 nearest GPU (-want +got):\n%s", diff)
 	}
 	// The Go-level GID table keeps RoCE v1 entries, types and interfaces; the IPv4 GID unmaps to the address.
 	gids := rep.Devices[0].Ports[0].GIDs
@@ -193,8 +194,8 @@ func compareDevices(t *testing.T, got, want []v1alpha1.RDMADevice) {
 		t.Fatalf("%d devices, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("device %d:\n got %s\nwant %s", i, dump(got[i]), dump(want[i]))
+		if diff := cmp.Diff(want[i], got[i]); diff != "" {
+			t.Errorf("device %d (-want +got):\n%s", i, diff)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package memlimit
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -26,18 +25,7 @@ import (
 func TestEveryProgramSetsItsLimit(t *testing.T) {
 	const limit = 256 << 20
 	cgroup, _ := makeMemoryCgroup(t, limit)
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrNoAssets) && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
-	})
+	env := testenv.StartForTest(t)
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := env.Kubeconfig(kubeconfig); err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// Source is the source name the evidence carries.
-const Source = "ibnetdiscover"
+// Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
+const Name = "ibnetdiscover"
 
 // Options tunes the conversion.
 type Options struct {
@@ -50,7 +50,7 @@ func EvidenceContext(ctx context.Context, f *ib.Fabric, opts Options) (topology.
 		if node == "" {
 			continue
 		}
-		e := topology.NodeEvidence{Node: node, Source: Source}
+		e := topology.NodeEvidence{Node: node, Source: Name}
 		for _, u := range uplinks[host] {
 			e.Links = append(e.Links, topology.SwitchLink{
 				SwitchID:   switchID(u.Switch),
@@ -74,7 +74,7 @@ func EvidenceContext(ctx context.Context, f *ib.Fabric, opts Options) (topology.
 		for _, b := range adj[a] {
 			if a < b { // each cable once
 				in.SwitchLinks = append(in.SwitchLinks, topology.SwitchEdge{
-					A: switchID(a), B: switchID(b), AName: switchName(f, a), BName: switchName(f, b), Source: Source,
+					A: switchID(a), B: switchID(b), AName: switchName(f, a), BName: switchName(f, b), Source: Name,
 				})
 			}
 		}

@@ -2,9 +2,10 @@ package ibfabric
 
 import (
 	"os"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/topology"
@@ -69,8 +70,8 @@ func TestEvidenceGivesTheFabricsTiers(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			if got := tree.Outline(); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			if diff := cmp.Diff(tc.want, tree.Outline()); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -97,7 +98,7 @@ func TestEvidence(t *testing.T) {
 	}
 	a1 := in.Nodes[0]
 	want := topology.SwitchLink{SwitchID: "guid:b83fd20300a10021", SwitchName: "ib-leaf-a1", Port: "1", Storage: true}
-	if a1.Node != "gpu-a1" || a1.Source != Source || len(a1.Links) != 1 || a1.Links[0] != want {
+	if a1.Node != "gpu-a1" || a1.Source != Name || len(a1.Links) != 1 || a1.Links[0] != want {
 		t.Errorf("gpu-a1 = %+v, want one storage link %+v", a1, want)
 	}
 	// Five cables between switches, the two parallel leaf-a1–spine-a cables counted once.
@@ -105,7 +106,7 @@ func TestEvidence(t *testing.T) {
 		t.Errorf("switch links = %d, want 5: %+v", len(in.SwitchLinks), in.SwitchLinks)
 	}
 	for _, e := range in.SwitchLinks {
-		if e.A >= e.B || e.AName == "" || e.BName == "" || e.Source != Source {
+		if e.A >= e.B || e.AName == "" || e.BName == "" || e.Source != Name {
 			t.Errorf("switch link %+v: want ordered ends, names and source", e)
 		}
 	}

@@ -38,7 +38,7 @@ func shapeEvidence(t ibtest.FatTree) topology.Input {
 	var in topology.Input
 	for h := 1; h <= t.Hosts; h++ {
 		su := (h-1)/t.HostsPerSU + 1
-		e := topology.NodeEvidence{Node: t.HostName(h), Source: Source}
+		e := topology.NodeEvidence{Node: t.HostName(h), Source: Name}
 		var rails []int
 		for r := 1; r <= t.Rails; r++ {
 			if h != t.DownHost || r != t.DownRail {
@@ -56,7 +56,7 @@ func shapeEvidence(t ibtest.FatTree) topology.Input {
 		if a > b {
 			a, an, b, bn = b, bn, a, an
 		}
-		in.SwitchLinks = append(in.SwitchLinks, topology.SwitchEdge{A: guid(a), B: guid(b), AName: an, BName: bn, Source: Source})
+		in.SwitchLinks = append(in.SwitchLinks, topology.SwitchEdge{A: guid(a), B: guid(b), AName: an, BName: bn, Source: Name})
 	}
 	susPerGroup := t.SUs()
 	if t.SUsPerGroup > 0 {

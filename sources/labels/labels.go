@@ -25,8 +25,8 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// Source is the source name the evidence carries.
-const Source = "labels"
+// Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
+const Name = "labels"
 
 // switchKind is the kind of the pseudo-switches' identifiers (see topology.SwitchID).
 const switchKind = "label"
@@ -66,7 +66,7 @@ func ValidateKeys(keys []string) error {
 // node name and switch links by identifier, so the result does not depend on the order of nodes.
 func Evidence(nodes []Node, keys []string) (topology.Input, []topology.Problem) {
 	if err := ValidateKeys(keys); err != nil {
-		return topology.Input{}, []topology.Problem{{Source: Source, Reason: err.Error()}}
+		return topology.Input{}, []topology.Problem{{Source: Name, Reason: err.Error()}}
 	}
 	paths, problems := nodePaths(nodes, keys)
 	names := switchNames(paths)
@@ -74,11 +74,11 @@ func Evidence(nodes []Node, keys []string) (topology.Input, []topology.Problem) 
 	edges := map[topology.SwitchEdge]bool{}
 	last := len(keys) - 1
 	for _, p := range paths {
-		in.Nodes = append(in.Nodes, topology.NodeEvidence{Node: p.node, Source: Source,
+		in.Nodes = append(in.Nodes, topology.NodeEvidence{Node: p.node, Source: Name,
 			Links: []topology.SwitchLink{{SwitchID: p.ids[last], SwitchName: names[p.ids[last]]}}})
 		for lvl := 1; lvl <= last; lvl++ {
 			a, b := p.ids[lvl], p.ids[lvl-1]
-			edges[topology.SwitchEdge{A: a, B: b, AName: names[a], BName: names[b], Source: Source}] = true
+			edges[topology.SwitchEdge{A: a, B: b, AName: names[a], BName: names[b], Source: Name}] = true
 		}
 	}
 	for e := range edges {
@@ -273,5 +273,5 @@ func leafNamesDiffer(p, l topology.NodeEvidence) bool {
 }
 
 func problem(node, reason string) topology.Problem {
-	return topology.Problem{Node: node, Source: Source, Reason: reason}
+	return topology.Problem{Node: node, Source: Name, Reason: reason}
 }

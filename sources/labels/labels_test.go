@@ -2,9 +2,10 @@ package labels
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -129,11 +130,11 @@ func TestEvidenceGivesTheLabelledTree(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			in, probs := Evidence(tc.nodes, tc.keys)
-			if got := reasons(probs); !reflect.DeepEqual(got, tc.problems) {
-				t.Errorf("problems =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.problems, "\n  "))
+			if diff := cmp.Diff(tc.problems, reasons(probs)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
 			}
-			if got := build(t, in).Outline(); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			if diff := cmp.Diff(tc.want, build(t, in).Outline()); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -157,8 +158,8 @@ func TestEvidenceDoesNotDependOnOrder(t *testing.T) {
 			shuffled[i] = nodes[j]
 		}
 		got, probs := Evidence(shuffled, keys)
-		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(probs, wantProbs) {
-			t.Fatalf("order %v changed the evidence:\n%+v %v\nwant\n%+v %v", shuffled, got, probs, want, wantProbs)
+		if diff := cmp.Diff(want, got) + cmp.Diff(wantProbs, probs); diff != "" {
+			t.Fatalf("order %v changed the evidence (evidence, then problems; -want +got):\n%s", shuffled, diff)
 		}
 	}
 }
@@ -211,17 +212,17 @@ func TestMergeBelowSwitchEvidence(t *testing.T) {
 
 	plain, _ := topology.Merge(reports, labelled)
 	for _, n := range plain.Nodes {
-		if want := map[bool]string{true: "reports", false: Source}[n.Node[0] == 'a']; n.Source != want {
+		if want := map[bool]string{true: "reports", false: Name}[n.Node[0] == 'a']; n.Source != want {
 			t.Errorf("topology.Merge: node %s from %s, want %s", n.Node, n.Source, want)
 		}
 	}
 
 	merged, conflicts := MergeBelow(reports, labelled)
-	if !reflect.DeepEqual(merged.Nodes, plain.Nodes) {
-		t.Errorf("MergeBelow nodes = %+v, want those of topology.Merge %+v", merged.Nodes, plain.Nodes)
+	if diff := cmp.Diff(plain.Nodes, merged.Nodes); diff != "" {
+		t.Errorf("MergeBelow nodes (-want +got):\n%s", diff)
 	}
-	if want := []topology.Conflict{{Node: "a3", Kept: "reports", Dropped: Source}}; !reflect.DeepEqual(conflicts, want) {
-		t.Errorf("conflicts = %v, want %v", conflicts, want)
+	if diff := cmp.Diff([]topology.Conflict{{Node: "a3", Kept: "reports", Dropped: Name}}, conflicts); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
 	}
 	want := []string{
 		"fabric(4)mac-cc,sw-leaf-a,sw-leaf-b,z1,z2",
@@ -230,7 +231,7 @@ func TestMergeBelowSwitchEvidence(t *testing.T) {
 		"sw-leaf-a(1)a1,a2", "sw-leaf-b(1)a3",
 		"z1(3)s1,s2", "z2(3)s3,s4",
 	}
-	if got := build(t, merged).Outline(); !reflect.DeepEqual(got, want) {
-		t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	if diff := cmp.Diff(want, build(t, merged).Outline()); diff != "" {
+		t.Errorf("tree (-want +got):\n%s", diff)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -196,11 +195,11 @@ func TestClientReadsTheFabric(t *testing.T) {
 			if len(tc.paths) == 2 {
 				want.Ports = nil
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Error("the fabric read from UFM differs from the dump it served")
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the fabric read from UFM differs from the dump it served (-want +got):\n%s", diff)
 			}
-			if !reflect.DeepEqual(ufm.paths, tc.paths) {
-				t.Errorf("requests = %v, want %v", ufm.paths, tc.paths)
+			if diff := cmp.Diff(tc.paths, ufm.paths); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -230,7 +230,7 @@ func (c *collector) switchEdges() []topology.SwitchEdge {
 	}
 	out := make([]topology.SwitchEdge, 0, len(pairs))
 	for p := range pairs {
-		out = append(out, topology.SwitchEdge{A: p[0], B: p[1], AName: names[p[0]], BName: names[p[1]], Source: Source})
+		out = append(out, topology.SwitchEdge{A: p[0], B: p[1], AName: names[p[0]], BName: names[p[1]], Source: Name})
 	}
 	slices.SortFunc(out, func(x, y topology.SwitchEdge) int {
 		if c := strings.Compare(x.A, y.A); c != 0 {

@@ -102,7 +102,7 @@ func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
 		}
 		e := byNode[name]
 		if e == nil {
-			e = &topology.NodeEvidence{Node: name, Source: Source}
+			e = &topology.NodeEvidence{Node: name, Source: Name}
 			byNode[name] = e
 		}
 		for _, u := range h.uplinks {

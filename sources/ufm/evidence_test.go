@@ -2,10 +2,11 @@ package ufm
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -117,8 +118,8 @@ func TestEvidenceGivesTheFabricsTree(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			if got := tree.Outline(); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("tree =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			if diff := cmp.Diff(tc.want, tree.Outline()); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
 			}
 			if !slices.Equal(tree.Unplaced, tc.unplaced) {
 				t.Errorf("unplaced = %v, want %v", tree.Unplaced, tc.unplaced)
@@ -159,7 +160,7 @@ func TestEvidenceSwitchIDsMatchReports(t *testing.T) {
 		}
 	}
 	want := topology.SwitchLink{SwitchID: "guid:b83fd20300c01120", SwitchName: "ib-p1-leaf-1", Port: "1"}
-	if node01.Source != Source || len(node01.Links) != 1 || node01.Links[0] != want || report.Links[0].SwitchID != want.SwitchID {
+	if node01.Source != Name || len(node01.Links) != 1 || node01.Links[0] != want || report.Links[0].SwitchID != want.SwitchID {
 		t.Fatalf("node-01 = %+v, want one link %+v", node01, want)
 	}
 	merged, conflicts := topology.Merge(topology.Input{Nodes: []topology.NodeEvidence{report}}, in)
@@ -188,8 +189,8 @@ func TestEvidenceLinksAndEdges(t *testing.T) {
 		{SwitchID: "guid:b83fd20300b01400", SwitchName: "ib-su1-leaf-r4", Port: "1"},
 		{SwitchID: "guid:b83fd20300b00101", SwitchName: "ib-stor-leaf-1", Port: "1", Storage: true},
 	}
-	if dgx01.Node != "dgx-01" || dgx01.Source != Source || !reflect.DeepEqual(dgx01.Links, wantLinks) {
-		t.Errorf("dgx-01 = %+v\nwant links %+v", dgx01, wantLinks)
+	if dgx01.Node != "dgx-01" || dgx01.Source != Name || !cmp.Equal(dgx01.Links, wantLinks) {
+		t.Errorf("dgx-01 = %+v\nlinks (-want +got):\n%s", dgx01, cmp.Diff(wantLinks, dgx01.Links))
 	}
 	if n := in.Nodes[5]; n.Node != "dgx-06" || len(n.Links) != 4 {
 		t.Errorf("%s has %d links, want dgx-06 with 4 (rail 3 down)", n.Node, len(n.Links))
@@ -199,7 +200,7 @@ func TestEvidenceLinksAndEdges(t *testing.T) {
 		t.Errorf("switch links = %d, want 18", len(in.SwitchLinks))
 	}
 	for i, e := range in.SwitchLinks {
-		if e.A >= e.B || e.AName == "" || e.BName == "" || e.Source != Source {
+		if e.A >= e.B || e.AName == "" || e.BName == "" || e.Source != Name {
 			t.Errorf("switch link %+v: want ordered, named ends from ufm", e)
 		}
 		if i > 0 && (in.SwitchLinks[i-1].A > e.A || in.SwitchLinks[i-1].A == e.A && in.SwitchLinks[i-1].B >= e.B) {
@@ -248,8 +249,8 @@ func TestEvidenceDirectorPerASICEntries(t *testing.T) {
 	in, rep := Evidence(f, Options{})
 	tree, _ := topology.Build(in, topology.BuildOptions{})
 	want := []string{"dc-dir-01-l01(1)mtlx843", "dc-dir-01-l02(1)mtlx844", "fabric(2)dc-dir-01-l01,dc-dir-01-l02"}
-	if got := tree.Outline(); !reflect.DeepEqual(got, want) || tree.Validate() != nil || len(rep.Skipped) > 0 {
-		t.Errorf("tree = %v (%v), report %+v; want %v", got, tree.Validate(), rep, want)
+	if diff := cmp.Diff(want, tree.Outline()); diff != "" || tree.Validate() != nil || len(rep.Skipped) > 0 {
+		t.Errorf("tree (%v), report %+v; tree (-want +got):\n%s", tree.Validate(), rep, diff)
 	}
 }
 
@@ -263,8 +264,8 @@ func TestEvidenceIsDeterministic(t *testing.T) {
 			r.Shuffle(len(f.Links), func(i, j int) { f.Links[i], f.Links[j] = f.Links[j], f.Links[i] })
 			r.Shuffle(len(f.Ports), func(i, j int) { f.Ports[i], f.Ports[j] = f.Ports[j], f.Ports[i] })
 			got, rep := Evidence(f, Options{})
-			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rep.Unmapped, wantRep.Unmapped) || len(rep.Skipped) != len(wantRep.Skipped) {
-				t.Fatalf("%s: shuffled links give another input", name)
+			if diff := cmp.Diff(want, got) + cmp.Diff(wantRep.Unmapped, rep.Unmapped); diff != "" || len(rep.Skipped) != len(wantRep.Skipped) {
+				t.Fatalf("%s: shuffled links give another input (input, then unmapped; -want +got):\n%s", name, diff)
 			}
 		}
 	}

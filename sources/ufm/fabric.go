@@ -9,8 +9,8 @@
 // give the same switch, so the sources agree.
 package ufm
 
-// Source is the source name the evidence carries.
-const Source = "ufm"
+// Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
+const Name = "ufm"
 
 // Endpoint names: the UFM REST resources this package reads, relative to the API prefix (/ufmRest/ or
 // /ufmRestV3/), and the file names LoadDump expects (<endpoint>.json).

@@ -50,7 +50,7 @@ func FuzzParse(f *testing.F) {
 		}
 		in, rep := Evidence(&fab, Options{})
 		for _, n := range in.Nodes {
-			if n.Source != Source || n.Check() != "" {
+			if n.Source != Name || n.Check() != "" {
 				t.Fatalf("node %+v: %s", n, n.Check())
 			}
 			for _, l := range n.Links {

@@ -3,7 +3,6 @@ package ufm
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -23,8 +22,8 @@ func TestParseReadsUFMAnswers(t *testing.T) {
 	wantSystem := System{SystemGUID: "1c34da0300728606", GUID: "1c34da0300728606", Name: "1c34da0300728606",
 		SystemName: "SLG01-02", Type: "switch", Description: "MQM8700", IP: "0.0.0.0", Model: "MQM8700", Role: "tor",
 		Ports: []string{"1c34da0300728606_1", "1c34da0300728606_2", "7"}}
-	if len(systems) != 1 || !reflect.DeepEqual(systems[0], wantSystem) {
-		t.Errorf("systems = %+v\nwant %+v", systems, wantSystem)
+	if diff := cmp.Diff([]System{wantSystem}, systems); diff != "" {
+		t.Errorf("systems (-want +got):\n%s", diff)
 	}
 
 	links, err := ParseLinks([]byte(`{"data": [{"source_guid": "900a840300ac8c40", "source_port": 5,

@@ -80,6 +80,7 @@ func TestLint(t *testing.T) {
 }
 
 func TestRenderedManifestsPassServerSideDryRun(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
 	ensureNamespace(t, ctx, c)

@@ -23,6 +23,7 @@ import (
 // the real API server and an aggregator readiness endpoint on 127.0.0.1: it fails while the aggregator is not
 // ready or no report exists, and passes once both hold.
 func TestHelmTestChecksReadinessAndReports(t *testing.T) {
+	testenv.Require(t)
 	var pod corev1.Pod
 	var health int32
 	objs := render(t, filepath.Join(chartDir(), "ci", "default-values.yaml"))

@@ -29,10 +29,12 @@ import (
 
 // ufmOverTLS serves a sources/ufm fixture dump (the fixture named by fixture) under /ufmRest/resources/ over
 // HTTPS on 127.0.0.1, with basic authentication against the password held by password.
-func ufmOverTLS(t *testing.T, fixture, password *atomic.Value) *httptest.Server {
+// refused counts the requests it turned away for their credentials.
+func ufmOverTLS(t *testing.T, fixture, password *atomic.Value, refused *atomic.Int64) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if u, p, ok := req.BasicAuth(); !ok || u != "fabricmap-ro" || p != password.Load().(string) {
+			refused.Add(1)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -118,6 +120,7 @@ func kubeletVolume(t *testing.T, c client.Client, namespace, dir string, vol cor
 // password is rotated in UFM and in the Secret; once the kubelet has updated the files, the running
 // aggregator reads with the new password (a changed fabric appears) with no restart.
 func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
+	testenv.Require(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := testenv.Shared.Client
@@ -126,7 +129,8 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 	var fixture, password atomic.Value
 	fixture.Store("threetier")
 	password.Store("first-pa55word")
-	srv := ufmOverTLS(t, &fixture, &password)
+	var refused atomic.Int64
+	srv := ufmOverTLS(t, &fixture, &password, &refused)
 	values := map[string]any{
 		"ufm": map[string]any{
 			"enabled": true, "url": srv.URL, "username": "fabricmap-ro", "password": "first-pa55word", "interval": "1s",
@@ -134,7 +138,7 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 			"caBundle":       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})),
 		},
 		// Settings through the chart's config file: they must reach the aggregator and be accepted by it.
-		"aggregator": map[string]any{"config": map[string]any{"fabric-recheck": "5m", "label-source-interval": "2m"}},
+		"aggregator": map[string]any{"config": map[string]any{"capture-recheck": "5m", "label-source-interval": "2m"}},
 	}
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	b, err := yaml.Marshal(values)
@@ -222,6 +226,7 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 	// Rotation: UFM takes the new password first; the aggregator keeps what it had, then the Secret changes
 	// and the kubelet updates the files.
 	fixture.Store("railopt")
+	refusedBefore := refused.Load()
 	password.Store("rotated-pa55word")
 	var s corev1.Secret
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, &s); err != nil {
@@ -231,7 +236,9 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 	if err := c.Update(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // at least one poll with the old files
+	testenv.Eventually(t, 30*time.Second, "a UFM poll with the old password", func() (bool, string) {
+		return refused.Load() > refusedBefore, "UFM has refused no request since the rotation"
+	})
 	if hyperNodeExists(t, "ib-su1-leaf-r1-rails") {
 		t.Fatal("the fabric changed although the aggregator still had the old password")
 	}

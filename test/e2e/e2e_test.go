@@ -6,13 +6,13 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/vishvananda/netns"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -128,8 +128,8 @@ func hyperNodeUIDs(t *testing.T) map[string]string {
 func wantHyperNodes(t *testing.T, timeout time.Duration, want map[string][]string) {
 	t.Helper()
 	testenv.Eventually(t, timeout, "HyperNodes", func() (bool, string) {
-		got := hyperNodes(t)
-		return reflect.DeepEqual(got, want), fmt.Sprintf("have %v, want %v", got, want)
+		diff := cmp.Diff(want, hyperNodes(t))
+		return diff == "", "(-want +got):\n" + diff
 	})
 }
 
@@ -187,6 +187,7 @@ func makeNode(t *testing.T, c client.Client, name string) {
 // happens in a cluster: convergence, a quiet steady state, an agent that writes another node's report, a
 // cable moved to another leaf, the leader aggregator killed, and a node removed.
 func TestFabricEndToEnd(t *testing.T) {
+	testenv.Require(t)
 	c := testenv.Shared.Client
 	cs := kubernetes.NewForConfigOrDie(testenv.Shared.Config)
 	ctx := context.Background()
@@ -279,9 +280,12 @@ func TestFabricEndToEnd(t *testing.T) {
 			states[p.Name] = p.State
 		}
 		want := map[string]v1alpha1.ProbeState{"lldp": v1alpha1.ProbeAvailable, "rdma": v1alpha1.ProbeAvailable, "nvml": v1alpha1.ProbeAvailable}
-		if !reflect.DeepEqual(states, want) || len(r.Spec.RDMADevices) == 0 || len(r.Spec.GPUs) != 4 || r.Spec.NVLinkDomain != gb200Domain {
-			t.Errorf("e2e-n1's report: probes %v (want %v), %d RDMA devices, %d GPUs (want 4), NVLink domain %q (want %q)",
-				states, want, len(r.Spec.RDMADevices), len(r.Spec.GPUs), r.Spec.NVLinkDomain, gb200Domain)
+		if diff := cmp.Diff(want, states); diff != "" {
+			t.Errorf("e2e-n1's report: probes (-want +got):\n%s", diff)
+		}
+		if len(r.Spec.RDMADevices) == 0 || len(r.Spec.GPUs) != 4 || r.Spec.NVLinkDomain != gb200Domain {
+			t.Errorf("e2e-n1's report: %d RDMA devices, %d GPUs (want 4), NVLink domain %q (want %q)",
+				len(r.Spec.RDMADevices), len(r.Spec.GPUs), r.Spec.NVLinkDomain, gb200Domain)
 		}
 		// The NVLink domain reaches the scheduler as a node label: the same on both trays, none on the H100.
 		testenv.Eventually(t, 30*time.Second, "NVLink domain labels", func() (bool, string) {
@@ -294,7 +298,8 @@ func TestFabricEndToEnd(t *testing.T) {
 				got[name] = n.Labels[hypernodegen.DefaultAcceleratorKey]
 			}
 			want := map[string]string{"e2e-n1": gb200Domain, "e2e-n2": gb200Domain, "e2e-n3": ""}
-			return reflect.DeepEqual(got, want), fmt.Sprintf("have %v, want %v", got, want)
+			diff := cmp.Diff(want, got)
+			return diff == "", "(-want +got):\n" + diff
 		})
 		testenv.Eventually(t, 30*time.Second, "node labels", func() (bool, string) {
 			var n corev1.Node
@@ -309,8 +314,8 @@ func TestFabricEndToEnd(t *testing.T) {
 		l, standby := leader()
 		before := l.writes(t)
 		time.Sleep(4 * time.Second) // four agent cycles
-		if after := l.writes(t); !reflect.DeepEqual(after, before) {
-			t.Errorf("the leader wrote with nothing changed: %v → %v", before, after)
+		if diff := cmp.Diff(before, l.writes(t)); diff != "" {
+			t.Errorf("the leader wrote with nothing changed (-want +got):\n%s", diff)
 		}
 		if w := standby.writes(t); w["apply"]+w["status"]+w["delete"]+w["node-labels"] != 0 {
 			t.Errorf("the standby wrote: %v", w)
@@ -443,10 +448,21 @@ func TestFabricEndToEnd(t *testing.T) {
 		l, _ := leader()
 		stale := func() float64 { return l.sample(t, `fabricmap_aggregator_source_stale{source="ufm"}`) }
 		before := l.writes(t)
+		errs := func() float64 { return l.sample(t, `fabricmap_aggregator_source_errors_total{source="ufm"}`) }
 		for _, mode := range []string{"500", "garbage"} {
 			u.mode.Store(mode)
-			testenv.Eventually(t, 30*time.Second, "UFM marked stale", func() (bool, string) { return stale() == 1, "not stale yet" })
-			time.Sleep(12 * time.Second) // together more than the 20 s grace period
+			e := errs()
+			testenv.Eventually(t, 30*time.Second, "UFM marked stale, a poll failing "+mode, func() (bool, string) {
+				return stale() == 1 && errs() > e, fmt.Sprintf("stale %v, errors %v (were %v)", stale(), errs(), e)
+			})
+			if mode == "garbage" {
+				// Together the two modes outlast the 20 s grace period, by the aggregator's own account.
+				testenv.Eventually(t, time.Minute, "UFM's last good fabric older than the grace period", func() (bool, string) {
+					last := l.sample(t, `fabricmap_aggregator_source_last_success_timestamp_seconds{source="ufm"}`)
+					age := time.Since(time.Unix(int64(last), 0))
+					return age > 22*time.Second, fmt.Sprintf("last good poll %v ago", age.Round(time.Second))
+				})
+			}
 			if got := hyperNodes(t)[ufmLeaf]; !slices.Equal(got, []string{ufmHost}) {
 				t.Fatalf("UFM answering %q: %s holds %v, want the last good %v", mode, ufmLeaf, got, ufmHost)
 			}
@@ -466,7 +482,22 @@ func TestFabricEndToEnd(t *testing.T) {
 		if err := testenv.Shared.RestartAPIServer(2 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(3 * time.Second)
+		// Wait until the API server answers and the aggregators have settled: one leads again, or they exited
+		// (having lost their Lease) and are started again below.
+		testenv.Eventually(t, time.Minute, "the API server back and an aggregator leading or all exited", func() (bool, string) {
+			if err := testenv.Shared.Client.List(ctx, &corev1.NamespaceList{}); err != nil {
+				return false, err.Error()
+			}
+			exited := 0
+			for _, a := range aggs {
+				if !a.alive() {
+					exited++
+				} else if a.leads() {
+					return true, ""
+				}
+			}
+			return exited == len(aggs), fmt.Sprintf("%d of %d aggregators exited, none of the others leads", exited, len(aggs))
+		})
 		for _, a := range aggs {
 			a.restartIfExited(whole)
 		}
@@ -479,8 +510,8 @@ func TestFabricEndToEnd(t *testing.T) {
 		wantHyperNodes(t, time.Minute, map[string][]string{
 			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n1", "e2e-n2"}, "leaf-b": {"e2e-n3"},
 		})
-		if after := hyperNodeUIDs(t); !reflect.DeepEqual(after, uidsBefore) {
-			t.Errorf("HyperNodes were deleted or recreated around the restarts: UIDs %v, were %v", after, uidsBefore)
+		if diff := cmp.Diff(uidsBefore, hyperNodeUIDs(t)); diff != "" {
+			t.Errorf("HyperNodes were deleted or recreated around the restarts (-want +got):\n%s", diff)
 		}
 	})
 
@@ -503,8 +534,8 @@ func TestFabricEndToEnd(t *testing.T) {
 			reasons := nodeEventReasons(t, cs, "e2e-n1", time.Time{})
 			return slices.Contains(reasons, "ReportExpired"), fmt.Sprintf("events %v", reasons)
 		})
-		if got := hyperNodes(t); !reflect.DeepEqual(got, both) {
-			t.Fatalf("an expired report must stay in use through the grace period: %v", got)
+		if diff := cmp.Diff(both, hyperNodes(t)); diff != "" {
+			t.Fatalf("an expired report must stay in use through the grace period (-want +got):\n%s", diff)
 		}
 		wantHyperNodes(t, time.Minute, map[string][]string{
 			"fabric": {ufmLeaf, "leaf-a", "leaf-b"}, ufmLeaf: {ufmHost}, "leaf-a": {"e2e-n2"}, "leaf-b": {"e2e-n3"},

@@ -117,6 +117,7 @@ func expectedDomains(reports []*v1alpha1.NodeFabricReport, systems []ufm.System,
 // and writes for 1 % of the nodes moving to other units, and the aggregator's peak RSS. Run it once:
 // go test -run '^$' -bench Converge10k -benchtime 1x ./test/e2e/
 func BenchmarkConverge10k(b *testing.B) {
+	testenv.Require(b)
 	ctx := context.Background()
 	cfg := rest.CopyConfig(testenv.Shared.Config)
 	cfg.QPS, cfg.Burst = 1000, 2000

@@ -94,6 +94,7 @@ func processCPU(b *testing.B) time.Duration {
 // BenchmarkAgentBinary runs the real agent binary on the fixtures, one cycle every 100 ms, against the test
 // API server, and reports its CPU time per cycle and its peak RSS. One benchmark operation is one cycle.
 func BenchmarkAgentBinary(b *testing.B) {
+	testenv.Require(b)
 	root := testenv.RepoRoot()
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "fabricmap-agent")

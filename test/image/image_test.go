@@ -144,18 +144,7 @@ func TestImage(t *testing.T) {
 // sysfs fixture against a real API server, and compares the report it publishes with what the RDMA probe
 // sees of the same fixture in this process.
 func agentCycle(t *testing.T, root, user string) {
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrNoAssets) && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
-	})
+	env := testenv.StartForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

@@ -8,9 +8,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +55,7 @@ func tree(t *testing.T) *topology.Tree {
 
 // TestCRDsInstalled proves the two CRD files under charts/fabricmap/files/crds are what the server serves.
 func TestCRDsInstalled(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	dir := filepath.Join(testenv.RepoRoot(), "charts", "fabricmap", "files", "crds")
 	for _, file := range []string{"scheduling.koordinator.sh_clusternetworktopologies.yaml", "kueue.x-k8s.io_topologies.yaml"} {
@@ -92,6 +93,7 @@ func established(crd *unstructured.Unstructured) bool {
 // TestGeneratedObjectsAccepted applies each generated object, reads it back unchanged (nothing pruned by the
 // schema), and applies it again without a new resourceVersion.
 func TestGeneratedObjectsAccepted(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
 	ensureNamespace(t, ctx, c)
@@ -141,8 +143,8 @@ func TestGeneratedObjectsAccepted(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			}
 			stored := get(t, ctx, c, u)
-			if !reflect.DeepEqual(stored.Object[tc.field], u.Object[tc.field]) {
-				t.Errorf("stored %s differs from the one sent (pruned or defaulted):\n%v\nsent\n%v", tc.field, stored.Object[tc.field], u.Object[tc.field])
+			if diff := cmp.Diff(u.Object[tc.field], stored.Object[tc.field]); diff != "" {
+				t.Errorf("stored %s differs from the one sent, pruned or defaulted (-want sent +got stored):\n%s", tc.field, diff)
 			}
 			if stored.GetLabels()[hypernodegen.ManagedByLabel] != hypernodegen.ManagedByValue {
 				t.Errorf("labels = %v", stored.GetLabels())
@@ -159,6 +161,7 @@ func TestGeneratedObjectsAccepted(t *testing.T) {
 
 // TestInvalidObjectsRefused sends objects the schemas forbid.
 func TestInvalidObjectsRefused(t *testing.T) {
+	testenv.Require(t)
 	ctx := context.Background()
 	c := testenv.Shared.Client
 	kueueTopo := func(name string, levels ...string) *unstructured.Unstructured {

@@ -1,17 +1,18 @@
-package placement
+package treeread
 
 import (
 	"encoding/json"
 	"fmt"
 	"slices"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
 // Koordinator's built-in layers: a node, and the whole cluster above the top layer.
 const (
-	nodeLayer    = "NodeTopologyLayer"
-	clusterLayer = "ClusterTopologyLayer"
+	nodeLayer    = hypernodegen.KoordinatorNodeLayer
+	clusterLayer = hypernodegen.KoordinatorClusterLayer
 )
 
 // Layer is one level of a Koordinator ClusterNetworkTopology: its name, the layer above, and the node label

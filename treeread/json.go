@@ -1,4 +1,4 @@
-package placement
+package treeread
 
 import (
 	"bytes"
@@ -12,12 +12,13 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// ParseTree reads a tree from JSON in any of the forms fabricmap writes: the tree ConfigMap's list of
-// {layer, name, parents, children} (or the ConfigMap itself), a List or HyperNodeList of HyperNodes
-// (`fabricmap topology -o json`, `kubectl get hypernodes -o json`; members selected by exact name), or a
+// ParseTree reads a tree from JSON in any of the forms fabricmap writes or reads: the tree ConfigMap's list
+// of {layer, name, parents, children} (or the ConfigMap itself), a List or HyperNodeList of HyperNodes
+// (`fabricmap topology -o json`, `kubectl get hypernodes -o json`), a Koordinator ClusterNetworkTopology, or a
 // topology.Tree ({"domains": …}). nodeLabels (node name → labels) resolves HyperNode members selected by
-// regex or label; it may be nil when every member is selected by name. Malformed input is an error naming
-// the field.
+// regex or label and places the nodes of a ClusterNetworkTopology (whose nodes lacking a layer's label are left
+// out); it may be nil when every member is selected by name. Malformed input is a *placement.InputError
+// naming the field.
 func ParseTree(data []byte, nodeLabels map[string]map[string]string) (*topology.Tree, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
@@ -37,6 +38,16 @@ func ParseTree(data []byte, nodeLabels map[string]map[string]string) (*topology.
 		return nil, fmt.Errorf("reading the tree: %w", err)
 	}
 	switch {
+	case probe.Kind == hypernodegen.ClusterNetworkTopologyGVK.Kind:
+		if nodeLabels == nil {
+			return nil, inputErr("kind", "a ClusterNetworkTopology: the nodes (names and labels) are needed to place its nodes")
+		}
+		layers, err := ParseClusterNetworkTopology(data)
+		if err != nil {
+			return nil, err
+		}
+		t, _, err := TreeFromLabels(layers, nodeLabels)
+		return t, err
 	case probe.Kind == "ConfigMap":
 		inner, ok := probe.Data[hypernodegen.TreeConfigMapKey]
 		if !ok {
@@ -61,7 +72,7 @@ func ParseTree(data []byte, nodeLabels map[string]map[string]string) (*topology.
 		}
 		return TreeFromHyperNodes(list.Items, nodeLabels)
 	}
-	return nil, inputErr("tree", "not a tree: want a list of {layer,name,parents,children}, a List of HyperNodes or {\"domains\": …}")
+	return nil, inputErr("tree", "not a tree: want a list of {layer,name,parents,children}, a List of HyperNodes, a ClusterNetworkTopology or {\"domains\": …}")
 }
 
 // treeFromEntries turns ConfigMap entries into a tree.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 )
 
@@ -17,6 +18,7 @@ import (
 // (counted); meanwhile every reconcile rebuilds the tree from the reports: a node whose report comes while the
 // poll is in flight has its HyperNode at once, and UFM's last good fabric stays.
 func TestStalledUFMDoesNotHoldUpTheTree(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	dir := t.TempDir()
 	for f, v := range map[string]string{"user": "admin", "pass": "s3cret"} {
@@ -35,7 +37,7 @@ func TestStalledUFMDoesNotHoldUpTheTree(t *testing.T) {
 	const deadline = 5 * time.Second
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	r := newReconciler(t, time.Minute, clock)
-	r.Sources = []SourceSpec{{Source: &UFMSource{Client: c, PollTimeout: deadline}, Interval: 5 * time.Minute}}
+	r.Sources = []sources.Spec{{Source: &ufm.Source{Client: c}, Interval: 5 * time.Minute, PollTimeout: deadline}}
 	reconcileOnce(t, r)
 	fromUFM := hyperNodeTiers(t)
 	if maxTier(fromUFM) < 3 {
@@ -64,10 +66,10 @@ func TestStalledUFMDoesNotHoldUpTheTree(t *testing.T) {
 		t.Errorf("the UFM poll ended %v after it began, want it to give up at its deadline of %v", took, deadline)
 	}
 	reconcileOnce(t, r)
-	if n := counterValue(r.Metrics.sourcePollTimeouts.WithLabelValues(ufm.Source)); n != 1 {
+	if n := counterValue(r.Metrics.sourcePollTimeouts.WithLabelValues(ufm.Name)); n != 1 {
 		t.Errorf("UFM poll timeouts counted = %v, want 1", n)
 	}
-	if stale := gaugeValue(t, r.Metrics.sourceStale.WithLabelValues(ufm.Source)); stale != 1 {
+	if stale := gaugeValue(t, r.Metrics.sourceStale.WithLabelValues(ufm.Name)); stale != 1 {
 		t.Errorf("UFM stale = %v, want 1", stale)
 	}
 	got := hyperNodeTiers(t)

@@ -1,4 +1,4 @@
-package placement
+package treeread
 
 import (
 	"encoding/json"
@@ -7,12 +7,38 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/topology/topologytest"
 )
+
+const gpu = "nvidia.com/gpu"
+
+// mkTree builds a tree from lines "name/tier[/tierName]: member member …" (topologytest.Tree).
+func mkTree(t testing.TB, lines ...string) *topology.Tree { return topologytest.Tree(t, lines...) }
+
+// mkCluster builds a cluster whose nodes each have gpus GPUs, with used[node] of them in use.
+func mkCluster(t testing.TB, tr *topology.Tree, gpus int64, used map[string]int64) *placement.Cluster {
+	t.Helper()
+	f, err := placement.NewFabric(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []placement.Node
+	for _, n := range f.Nodes() {
+		nodes = append(nodes, placement.Node{Name: n, Allocatable: placement.Resources{gpu: gpus}, Used: placement.Resources{gpu: used[n]}})
+	}
+	c, _, err := placement.NewCluster(f, nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // fabricTree is a valid fabricmap tree (DNS names, one root) to round-trip through every output form.
 func fabricTree(t *testing.T) *topology.Tree {
@@ -53,7 +79,7 @@ func TestParseTreeForms(t *testing.T) {
 			if !slices.Equal(got.Outline(), tr.Outline()) {
 				t.Errorf("outline %v, want %v", got.Outline(), tr.Outline())
 			}
-			if _, err := NewFabric(got); err != nil {
+			if _, err := placement.NewFabric(got); err != nil {
 				t.Error(err)
 			}
 		})
@@ -71,7 +97,7 @@ func TestParseTreeBad(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseTree([]byte(tc.in), nil)
-			var ie *InputError
+			var ie *placement.InputError
 			if !errors.As(err, &ie) || ie.Field != tc.field {
 				t.Fatalf("got %v, want an InputError on %s", err, tc.field)
 			}
@@ -106,7 +132,7 @@ func TestTreeFromHyperNodesSelectors(t *testing.T) {
 		t.Errorf("outline %v, want %v", tr.Outline(), want)
 	}
 	_, err = TreeFromHyperNodes(hns, nil)
-	var ie *InputError
+	var ie *placement.InputError
 	if !errors.As(err, &ie) || ie.Field != "hyperNodes[ra].spec.members[0].selector" {
 		t.Fatalf("without the nodes: got %v, want an error on hyperNodes[ra].spec.members[0].selector", err)
 	}
@@ -155,7 +181,7 @@ func TestTreeFromClusterNetworkTopology(t *testing.T) {
 	labels["gpu-9"] = map[string]string{keys.Tiers[0]: "leaf-a", keys.Tiers[1]: "spine-b", keys.Tiers[2]: "fabric"}
 	layers, _ := ParseClusterNetworkTopology(data)
 	_, _, err = TreeFromLabels(layers, labels)
-	var ie *InputError
+	var ie *placement.InputError
 	if !errors.As(err, &ie) || ie.Field != "nodes[gpu-9].labels["+keys.Tiers[0]+"]" {
 		t.Fatalf("got %v, want an error on gpu-9's block label", err)
 	}
@@ -190,7 +216,7 @@ func TestSeedGatherStrategy(t *testing.T) {
 	busy := map[string]int64{"node-0": 1, "node-4": 1}
 	c := mkCluster(t, tr, 1, busy)
 	// MustGather spineLayer, PreferGather blockLayer: 3 pods fit in block s1-0 (node-1..3).
-	p, err := c.Place(Gang{Name: "g", Pods: 3, HardTierName: "spineLayer", Request: Resources{gpu: 1}})
+	p, err := c.Place(placement.Gang{Name: "g", Pods: 3, HardTierName: "spineLayer", Request: placement.Resources{gpu: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,11 +224,11 @@ func TestSeedGatherStrategy(t *testing.T) {
 		t.Errorf("got %s %s, want blockLayer s1-0: %s", p.GangTierName, p.GangDomain, p.Explanation)
 	}
 	// 7 pods need more than the spine's 6 free nodes: no placement within the hard limit.
-	if _, err := c.Place(Gang{Name: "g", Pods: 7, HardTierName: "spineLayer", Request: Resources{gpu: 1}}); !errors.Is(err, ErrNoPlacement) {
+	if _, err := c.Place(placement.Gang{Name: "g", Pods: 7, HardTierName: "spineLayer", Request: placement.Resources{gpu: 1}}); !errors.Is(err, placement.ErrNoPlacement) {
 		t.Errorf("got %v, want ErrNoPlacement", err)
 	}
 	// MustGather acceleratorLayer for 2 pods: nvl1 (node-2, node-3) is the free NVLink domain.
-	p, err = c.Place(Gang{Name: "g", Pods: 2, HardTierName: "acceleratorLayer", Request: Resources{gpu: 1}})
+	p, err = c.Place(placement.Gang{Name: "g", Pods: 2, HardTierName: "acceleratorLayer", Request: placement.Resources{gpu: 1}})
 	if err != nil || p.GangDomain != "nvl1" {
 		t.Errorf("got %v, %v; want nvl1", p, err)
 	}
@@ -235,5 +261,122 @@ func TestParseTreeSelectors(t *testing.T) {
 				t.Error("without the nodes, a selector member should be an error")
 			}
 		})
+	}
+}
+
+// TestHyperNodesRoundTrip writes trees as HyperNodes (every member selector) and reads them back, strictly and
+// for viewers, into the same tree with its sources.
+func TestHyperNodesRoundTrip(t *testing.T) {
+	keys := hypernodegen.DefaultLabelKeys()
+	trees := map[string]*topology.Tree{
+		"fabric": fabricTree(t),
+		"accelerators": mkTree(t, "fabric/3/fabric: leaf-a leaf-b", "leaf-a/2/leaf: nvl-1 nvl-2", "leaf-b/2/leaf: gpu-5",
+			"nvl-1/1/"+topology.TierNameAccelerator+": gpu-1 gpu-2", "nvl-2/1/"+topology.TierNameAccelerator+": gpu-3"),
+	}
+	for name, tr := range trees {
+		for _, d := range tr.Domains {
+			d.Source = "reports"
+		}
+		for _, sel := range hypernodegen.Selectors {
+			t.Run(name+"/"+sel, func(t *testing.T) {
+				hns, err := hypernodegen.HyperNodes(tr, hypernodegen.Options{NodeSelector: sel, LabelKeys: keys})
+				if err != nil {
+					t.Fatal(err)
+				}
+				labels := hypernodegen.NodeLabels(tr, nil, keys)
+				strict, err := TreeFromHyperNodes(hns, labels)
+				if err != nil {
+					t.Fatal(err)
+				}
+				viewed, warnings := ViewHyperNodes(hns, labels)
+				if len(warnings) > 0 {
+					t.Errorf("warnings %q", warnings)
+				}
+				for _, got := range []*topology.Tree{strict, viewed} {
+					if diff := cmp.Diff(tr.Outline(), got.Outline()); diff != "" {
+						t.Errorf("outline (-want +got):\n%s", diff)
+					}
+					if err := got.Validate(); err != nil {
+						t.Error(err)
+					}
+					for n, d := range got.Domains {
+						if d.Source != "reports" {
+							t.Errorf("domain %s: source %q, want reports", n, d.Source)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestViewHyperNodesWarnings: what the strict reader refuses, a viewer reads as far as it can and warns about.
+func TestViewHyperNodesWarnings(t *testing.T) {
+	hn := func(name string, members ...topologyv1alpha1.MemberSpec) topologyv1alpha1.HyperNode {
+		h := topologyv1alpha1.HyperNode{}
+		h.Name, h.Spec.Tier, h.Spec.Members = name, 2, members
+		return h
+	}
+	exact := func(typ topologyv1alpha1.MemberType, n string) topologyv1alpha1.MemberSpec {
+		return topologyv1alpha1.MemberSpec{Type: typ, Selector: topologyv1alpha1.MemberSelector{ExactMatch: &topologyv1alpha1.ExactMatch{Name: n}}}
+	}
+	regex := func(pattern string) topologyv1alpha1.MemberSpec {
+		return topologyv1alpha1.MemberSpec{Type: topologyv1alpha1.MemberTypeNode, Selector: topologyv1alpha1.MemberSelector{RegexMatch: &topologyv1alpha1.RegexMatch{Pattern: pattern}}}
+	}
+	cases := []struct {
+		name       string
+		hns        []topologyv1alpha1.HyperNode
+		nodes      map[string]map[string]string
+		wantTree   []string
+		wantWarned []string
+	}{{
+		name:     "unknown member, selector without nodes",
+		hns:      []topologyv1alpha1.HyperNode{hn("a", exact(topologyv1alpha1.MemberTypeHyperNode, "ghost"), regex("n.*"))},
+		wantTree: []string{"a(2)ghost"},
+		wantWarned: []string{
+			`HyperNode "a" lists member HyperNode "ghost", which does not exist`,
+			`HyperNode "a": a Node member selected by regex or label is not shown`,
+		},
+	}, {
+		name:     "selector resolved against the nodes, a bad one left out",
+		hns:      []topologyv1alpha1.HyperNode{hn("a", regex("^n"), regex("("))},
+		nodes:    map[string]map[string]string{"n1": nil, "n2": nil, "x": nil},
+		wantTree: []string{"a(2)n1,n2"},
+		wantWarned: []string{
+			"HyperNode \"a\": a Node member selected by regex or label is not shown: hyperNodes[a].spec.members[1].selector: regexMatch.pattern: error parsing regexp: missing closing ): `(`",
+		},
+	}, {
+		name:       "claimed twice, named twice",
+		hns:        []topologyv1alpha1.HyperNode{hn("a", exact(topologyv1alpha1.MemberTypeHyperNode, "c")), hn("b", exact(topologyv1alpha1.MemberTypeHyperNode, "c")), hn("c"), hn("c")},
+		wantTree:   []string{"a(2)c", "b(2)c", "c(2)"},
+		wantWarned: []string{`HyperNode "c" is a member of both "a" and "b"`, `domain "c" added twice`},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, warnings := ViewHyperNodes(tc.hns, tc.nodes)
+			if diff := cmp.Diff(tc.wantTree, got.Outline()); diff != "" {
+				t.Errorf("outline (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantWarned, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+			if _, err := TreeFromHyperNodes(tc.hns, tc.nodes); err == nil {
+				t.Error("the strict reader accepted it")
+			}
+		})
+	}
+}
+
+// TestNeedsNodeLabels: only node members selected by regex or label need the nodes.
+func TestNeedsNodeLabels(t *testing.T) {
+	tr := fabricTree(t)
+	for sel, want := range map[string]bool{hypernodegen.SelectorExact: false, hypernodegen.SelectorRegex: true, hypernodegen.SelectorLabel: true} {
+		hns, err := hypernodegen.HyperNodes(tr, hypernodegen.Options{NodeSelector: sel, LabelKeys: hypernodegen.DefaultLabelKeys()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := NeedsNodeLabels(hns); got != want {
+			t.Errorf("%s: NeedsNodeLabels = %v, want %v", sel, got, want)
+		}
 	}
 }

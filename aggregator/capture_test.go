@@ -8,10 +8,13 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/sources"
+	"github.com/fabricmap/fabricmap/sources/ibfabric"
 )
 
 // A capture of the whole fabric gives the tiers above the leaves; where a report disagrees, the report wins.
-func TestFabricCaptureGivesUpperTiers(t *testing.T) {
+func TestCaptureGivesUpperTiers(t *testing.T) {
+	testenv.Require(t)
 	deleteAll(t)
 	capture, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "sources/ibfabric/testdata/threetier.txt"))
 	if err != nil {
@@ -23,7 +26,7 @@ func TestFabricCaptureGivesUpperTiers(t *testing.T) {
 	}
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	r := newReconciler(t, time.Minute, clock)
-	r.Config.IBNetDiscoverFile = file
+	r.Sources = []sources.Spec{{Source: ibfabric.NewCapture(file)}}
 
 	// gpu-a1's agent says it is cabled to leaf-b1, the capture says leaf-a1: the report wins.
 	a1 := &v1alpha1.NodeFabricReport{}
@@ -44,7 +47,7 @@ func TestFabricCaptureGivesUpperTiers(t *testing.T) {
 	if got := hyperNodes(t); !equal(got, want) {
 		t.Fatalf("HyperNodes = %v, want %v", got, want)
 	}
-	if n := counterValue(r.Metrics.conflicts.WithLabelValues(SourceReports, "ibnetdiscover")); n != 1 {
+	if n := counterValue(r.Metrics.conflicts.WithLabelValues(SourceReports, ibfabric.Name)); n != 1 {
 		t.Errorf("conflicts counted = %v, want 1", n)
 	}
 	if requeue <= 0 || requeue > time.Minute {
@@ -64,7 +67,7 @@ func TestFabricCaptureGivesUpperTiers(t *testing.T) {
 		if got := hyperNodes(t); !equal(got, want) || writes(r) != before {
 			t.Fatalf("a broken capture changed the HyperNodes: %v", got)
 		}
-		if n := counterValue(r.Metrics.sourceErrors.WithLabelValues("ibnetdiscover")); n != 1 {
+		if n := counterValue(r.Metrics.sourceErrors.WithLabelValues(ibfabric.Name)); n != 1 {
 			t.Errorf("source errors counted = %v, want 1", n)
 		}
 	})

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+
+	"github.com/fabricmap/fabricmap/sources"
+	"github.com/fabricmap/fabricmap/sources/ibfabric"
+	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/sources/ufm"
+)
+
+// The capture's former flag names still set it; the sources come from the one list in their order.
+func TestSourceFlags(t *testing.T) {
+	for name, args := range map[string][]string{
+		"current":    {"--capture-file=/c/fabric.txt", "--capture-recheck=5m"},
+		"deprecated": {"--ibnetdiscover-file=/c/fabric.txt", "--fabric-recheck=5m"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var srcs sources.Options
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			srcs.AddFlags(fs)
+			srcs.AddPollFlags(fs)
+			if err := addDeprecatedCaptureFlags(fs, &srcs.Capture); err != nil {
+				t.Fatal(err)
+			}
+			args := append(args, "--ufm-url=https://ufm.example.com", "--ufm-token-file=/t", "--label-source-keys=a,b")
+			if err := fs.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(ibfabric.CaptureOptions{File: "/c/fabric.txt", Recheck: 5 * time.Minute}, srcs.Capture); diff != "" {
+				t.Errorf("capture options (-want +got):\n%s", diff)
+			}
+			specs, err := srcs.Specs(slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range specs {
+				got = append(got, s.Source.Name())
+			}
+			if diff := cmp.Diff([]string{ufm.Name, ibfabric.Name, labels.Name}, got); diff != "" {
+				t.Errorf("sources (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

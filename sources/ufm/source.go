@@ -1,0 +1,149 @@
+package ufm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// DefaultPollTimeout is the default of --ufm-poll-timeout: the bound on one read of the whole fabric.
+const DefaultPollTimeout = 2 * time.Minute
+
+// SourceOptions are the settings of the UFM source, the same flags in the aggregator and the CLI. Credentials
+// come from files (a mounted Secret), which the client reads again on every request, so a rotated Secret
+// needs no restart.
+type SourceOptions struct {
+	// URL is UFM's address; empty: no UFM source.
+	URL string
+	// UsernameFile, PasswordFile and TokenFile hold the credentials (see Config).
+	UsernameFile, PasswordFile, TokenFile string
+	// Username is the user name as a value, set only by the CLI's deprecated --ufm-username.
+	Username string
+	// CAFile and InsecureSkipVerify set how UFM's certificate is checked (see Config).
+	CAFile             string
+	InsecureSkipVerify bool
+	// Timeout bounds one request, MaxRetryAfter a Retry-After wait (see Config).
+	Timeout, MaxRetryAfter time.Duration
+	// Interval is the time between two polls and PollTimeout the bound on one (the aggregator's polling).
+	Interval, PollTimeout time.Duration
+	// Rules map hosts to node names and HCAs to compute or storage.
+	Rules Rules
+}
+
+// AddFlags registers the UFM source's settings on fs: --ufm-url, the connection and the rules.
+func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.URL, "ufm-url", "", "NVIDIA UFM address, e.g. https://ufm.example.com (empty: no UFM source)")
+	fs.StringVar(&o.UsernameFile, "ufm-username-file", "", "file holding the UFM user name (basic authentication, with --ufm-password-file)")
+	fs.StringVar(&o.PasswordFile, "ufm-password-file", "", "file holding the UFM password (basic authentication)")
+	fs.StringVar(&o.TokenFile, "ufm-token-file", "", "file holding a UFM access token (instead of user name and password)")
+	fs.StringVar(&o.CAFile, "ufm-ca-file", "", "PEM CA bundle that UFM's certificate chains to (besides the system's)")
+	fs.BoolVar(&o.InsecureSkipVerify, "ufm-insecure-skip-verify", false, "accept any UFM certificate (logged as a warning): anyone on the path can read the credentials")
+	fs.DurationVar(&o.Timeout, "ufm-timeout", DefaultTimeout, "bound on one UFM request (retried on failure)")
+	fs.DurationVar(&o.MaxRetryAfter, "ufm-max-retry-after", DefaultMaxRetryAfter, "longest wait before a retry that a Retry-After header from UFM (429, 503) is honoured for")
+	o.Rules.AddFlags(fs)
+}
+
+// AddPollFlags registers how often and how long the aggregator polls UFM: --ufm-interval and --ufm-poll-timeout.
+func (o *SourceOptions) AddPollFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.Interval, "ufm-interval", 5*time.Minute, "time between two reads of the fabric from UFM")
+	fs.DurationVar(&o.PollTimeout, "ufm-poll-timeout", DefaultPollTimeout,
+		"bound on one read of the fabric from UFM: every request, retry and Retry-After wait (it runs beside the tree rebuilds, never inside one)")
+}
+
+// Given reports whether a UFM source is configured (--ufm-url).
+func (o *SourceOptions) Given() bool { return o.URL != "" }
+
+// Remote reports whether any connection setting is given, which only a live UFM uses.
+func (o *SourceOptions) Remote() bool {
+	return o.Username != "" || o.UsernameFile != "" || o.PasswordFile != "" || o.TokenFile != "" || o.CAFile != "" || o.InsecureSkipVerify
+}
+
+// Client returns a client of the UFM at URL, logging to log.
+func (o *SourceOptions) Client(log *slog.Logger) (*Client, error) {
+	c, err := NewClient(Config{
+		BaseURL: o.URL, Username: o.Username, UsernameFile: o.UsernameFile, PasswordFile: o.PasswordFile, TokenFile: o.TokenFile,
+		CAFile: o.CAFile, InsecureSkipVerify: o.InsecureSkipVerify, Timeout: o.Timeout, MaxRetryAfter: o.MaxRetryAfter,
+		Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("UFM source: %w", err)
+	}
+	return c, nil
+}
+
+// Source returns the polled UFM source, or nil when --ufm-url is not set.
+func (o *SourceOptions) Source(log *slog.Logger) (*Source, error) {
+	if !o.Given() {
+		return nil, nil
+	}
+	opts, err := o.Rules.Options()
+	if err != nil {
+		return nil, err
+	}
+	if o.PollTimeout <= 0 || o.MaxRetryAfter <= 0 {
+		return nil, fmt.Errorf("UFM source: --ufm-poll-timeout (%v) and --ufm-max-retry-after (%v) must be positive", o.PollTimeout, o.MaxRetryAfter)
+	}
+	c, err := o.Client(log.With("source", Name))
+	if err != nil {
+		return nil, err
+	}
+	return &Source{Client: c, PollTimeout: o.PollTimeout, Options: opts, Log: log}, nil
+}
+
+// Source is NVIDIA UFM as a polled source: the whole InfiniBand fabric (hosts, switches, cables) read through
+// its REST API. An answer without a single switch is refused, so a UFM that lost its fabric view (or answers
+// garbage that parses) never empties the tree; the last good answer stays in use.
+type Source struct {
+	// Client reads UFM.
+	Client *Client
+	// PollTimeout bounds one poll's requests, retries and Retry-After waits (the conversion of a fabric read in
+	// time is not cut short); the poller's default when zero.
+	PollTimeout time.Duration
+	// Options maps hosts to node names and HCAs to compute or storage.
+	Options Options
+	// Log receives the hosts UFM knows but no node name was found for.
+	Log *slog.Logger
+}
+
+// Name returns Name.
+func (s *Source) Name() string { return Name }
+
+// Timeout returns PollTimeout, the bound on one poll.
+func (s *Source) Timeout() time.Duration { return s.PollTimeout }
+
+// Merge is the source's merge rule, Merge.
+func (s *Source) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
+	return Merge(merged, in)
+}
+
+// Merge is how UFM's evidence joins that of higher-priority sources: it places the nodes they do not know
+// and adds its switch links; a node it places behind other switches is a conflict the earlier source wins.
+func Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
+	return topology.Merge(merged, in)
+}
+
+// Evidence reads the fabric from UFM and converts it; ctx carries the poll's deadline.
+func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
+	f, err := s.Client.Fabric(ctx)
+	if err != nil {
+		return topology.Input{}, err
+	}
+	in, report := Evidence(f, s.Options)
+	if len(in.Nodes) == 0 && len(in.SwitchLinks) == 0 {
+		return topology.Input{}, errors.New("UFM answered a fabric with no host cabled to a switch; keeping the last good one")
+	}
+	if len(report.Unmapped) > 0 && s.Log != nil {
+		names := make([]string, 0, min(len(report.Unmapped), 20))
+		for _, u := range report.Unmapped[:min(len(report.Unmapped), 20)] {
+			names = append(names, u.String())
+		}
+		s.Log.Info("UFM hosts without a Kubernetes node name", "count", len(report.Unmapped), "first", names)
+	}
+	return in, nil
+}
