@@ -8,7 +8,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 GO_TEST_FLAGS ?= -count=1
 FUZZTIME ?= 5000x
 
-.PHONY: all tools build generate verify-generated vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo bench clean help image
+.PHONY: all tools build generate verify-generated docs verify-docs vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo bench clean help image
 
 all: build
 
@@ -36,11 +36,17 @@ verify-generated: generate ## fail when a generated file is stale
 	  git status --porcelain -- api charts/fabricmap/crds charts/fabricmap/files/crds; \
 	  echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
 
+docs: ## regenerate the flag tables in docs/*.md from the binaries' own --help (prose around the markers is hand-written)
+	go run ./hack/tools/docs
+
+verify-docs: ## fail when a flag table in docs/ is stale or the prose names a flag no binary has (part of make test)
+	@go run ./hack/tools/docs -check
+
 vet: ## go vet every package
 	go vet ./...
 
-unit: ## tests that need no control plane
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/ -e /internal/testenv)
+unit: ## tests that need no control plane (those that need one skip)
+	FABRICMAP_NO_CONTROL_PLANE=1 go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/ -e /internal/testenv)
 
 e2e: tools ## the whole system on a real control plane: agents in network namespaces behind LLDP switches, two aggregators (root; also part of make test)
 	go test $(GO_TEST_FLAGS) -v -timeout 15m ./test/e2e/
@@ -68,7 +74,7 @@ fuzz: ## a short run of every fuzz target (FUZZTIME each: an execution count suc
 chromium: ## install Debian's chromium for the web page's browser test, when /usr/bin/chromium is missing
 	@hack/install-chromium.sh
 
-test: tools chromium kubelet-prereqs verify-generated vet ## unit and integration tests on a real kube-apiserver and etcd, the image and the chart on a real kubelet (root), plus a short fuzz run
+test: tools chromium kubelet-prereqs verify-generated verify-docs vet ## unit and integration tests on a real kube-apiserver and etcd, the image and the chart on a real kubelet (root), plus a short fuzz run
 	go test $(GO_TEST_FLAGS) -timeout 30m ./...
 	cd hack/tools/image && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 	@hack/fuzz.sh $(FUZZTIME)
