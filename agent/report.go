@@ -57,6 +57,7 @@ func buildReport(node string, outcomes []outcome, prev []v1alpha1.ProbeCondition
 		prevByName[c.Name] = c
 	}
 	var domains []string
+	subs := map[string]string{} // NVLink domain → its sub-domain
 	for _, o := range outcomes {
 		res := o.result
 		r.Spec.GPUs = append(r.Spec.GPUs, res.GPUs...)
@@ -65,10 +66,14 @@ func buildReport(node string, outcomes []outcome, prev []v1alpha1.ProbeCondition
 		if res.NVLinkDomain != "" && !slices.Contains(domains, res.NVLinkDomain) {
 			domains = append(domains, res.NVLinkDomain)
 		}
+		if res.NVLinkDomain != "" && res.NVLinkSubDomain != "" {
+			subs[res.NVLinkDomain] = res.NVLinkSubDomain
+		}
 		r.Status.Probes = append(r.Status.Probes, condition(o, prevByName[o.name], now))
 	}
 	if len(domains) == 1 {
 		r.Spec.NVLinkDomain = domains[0]
+		r.Spec.NVLinkSubDomain = subs[domains[0]]
 	}
 	linkRails(&r.Spec)
 	sortSpec(&r.Spec)

@@ -12,7 +12,8 @@ const SourceReports = "reports"
 // switch it names, identified by topology.SwitchID. The evidence is SelfReported: the switch names it gives
 // rank below a fabric-wide source's and count only when most reports of the switch agree.
 func EvidenceFromReport(r *v1alpha1.NodeFabricReport) topology.NodeEvidence {
-	e := topology.NodeEvidence{Node: r.Name, Source: SourceReports, SelfReported: true, NVLinkDomain: r.Spec.NVLinkDomain}
+	e := topology.NodeEvidence{Node: r.Name, Source: SourceReports, SelfReported: true,
+		NVLinkDomain: r.Spec.NVLinkDomain, NVLinkSubDomain: r.Spec.NVLinkSubDomain}
 	for _, n := range r.Spec.Neighbors {
 		e.Links = append(e.Links, topology.SwitchLink{
 			SwitchID:   topology.SwitchID(n.ChassisIDSubtype, n.ChassisID),

@@ -3,7 +3,6 @@ package aggregator
 import (
 	"cmp"
 	"context"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,18 +29,13 @@ func (r *Reconciler) sourceList() []*polledSource {
 	return r.polled
 }
 
-// mergeSources merges the reports' evidence with every fabric-wide source, in priority order, each by its own
-// merge rule (sources.Source.Merge; the reports' is topology.Merge): the first source that knows a node places
-// it, later ones add what it lacks (nodes, switch links; the labels only nodes no other source places). A node two sources place
-// behind different switches is a conflict: counted, logged and recorded as an Event on the Node. It returns
-// the merged input and when the next source poll is due (0 when there is no source).
-func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (topology.Input, time.Duration) {
-	type named struct {
-		name  string
-		in    topology.Input
-		merge func(merged, in topology.Input) (topology.Input, []topology.Conflict)
-	}
-	inputs := []named{{SourceReports, reports, topology.Merge}}
+// mergeSources infers the tree from the reports' evidence and every fabric-wide source's last good evidence
+// (Infer: the one inference `fabricmap topology` shares), and keeps the polling's side: a source's errors,
+// staleness and last success in the metrics, and every node two sources place behind different switches
+// counted, logged and recorded as an Event on the Node. It returns the tree, the evidence it could not use and
+// when the next source poll is due (0 when there is no source).
+func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (*topology.Tree, []topology.Problem, time.Duration) {
+	inputs := []topology.SourceInput{{Name: SourceReports, Input: reports, Merge: topology.Merge}}
 	now := r.now()
 	var next time.Duration
 	for _, p := range r.sourceList() {
@@ -63,24 +57,26 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, n
 			next = d
 		}
 		if p.good {
-			inputs = append(inputs, named{name, in, p.src.Merge})
+			inputs = append(inputs, topology.SourceInput{Name: name, Input: in, Merge: p.src.Merge})
 		}
 	}
-	priority := r.Config.SourcePriority
+	tree, problems, conflicts := Infer(inputs, r.Config)
+	for _, c := range conflicts {
+		r.conflict(c, nodes)
+	}
+	return tree, problems, next
+}
+
+// Infer is the aggregator's inference from the reports' and the sources' evidence under conf: topology.Infer
+// with conf's source priority (DefaultSourcePriority when empty), root name and accelerator tier. The
+// reconciler builds every tree with it; `fabricmap topology` and the tests call it to infer as the aggregator
+// does.
+func Infer(inputs []topology.SourceInput, conf Config) (*topology.Tree, []topology.Problem, []topology.Conflict) {
+	priority := conf.SourcePriority
 	if len(priority) == 0 {
 		priority = DefaultSourcePriority
 	}
-	byRank := rank(priority)
-	slices.SortStableFunc(inputs, func(a, b named) int { return byRank(a.name, b.name) })
-	merged := inputs[0].in
-	for _, next := range inputs[1:] {
-		var conflicts []topology.Conflict
-		merged, conflicts = next.merge(merged, next.in)
-		for _, c := range conflicts {
-			r.conflict(c, nodes)
-		}
-	}
-	return merged, next
+	return topology.Infer(inputs, priority, topology.BuildOptions{RootName: conf.RootName, AcceleratorDomains: conf.AcceleratorDomains})
 }
 
 // conflict reports two sources that disagree about a node's switches.

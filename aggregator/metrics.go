@@ -34,6 +34,8 @@ type Metrics struct {
 	// the source polls (sources.go)
 	sourcePollDuration *prometheus.HistogramVec
 	sourcePollTimeouts *prometheus.CounterVec
+	// the source shrink guard (sources.go)
+	sourceShrinkHeld *prometheus.GaugeVec
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -116,7 +118,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.rejectedReports, m.rejectedEvidence, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors,
 		m.sourceStale, m.sourceLastSuccess, m.expiredReports, m.expirySuspended,
 		m.deletionsHeld, m.heldPasses, m.deletionsConfirmed)
+	m.sourceShrinkHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "fabricmap_aggregator_source_shrink_held",
+		Help: "Nodes a source lost at once (more than --source-shrink-max-share) whose last good evidence stays in use until they stay missing for --source-shrink-confirm-after, by source; 0 when nothing is held.",
+	}, []string{"source"})
 	reg.MustRegister(m.sourcePollDuration, m.sourcePollTimeouts)
+	reg.MustRegister(m.sourceShrinkHeld)
 	return m
 }
 

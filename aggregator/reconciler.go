@@ -88,6 +88,8 @@ type Reconciler struct {
 	expirySuspended bool
 	// guard is the deletion guard's memory of held and confirmed deletions (see guardDeletions).
 	guard guardState
+	// previousTree is the last tree built, whose names the next one keeps (see keepNames).
+	previousTree *topology.Tree
 }
 
 // Request is the one request every event is folded into.
@@ -122,8 +124,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	live := r.dropOrphans(ctx, reports.Items, nodes)
 	r.checkMassSilence(live)
 	evidence, dropped := r.evidence(live, nodes)
-	in, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
-	tree, problems := topology.Build(in, topology.BuildOptions{RootName: r.Config.RootName, AcceleratorDomains: r.Config.AcceleratorDomains})
+	tree, problems, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
+	r.keepNames(tree)
 	r.Snapshot.Set(tree, problems, start)
 	for _, p := range problems {
 		r.rejectEvidence(p, nodes)

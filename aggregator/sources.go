@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -48,6 +49,9 @@ type polledSource struct {
 	attempt time.Time      // when the latest outcome was taken in (mergeSources counts and logs it on that pass)
 	lastErr error          // why the latest poll failed; nil when it did not
 	taken   bool           // whether any outcome was taken in
+	shrink  sources.ShrinkGuard
+	held    *shrinkHold  // the smaller set the shrink guard holds back; nil when none
+	log     *slog.Logger // nil until the reconciler hands it over (pollSources)
 
 	mu      sync.Mutex
 	metrics *Metrics      // nil until the reconciler hands them over (pollSources)
@@ -66,10 +70,13 @@ type pollOutcome struct {
 // finished polls published: the first polls of all sources run side by side.
 func (r *Reconciler) pollSources(ctx context.Context) {
 	now := r.now()
-	for _, p := range r.sourceList() {
+	for i, p := range r.sourceList() {
 		p.mu.Lock()
 		p.metrics = r.Metrics
 		p.mu.Unlock()
+		if i < len(r.Sources) { // sourceList follows r.Sources
+			p.shrink, p.log = r.Sources[i].Shrink, r.Log
+		}
 		p.start(ctx, now)
 	}
 }
@@ -111,7 +118,99 @@ func (p *polledSource) take(now time.Time) {
 		p.lastErr = fmt.Errorf("source %s: %w", p.src.Name(), o.err)
 		return
 	}
-	p.last, p.good, p.lastErr = o.in, true, nil
+	p.lastErr = nil
+	if p.holdShrink(o.in, now) {
+		return
+	}
+	p.last, p.good = o.in, true
+}
+
+// shrinkHold is a poll the shrink guard holds back: the nodes it lost and since when they are missing.
+type shrinkHold struct {
+	gone  []string // sorted
+	of    int      // the nodes of the last good evidence
+	since time.Time
+}
+
+// holdShrink tells whether the shrink guard holds back in, a successful poll's evidence: when it lacks more
+// than the guard's share of the nodes of the last good evidence, that evidence stays in use until the same
+// nodes have stayed missing for the guard's confirmation period; then in is taken in. A poll that loses other
+// nodes starts the period again; one within the share ends the hold. The gauge and the log say which.
+func (p *polledSource) holdShrink(in topology.Input, now time.Time) bool {
+	name := p.src.Name()
+	if !p.good || p.shrink.Off() {
+		p.endHold(name, "")
+		return false
+	}
+	gone, of := lostNodes(p.last, in)
+	if of == 0 || float64(len(gone)) <= p.shrink.MaxShare*float64(of) {
+		p.endHold(name, "the source gives its nodes again; the hold ends")
+		return false
+	}
+	if p.held != nil && slices.Equal(p.held.gone, gone) {
+		if now.Sub(p.held.since) < p.shrink.ConfirmAfter {
+			return true
+		}
+		p.logger().Warn("the nodes a source lost at once stayed missing for the confirmation period; its smaller evidence is used now",
+			"source", name, "lost", len(gone), "of", of, "since", p.held.since, "nodes", head(gone, 20))
+		p.held = nil
+		p.setHeld(name, 0)
+		return false
+	}
+	p.held = &shrinkHold{gone: gone, of: of, since: now}
+	p.logger().Warn("a source lost many of its nodes at once; its last good evidence stays in use until they stay missing for the confirmation period",
+		"source", name, "lost", len(gone), "of", of, "maxShare", p.shrink.MaxShare, "confirmAfter", p.shrink.ConfirmAfter,
+		"until", now.Add(p.shrink.ConfirmAfter), "nodes", head(gone, 20))
+	p.setHeld(name, len(gone))
+	return true
+}
+
+// endHold ends a hold, if any, logging why.
+func (p *polledSource) endHold(name, why string) {
+	if p.held == nil {
+		return
+	}
+	if why != "" {
+		p.logger().Info(why, "source", name, "heldSince", p.held.since)
+	}
+	p.held = nil
+	p.setHeld(name, 0)
+}
+
+func (p *polledSource) setHeld(name string, n int) {
+	p.mu.Lock()
+	m := p.metrics
+	p.mu.Unlock()
+	if m != nil {
+		m.sourceShrinkHeld.WithLabelValues(name).Set(float64(n))
+	}
+}
+
+func (p *polledSource) logger() *slog.Logger {
+	if p.log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.log
+}
+
+// lostNodes returns the nodes last has and in lacks, sorted, and how many nodes last has.
+func lostNodes(last, in topology.Input) (gone []string, of int) {
+	now := make(map[string]bool, len(in.Nodes))
+	for _, e := range in.Nodes {
+		now[e.Node] = true
+	}
+	seen := make(map[string]bool, len(last.Nodes))
+	for _, e := range last.Nodes {
+		if seen[e.Node] {
+			continue
+		}
+		seen[e.Node] = true
+		if !now[e.Node] {
+			gone = append(gone, e.Node)
+		}
+	}
+	slices.Sort(gone)
+	return gone, len(seen)
 }
 
 // start begins a poll unless one runs, its outcome awaits being taken in, or interval has not passed since the
@@ -186,28 +285,6 @@ func (p *polledSource) nextPoll(now time.Time) time.Duration {
 		return min(max(now.Sub(p.started), minPickup), maxPickup)
 	}
 	return max(p.interval-now.Sub(p.started), time.Second)
-}
-
-// rank orders source names by priority; names not in priority come last, by name.
-func rank(priority []string) func(a, b string) int {
-	pos := func(s string) int {
-		if i := slices.Index(priority, s); i >= 0 {
-			return i
-		}
-		return len(priority)
-	}
-	return func(a, b string) int {
-		if d := pos(a) - pos(b); d != 0 {
-			return d
-		}
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
-	}
 }
 
 // ValidateSourcePriority refuses an empty or repeated name in a priority list.

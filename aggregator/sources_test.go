@@ -2,6 +2,8 @@ package aggregator
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
@@ -333,5 +336,104 @@ func TestPolledSourceWaitsOnlyForTheFirstPoll(t *testing.T) {
 	}
 	if n := counterValue(r.Metrics.sourcePollTimeouts.WithLabelValues("gated")); n != 1 {
 		t.Errorf("poll timeouts counted = %v, want 1", n)
+	}
+}
+
+// shrinkHosts returns evidence of n nodes, host-01 … host-n, each behind one leaf.
+func shrinkHosts(n int) topology.Input {
+	var in topology.Input
+	for i := 1; i <= n; i++ {
+		in.Nodes = append(in.Nodes, topology.NodeEvidence{Node: fmt.Sprintf("host-%02d", i), Source: "gated",
+			Links: []topology.SwitchLink{{SwitchID: "guid:b83fd20300e20101", SwitchName: "ib-su1-leaf-r1"}}})
+	}
+	return in
+}
+
+// A poll that loses more than the shrink guard's share of a source's nodes keeps the last good evidence in
+// use (the gauge counts the nodes held) until the same nodes have stayed missing for the confirmation period;
+// a loss within the share, or a recovery, is taken in at once.
+func TestPolledSourceHoldsAShrinkUntilConfirmed(t *testing.T) {
+	src := &gatedSource{answers: make(chan topology.Input, 1), timeout: time.Minute}
+	guard := sources.ShrinkGuard{MaxShare: 0.2, ConfirmAfter: 30 * time.Minute}
+	r := &Reconciler{Metrics: NewMetrics(prometheus.NewRegistry()),
+		Sources: []sources.Spec{{Source: src, Interval: time.Minute, PollTimeout: src.timeout, Shrink: guard}}}
+	clock := time.Unix(1_800_000_000, 0)
+	r.Now = func() time.Time { return clock }
+	ctx := context.Background()
+	p := r.sourceList()[0]
+	type step struct {
+		Nodes int
+		Held  float64
+		Err   string
+	}
+	// poll answers one poll with in, after after has passed, and says what the reconcile then uses.
+	poll := func(after time.Duration, in topology.Input) step {
+		clock = clock.Add(after)
+		r.pollSources(ctx)
+		src.answers <- in
+		settleSources(t, r)
+		got, err := p.evidence(ctx, clock)
+		st := step{Nodes: len(got.Nodes), Held: gaugeValue(t, r.Metrics.sourceShrinkHeld.WithLabelValues("gated"))}
+		if err != nil {
+			st.Err = err.Error()
+		}
+		return st
+	}
+	got := []step{
+		poll(0, shrinkHosts(10)),                         // the first poll
+		poll(time.Minute, shrinkHosts(5)),                // 5 of 10 gone: held
+		poll(time.Minute, shrinkHosts(5)),                // still held: 1m of 30m
+		poll(29*time.Minute, shrinkHosts(5)),             // the same 5 missing for 30m: taken in
+		poll(time.Minute, shrinkHosts(10)),               // growth: taken in at once
+		poll(time.Minute, shrinkHosts(9)),                // 1 of 10 gone: within the share, taken in at once
+		poll(time.Minute, shrinkHosts(4)),                // 5 of 9 gone: held
+		poll(time.Minute, shrinkHosts(3)),                // other nodes gone: the period starts again
+		poll(29*time.Minute+time.Second, shrinkHosts(3)), // 29m after the new loss: still held
+		poll(time.Minute, shrinkHosts(9)),                // the nodes are back: the hold ends
+	}
+	want := []step{
+		{Nodes: 10}, {Nodes: 10, Held: 5}, {Nodes: 10, Held: 5}, {Nodes: 5},
+		{Nodes: 10}, {Nodes: 9},
+		{Nodes: 9, Held: 5}, {Nodes: 9, Held: 6}, {Nodes: 9, Held: 6}, {Nodes: 9},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+}
+
+// The shrink guard's flags reach every source's Spec; a share outside 0 to 1 is refused.
+func TestShrinkGuardFlags(t *testing.T) {
+	dir := t.TempDir()
+	capture := filepath.Join(dir, "fabric.txt")
+	for _, tc := range []struct {
+		args    []string
+		want    sources.ShrinkGuard
+		wantErr string
+	}{
+		{args: nil, want: sources.ShrinkGuard{MaxShare: 0.2, ConfirmAfter: 30 * time.Minute}},
+		{args: []string{"--source-shrink-max-share=0.5", "--source-shrink-confirm-after=2h"}, want: sources.ShrinkGuard{MaxShare: 0.5, ConfirmAfter: 2 * time.Hour}},
+		{args: []string{"--source-shrink-max-share=1.5"}, wantErr: "--source-shrink-max-share 1.5: want a share from 0 to 1"},
+		{args: []string{"--source-shrink-confirm-after=-1m"}, wantErr: "--source-shrink-confirm-after -1m0s: want 0 or more"},
+	} {
+		var o sources.Options
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		o.AddPollFlags(fs)
+		if err := fs.Parse(append([]string{"--capture-file=" + capture}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		specs, err := o.Specs(slog.New(slog.DiscardHandler))
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("%v: err = %v, want %q", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(specs) != 1 {
+			t.Fatalf("%v: specs %v, err %v", tc.args, specs, err)
+		}
+		if diff := cmp.Diff(tc.want, specs[0].Shrink); diff != "" {
+			t.Errorf("%v: shrink guard (-want +got):\n%s", tc.args, diff)
+		}
 	}
 }

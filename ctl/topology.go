@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
+	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -22,8 +25,9 @@ const maxWarnings = 20
 func newTopology() *cobra.Command {
 	var reportsDir, output, rootName, memberSelector string
 	var accelerators bool
+	var priority []string
 	var srcs sources.Options // the sources' flags, shared with fabricmap-aggregator
-	fromUFM := ufmFlags{opts: &srcs.UFM}
+	fromUFM := ufmFlags{opts: &srcs.UFM, hosts: srcs.Capture.HostRules}
 	fromLabels := labelFlags{opts: &srcs.Labels}
 	cmd := &cobra.Command{
 		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS)",
@@ -39,6 +43,9 @@ func newTopology() *cobra.Command {
 			"it places the nodes that no other source knows.\n" +
 			"The sources' settings are the aggregator's flags (--capture-file, --ufm-url, --ufm-*-file, --label-source-keys);\n" +
 			"--from-ibnetdiscover, --from-ufm and --from-labels are the same as the first three.\n" +
+			"The sources are merged and the tree is built by the aggregator's own code (aggregator.Infer): --source-priority\n" +
+			"orders them as there (default reports,ufm,ibnetdiscover,labels), each source joining by its own merge rule.\n" +
+			"A source given that yields nothing usable ends the command with an error naming it.\n" +
 			"Lines, reports and hosts that could not be used are reported on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -46,44 +53,67 @@ func newTopology() *cobra.Command {
 			if from == "" && reportsDir == "" && !fromUFM.given() && !fromLabels.given() {
 				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL, --from-ufm-dump DIR or --from-labels KEYS")
 			}
+			if err := aggregator.ValidateSourcePriority(priority); err != nil {
+				return fmt.Errorf("--source-priority: %w", err)
+			}
 			// The context ends on SIGINT or SIGTERM (cmd/fabricmap): every long step looks at it.
 			ctx, errw := cmd.Context(), cmd.ErrOrStderr()
-			var in topology.Input
+			var read []sourceRead
 			if reportsDir != "" {
 				reports, err := readReports(reportsDir, errw)
 				if err != nil {
 					return err
 				}
+				var in topology.Input
 				for i := range reports {
 					in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
 				}
+				read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: topology.Merge, name: aggregator.SourceReports, in: in,
+					why: fmt.Sprintf("none of its %d reports places its node behind a switch", len(reports))})
 			}
 			if from != "" {
 				fab, err := readFabric(ctx, from, cmd.InOrStdin(), errw)
 				if err != nil {
 					return err
 				}
-				evidence, err := ibfabric.EvidenceContext(ctx, fab, ibfabric.Options{})
+				hosts, err := srcs.Capture.HostRules()
+				if err != nil {
+					return err
+				}
+				in, notes, err := ibfabric.EvidenceReport(ctx, fab, ibfabric.Options{Hosts: hosts})
 				if err != nil {
 					return fmt.Errorf("%s: %w", from, err)
 				}
-				var conflicts []topology.Conflict
-				in, conflicts = ibfabric.Merge(in, evidence)
-				for _, c := range conflicts {
-					fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
+				for _, n := range notes {
+					fmt.Fprintf(errw, "warning: capture: %s\n", topology.Printable(n.String()))
 				}
+				read = append(read, sourceRead{flag: "--from-ibnetdiscover", value: from, merge: ibfabric.Merge, name: ibfabric.Name, in: in,
+					why: fmt.Sprintf("none of its %d hosts is cabled to a switch, and no other source places nodes below its %d switches",
+						len(fab.Hosts()), len(fab.Switches))})
 			}
-			in, err := fromUFM.mergeInto(ctx, in, errw)
+			if fromUFM.given() {
+				r, err := fromUFM.read(ctx, errw)
+				if err != nil {
+					return err
+				}
+				read = append(read, r)
+			}
+			if fromLabels.given() {
+				r, err := fromLabels.read(cmd)
+				if err != nil {
+					return err
+				}
+				read = append(read, r)
+			}
+			inputs, err := usableSources(read)
 			if err != nil {
-				return err
-			}
-			if in, err = fromLabels.mergeInto(cmd, in); err != nil {
 				return err
 			}
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("topology: stopped before building the tree: %w", err)
 			}
-			tree, problems := topology.Build(in, topology.BuildOptions{RootName: rootName, AcceleratorDomains: accelerators})
+			tree, problems, conflicts := aggregator.Infer(inputs, aggregator.Config{SourcePriority: priority, RootName: rootName, AcceleratorDomains: accelerators})
+			warnConflicts(errw, conflicts)
 			for _, p := range problems {
 				fmt.Fprintln(errw, "warning:", p)
 			}
@@ -109,6 +139,8 @@ func newTopology() *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
 	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
+	cmd.Flags().StringSliceVar(&priority, "source-priority", aggregator.DefaultSourcePriority,
+		"sources in the order they win conflicts about a node's switches, as in the aggregator (names: "+strings.Join(aggregator.DefaultSourcePriority, ", ")+")")
 	cmd.Flags().StringVar(&memberSelector, "member-selector", hypernodegen.SelectorExact, "how a HyperNode selects its nodes: exactMatch, regexMatch or labelMatch (the aggregator's default node labels)")
 	fromUFM.register(cmd.Flags())
 	fromLabels.register(cmd.Flags())
@@ -155,7 +187,64 @@ func readFabric(ctx context.Context, path string, stdin io.Reader, errw io.Write
 		fmt.Fprintf(errw, "warning: %s: %s\n", path, w)
 	}
 	if len(p.fab.Switches) == 0 {
-		return nil, fmt.Errorf("%s: no InfiniBand switch found; is it ibnetdiscover output?", path)
+		return nil, nothingUsable("--from-ibnetdiscover", path, "no InfiniBand switch found; is it ibnetdiscover output?")
 	}
 	return p.fab, nil
+}
+
+// sourceRead is one source `fabricmap topology` read: the flag and value that name it in messages, and its
+// evidence with its merge rule for aggregator.Infer.
+type sourceRead struct {
+	flag, value string
+	name        string
+	in          topology.Input
+	merge       func(merged, in topology.Input) (topology.Input, []topology.Conflict)
+	// why says what the source lacks when it proves to yield nothing usable.
+	why string
+}
+
+// usableSources returns the sources' evidence for aggregator.Infer, or nothingUsable for the first source
+// that yields nothing usable: a source must place a node (a usable node with a compute link), or give switch
+// links while another source places nodes below them.
+func usableSources(read []sourceRead) ([]topology.SourceInput, error) {
+	placing := 0
+	for _, r := range read {
+		if places(r.in) {
+			placing++
+		}
+	}
+	inputs := make([]topology.SourceInput, 0, len(read))
+	for _, r := range read {
+		if !places(r.in) && (len(r.in.SwitchLinks) == 0 || placing == 0) {
+			return nil, nothingUsable(r.flag, r.value, r.why)
+		}
+		inputs = append(inputs, topology.SourceInput{Name: r.name, Input: r.in, Merge: r.merge})
+	}
+	return inputs, nil
+}
+
+// places reports whether in places a node: evidence Build can use with at least one compute link.
+func places(in topology.Input) bool {
+	return slices.ContainsFunc(in.Nodes, func(e topology.NodeEvidence) bool {
+		return e.Check() == "" && slices.ContainsFunc(e.Links, func(l topology.SwitchLink) bool { return !l.Storage })
+	})
+}
+
+// nothingUsable is the one error of a `fabricmap topology` source that yields nothing usable, whatever the
+// source: the command exits non-zero with a message naming the source by its flag and value, and why.
+func nothingUsable(flag, value, why string) error {
+	return fmt.Errorf("%s %s: nothing usable: %s", flag, value, why)
+}
+
+// warnConflicts prints the nodes two sources place behind different switches; the higher-priority source won.
+func warnConflicts(errw io.Writer, conflicts []topology.Conflict) {
+	var byLabels []string
+	for _, c := range conflicts {
+		if c.Dropped == labels.Name { // labels.MergeBelow compares the leaf's name, not its identifier
+			byLabels = append(byLabels, fmt.Sprintf("node %q: %s sees no switch named like its leaf label; %s wins", c.Node, c.Kept, c.Kept))
+			continue
+		}
+		fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
+	}
+	warnAll(errw, "labels: not used", byLabels)
 }

@@ -16,6 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/metadata"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
@@ -41,17 +42,14 @@ func (f *labelFlags) register(fs *pflag.FlagSet) {
 // given reports whether the network is to be read from node labels.
 func (f *labelFlags) given() bool { return f.opts.Given() || f.file != "" }
 
-// mergeInto adds the evidence of the node labels below in's, whose nodes win (conflicts are reported on the
-// command's standard error). Without --from-labels it returns in as it is.
-func (f *labelFlags) mergeInto(cmd *cobra.Command, in topology.Input) (topology.Input, error) {
-	if !f.given() {
-		return in, nil
-	}
+// read reads the Nodes (of the cluster, or of --from-labels-file) and converts their labels to evidence; the
+// nodes left out are reported on the command's standard error. No Node with every label is nothing usable.
+func (f *labelFlags) read(cmd *cobra.Command) (sourceRead, error) {
 	if !f.opts.Given() {
-		return in, errors.New("--from-labels-file needs --from-labels KEY1,KEY2,… naming the labels that describe the network")
+		return sourceRead{}, errors.New("--from-labels-file needs --from-labels KEY1,KEY2,… naming the labels that describe the network")
 	}
 	if err := labels.ValidateKeys(f.opts.Keys); err != nil {
-		return in, fmt.Errorf("--from-labels: %w", err)
+		return sourceRead{}, fmt.Errorf("--from-labels: %w", err)
 	}
 	var nodes []labels.Node
 	var err error
@@ -62,25 +60,21 @@ func (f *labelFlags) mergeInto(cmd *cobra.Command, in topology.Input) (topology.
 		nodes, err = clusterNodes(cmd.Context(), kubeconfig)
 	}
 	if err != nil {
-		return in, err
+		return sourceRead{}, err
 	}
 	evidence, problems := labels.Evidence(nodes, f.opts.Keys)
-	errw := cmd.ErrOrStderr()
+	nvlinkFromLabels(nodes, evidence.Nodes) // --accelerator-domains needs them
 	reasons := make([]string, len(problems))
 	for i, p := range problems {
 		reasons[i] = p.String()
 	}
-	warnAll(errw, "labels: left out", reasons)
-	if len(evidence.Nodes) == 0 {
-		return in, fmt.Errorf("--from-labels: none of the %d Nodes has all the labels %s", len(nodes), strings.Join(f.opts.Keys, ", "))
+	warnAll(cmd.ErrOrStderr(), "labels: left out", reasons)
+	r := sourceRead{flag: "--from-labels", value: strings.Join(f.opts.Keys, ","), name: labels.Name, in: evidence, merge: labels.MergeBelow, // the label source's merge rule
+		why: fmt.Sprintf("none of the %d Nodes has all the labels %s", len(nodes), strings.Join(f.opts.Keys, ", "))}
+	if len(evidence.Nodes) == 0 { // pseudo-switches above no node are of no use, whatever the other sources place
+		return sourceRead{}, nothingUsable(r.flag, r.value, r.why)
 	}
-	merged, conflicts := labels.MergeBelow(in, evidence) // the label source's merge rule
-	disagreements := make([]string, len(conflicts))
-	for i, c := range conflicts {
-		disagreements[i] = fmt.Sprintf("node %q: %s sees no switch named like its leaf label; %s wins", c.Node, c.Kept, c.Kept)
-	}
-	warnAll(errw, "labels: not used", disagreements)
-	return merged, nil
+	return r, nil
 }
 
 // clusterNodes lists the names and labels of the cluster's Nodes (their metadata only), page by page.
@@ -155,4 +149,26 @@ func readNodesFile(path string, errw io.Writer) ([]labels.Node, error) {
 		return nil, fmt.Errorf("%s: no Node found; is it `kubectl get nodes -o yaml` output?", path)
 	}
 	return out, nil
+}
+
+// Node labels that give a node's NVLink domain and sub-domain to `fabricmap topology --from-labels`: the
+// clique GPU Feature Discovery writes ("<clusterUUID>.<cliqueId>", as the agents report it) and topograph's
+// sub-domain label.
+const (
+	cliqueLabel    = "nvidia.com/gpu.clique"
+	subDomainLabel = hypernodegen.DefaultAcceleratorSubDomainKey
+)
+
+// nvlinkFromLabels sets the NVLink domain and sub-domain of evidence from the labels of nodes.
+func nvlinkFromLabels(nodes []labels.Node, evidence []topology.NodeEvidence) {
+	byName := make(map[string]map[string]string, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = n.Labels
+	}
+	for i := range evidence {
+		l := byName[evidence[i].Node]
+		if evidence[i].NVLinkDomain = l[cliqueLabel]; evidence[i].NVLinkDomain != "" {
+			evidence[i].NVLinkSubDomain = l[subDomainLabel]
+		}
+	}
 }

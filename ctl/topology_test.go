@@ -272,3 +272,84 @@ func TestTopologyStopsWhenCancelled(t *testing.T) {
 		})
 	}
 }
+
+// switchesOnly returns the SuperPOD capture as ibnetdiscover prints it when only the switches answer: the
+// hosts' and aggregation nodes' blocks and the switch ports cabled to them are gone.
+func switchesOnly(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(superPOD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, block := range strings.Split(string(data), "\n\n") {
+		if strings.Contains(block, "\nCa\t") {
+			continue
+		}
+		var lines []string
+		for _, l := range strings.Split(block, "\n") {
+			if !strings.Contains(l, `"H-`) {
+				lines = append(lines, l)
+			}
+		}
+		kept = append(kept, strings.Join(lines, "\n"))
+	}
+	path := filepath.Join(t.TempDir(), "switches.txt")
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "\n\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Every source that yields nothing usable ends the command with an error naming it (its flag and value),
+// whatever the source; switch links alone are usable above the nodes another source places.
+func TestTopologySourceWithNothingUsable(t *testing.T) {
+	unlinked := t.TempDir()
+	report := "apiVersion: fabricmap.io/v1alpha1\nkind: NodeFabricReport\nmetadata:\n  name: dgx-001\nspec:\n  gpuCount: 8\n"
+	if err := os.WriteFile(filepath.Join(unlinked, "dgx-001.yaml"), []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := t.TempDir()
+	probe, stderr, err := run(t, "probe", "-o", "yaml", "--probes", "ibnetdiscover", "--node-name", "dgx-001", "--ibnetdiscover-file", superPOD)
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(linked, "dgx-001.yaml"), []byte(probe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	switches := switchesOnly(t)
+	ufmSwitches := ufmDump(t, func(m map[string]any) bool { return m["type"] == "switch" }, func(map[string]any) bool { return true })
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string // empty: a tree is printed
+	}{
+		{"a report without a neighbour", []string{"--from-reports", unlinked},
+			"--from-reports " + unlinked + ": nothing usable: none of its 1 reports places its node behind a switch"},
+		{"a capture of switches only", []string{"--from-ibnetdiscover", switches},
+			"--from-ibnetdiscover " + switches + ": nothing usable: none of its 0 hosts is cabled to a switch, and no other source places nodes below its 24 switches"},
+		{"a UFM dump of switches only", []string{"--from-ufm-dump", ufmSwitches},
+			"--from-ufm-dump " + ufmSwitches + `: nothing usable: UFM lists no host: none of its 10 systems is of type "host"`},
+		{"labels no node has", []string{"--from-labels", "example.com/rack", "--from-labels-file", nodesFixture},
+			"--from-labels example.com/rack: nothing usable: none of the 9 Nodes has all the labels example.com/rack"},
+		{"a usable capture beside a useless report", []string{"--from-reports", unlinked, "--from-ibnetdiscover", superPOD},
+			"--from-reports " + unlinked + ": nothing usable"},
+		{"switch links above a report's node", []string{"--from-reports", linked, "--from-ibnetdiscover", switches}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, err := run(t, append([]string{"topology", "-o", "json"}, tc.args...)...)
+			if tc.wantErr == "" {
+				if err != nil || !strings.Contains(out, `"dgx-001"`) {
+					t.Fatalf("topology: %v, want a tree with dgx-001:\n%s\n%s", err, out, stderr)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one containing %q\n%s", err, tc.wantErr, stderr)
+			}
+			if out != "" {
+				t.Errorf("printed despite the error:\n%s", out)
+			}
+		})
+	}
+}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -20,6 +20,8 @@ import (
 type ufmFlags struct {
 	opts    *ufm.SourceOptions
 	dumpDir string
+	// hosts gives the host rules the capture and UFM share (their flags are registered with the capture's).
+	hosts func() (*ib.HostRules, error)
 }
 
 // register adds the CLI's own UFM flags to fs.
@@ -34,22 +36,29 @@ func (f *ufmFlags) register(fs *pflag.FlagSet) {
 // given reports whether the fabric is to be read from UFM.
 func (f *ufmFlags) given() bool { return f.opts.Given() || f.dumpDir != "" }
 
-// mergeInto adds the evidence of the UFM fabric to in, whose nodes win where both place a node behind
-// different switches (reported on errw). Without --from-ufm or --from-ufm-dump it returns in as it is.
-func (f *ufmFlags) mergeInto(ctx context.Context, in topology.Input, errw io.Writer) (topology.Input, error) {
-	if !f.given() {
-		return in, nil
-	}
+// read reads the UFM fabric (--from-ufm or --from-ufm-dump) and converts it to evidence; what it leaves out is
+// reported on errw. A fabric that lists no system is nothing usable; one that cables no host to a switch is
+// judged with the other sources (usableSources), by the diagnosis of unusableUFM.
+func (f *ufmFlags) read(ctx context.Context, errw io.Writer) (sourceRead, error) {
 	opts, err := f.opts.Rules.Options()
 	if err != nil {
-		return in, err
+		return sourceRead{}, err
+	}
+	if f.hosts != nil {
+		if opts.Hosts, err = f.hosts(); err != nil {
+			return sourceRead{}, err
+		}
+	}
+	r := sourceRead{flag: "--from-ufm", value: f.opts.URL, name: ufm.Name, merge: ufm.Merge}
+	if f.dumpDir != "" {
+		r.flag, r.value = "--from-ufm-dump", f.dumpDir
 	}
 	fab, err := f.fabric(ctx, errw)
 	if err != nil {
-		return in, err
+		return sourceRead{}, err
 	}
 	if len(fab.Systems) == 0 {
-		return in, errors.New("UFM lists no system: is it the right address, or a dump of /resources/systems?")
+		return sourceRead{}, nothingUsable(r.flag, r.value, "UFM lists no system: is it the right address, or a dump of /resources/systems?")
 	}
 	evidence, rep := ufm.Evidence(fab, opts)
 	warnAll(errw, "UFM: left out", rep.Skipped)
@@ -60,16 +69,11 @@ func (f *ufmFlags) mergeInto(ctx context.Context, in topology.Input, errw io.Wri
 		}
 		fmt.Fprintf(errw, "warning: UFM: %s\n", u)
 	}
-	// Switch links alone are of use only above nodes another source places.
-	cabled := slices.ContainsFunc(evidence.Nodes, func(e topology.NodeEvidence) bool { return len(e.Links) > 0 })
-	if !cabled && (len(evidence.SwitchLinks) == 0 || len(in.Nodes) == 0) {
-		return in, unusableUFM(fab, rep)
+	for _, n := range rep.Reidentified {
+		fmt.Fprintf(errw, "warning: UFM: %s\n", topology.Printable(n.String()))
 	}
-	merged, conflicts := ufm.Merge(in, evidence)
-	for _, c := range conflicts {
-		fmt.Fprintf(errw, "warning: node %q: %s and %s place it behind different switches; %s wins\n", c.Node, c.Kept, c.Dropped, c.Kept)
-	}
-	return merged, nil
+	r.in, r.why = evidence, unusableUFM(fab, rep)
+	return r, nil
 }
 
 // fabric reads the dump, or asks UFM.
@@ -94,7 +98,7 @@ func (f *ufmFlags) fabric(ctx context.Context, errw io.Writer) (*ufm.Fabric, err
 }
 
 // unusableUFM says what is missing from a UFM answer that cables no node to a switch.
-func unusableUFM(fab *ufm.Fabric, rep ufm.Report) error {
+func unusableUFM(fab *ufm.Fabric, rep ufm.Report) string {
 	hosts := 0
 	for _, s := range fab.Systems {
 		if s.Type == "host" {
@@ -103,14 +107,14 @@ func unusableUFM(fab *ufm.Fabric, rep ufm.Report) error {
 	}
 	switch {
 	case hosts == 0:
-		return fmt.Errorf("UFM lists no host: none of its %d systems is of type \"host\"", len(fab.Systems))
+		return fmt.Sprintf("UFM lists no host: none of its %d systems is of type \"host\"", len(fab.Systems))
 	case len(fab.Links) == 0:
-		return fmt.Errorf("UFM lists no link (%d systems, %d hosts): is the fabric discovered yet?", len(fab.Systems), hosts)
+		return fmt.Sprintf("UFM lists no link (%d systems, %d hosts): is the fabric discovered yet?", len(fab.Systems), hosts)
 	case len(rep.Unmapped) > 0: // every host cabled to a switch, since none gave a node
-		return fmt.Errorf("none of the %d UFM hosts cabled to a switch maps to a usable node name (see the warnings; --ufm-node-name-regexp sets the rule)",
+		return fmt.Sprintf("none of the %d UFM hosts cabled to a switch maps to a usable node name (see the warnings; --ufm-node-name-regexp sets the rule)",
 			len(rep.Unmapped))
 	}
-	return fmt.Errorf("none of UFM's %d links joins a host's HCA to a switch (%d systems, %d hosts; what was left out is in the warnings)",
+	return fmt.Sprintf("none of UFM's %d links joins a host's HCA to a switch (%d systems, %d hosts; what was left out is in the warnings)",
 		len(fab.Links), len(fab.Systems), hosts)
 }
 

@@ -28,6 +28,8 @@ type Result struct {
 	GPUs []v1alpha1.GPU
 	// NVLinkDomain is "<clusterUUID>.<cliqueId>" when the node's GPUs share one multi-node NVLink domain.
 	NVLinkDomain string
+	// NVLinkSubDomain is the part of NVLinkDomain (a rack of a domain that spans racks) the node sits in, when known.
+	NVLinkSubDomain string
 	// RDMADevices are the node's RDMA devices.
 	RDMADevices []v1alpha1.RDMADevice
 	// Neighbors are the switch ports the node's links reach.

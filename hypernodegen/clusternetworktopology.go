@@ -160,7 +160,7 @@ func treeLevels(keys LabelKeys, tree *topology.Tree) ([]treeLevel, error) {
 	}
 	var tiers []int
 	for _, d := range tree.Domains {
-		if d.TierName != topology.TierNameAccelerator && !slices.Contains(tiers, d.Tier) {
+		if !isAccelerator(d) && !slices.Contains(tiers, d.Tier) {
 			tiers = append(tiers, d.Tier)
 		}
 	}
@@ -190,24 +190,40 @@ func treeLevels(keys LabelKeys, tree *topology.Tree) ([]treeLevel, error) {
 }
 
 // acceleratorTier returns the tier of the tree's accelerator domains, 0 when it has none. They must all sit
-// at one tier, below every other domain.
+// at one tier, below every switch domain, and their sub-domains (topology.TierNameAcceleratorSubDomain), when
+// there are any, at one tier below them.
 func acceleratorTier(tree *topology.Tree) (int, error) {
-	accel, lowestOther := 0, 0
+	accel, sub, lowestOther := 0, 0, 0
 	for _, name := range tree.Names() {
 		d := tree.Domains[name]
-		if d.TierName != topology.TierNameAccelerator {
+		switch d.TierName {
+		case topology.TierNameAccelerator:
+			if accel != 0 && d.Tier != accel {
+				return 0, fmt.Errorf("accelerator domains sit at tiers %d and %d; they must share one", accel, d.Tier)
+			}
+			accel = d.Tier
+		case topology.TierNameAcceleratorSubDomain:
+			if sub != 0 && d.Tier != sub {
+				return 0, fmt.Errorf("accelerator sub-domains sit at tiers %d and %d; they must share one", sub, d.Tier)
+			}
+			sub = d.Tier
+		default:
 			if lowestOther == 0 || d.Tier < lowestOther {
 				lowestOther = d.Tier
 			}
-			continue
 		}
-		if accel != 0 && d.Tier != accel {
-			return 0, fmt.Errorf("accelerator domains sit at tiers %d and %d; they must share one", accel, d.Tier)
-		}
-		accel = d.Tier
+	}
+	if sub != 0 && sub >= accel {
+		return 0, fmt.Errorf("accelerator sub-domains at tier %d are not below the accelerator domains (tier %d)", sub, accel)
 	}
 	if accel != 0 && lowestOther != 0 && lowestOther <= accel {
 		return 0, fmt.Errorf("accelerator domains at tier %d are not below every switch domain (one is at tier %d)", accel, lowestOther)
 	}
 	return accel, nil
+}
+
+// isAccelerator reports whether d is an accelerator domain or sub-domain: below the switch tiers, labelled by
+// LabelKeys.Accelerator and AcceleratorSubDomain rather than by a tier key.
+func isAccelerator(d *topology.Domain) bool {
+	return d.TierName == topology.TierNameAccelerator || d.TierName == topology.TierNameAcceleratorSubDomain
 }

@@ -13,6 +13,12 @@ import (
 const (
 	// DefaultAcceleratorKey labels a node with its NVLink domain.
 	DefaultAcceleratorKey = "network.topology.nvidia.com/accelerator"
+	// TopographAcceleratorDomainKey is topograph's key for the NVLink domain: an Accelerator key to choose
+	// for clusters that read topograph's accelerator labels.
+	TopographAcceleratorDomainKey = "accelerator.topograph.run/domain"
+	// DefaultAcceleratorSubDomainKey labels a node with its NVLink sub-domain (a rack of an NVLink domain
+	// that spans racks), as topograph does.
+	DefaultAcceleratorSubDomainKey = "accelerator.topograph.run/sub-domain"
 )
 
 // DefaultTierKeys label a node with its domain at the leaf tier ("block"), the spine tier and the one above it
@@ -27,6 +33,9 @@ var DefaultTierKeys = []string{
 type LabelKeys struct {
 	// Accelerator is the key for the node's NVLink domain; empty writes none.
 	Accelerator string
+	// AcceleratorSubDomain is the key for the node's NVLink sub-domain, written for the nodes of accelerator
+	// sub-domains (topology.TierNameAcceleratorSubDomain); empty writes none.
+	AcceleratorSubDomain string
 	// Tiers[i] is the key for the node's domain at switch tier i+1: tier i+1 of the tree, or tier i+2 when
 	// the tree has accelerator domains (they take tier 1). Tiers beyond the list are not labelled.
 	Tiers []string
@@ -34,14 +43,17 @@ type LabelKeys struct {
 
 // DefaultLabelKeys returns the default key set.
 func DefaultLabelKeys() LabelKeys {
-	return LabelKeys{Accelerator: DefaultAcceleratorKey, Tiers: append([]string(nil), DefaultTierKeys...)}
+	return LabelKeys{Accelerator: DefaultAcceleratorKey, AcceleratorSubDomain: DefaultAcceleratorSubDomainKey,
+		Tiers: append([]string(nil), DefaultTierKeys...)}
 }
 
 // All returns every key the set holds, the keys fabricmap owns on nodes.
 func (k LabelKeys) All() []string {
 	var out []string
-	if k.Accelerator != "" {
-		out = append(out, k.Accelerator)
+	for _, a := range []string{k.Accelerator, k.AcceleratorSubDomain} {
+		if a != "" {
+			out = append(out, a)
+		}
 	}
 	for _, t := range k.Tiers {
 		if t != "" {
@@ -63,8 +75,9 @@ func (k LabelKeys) Validate() error {
 
 // NodeLabels returns, for every node placed in t, the labels that state its place: each tier key set to the
 // name of the node's domain at that tier (domains are named to be valid label values), and the accelerator
-// key set to the node's NVLink domain (hashed when it is no valid label value). A tier the node's branch
-// skips gets no label.
+// key set to the node's NVLink domain (hashed when it is no valid label value), and, for a node of an
+// accelerator sub-domain, the sub-domain key set to its NVLink sub-domain (hashed likewise). A tier the
+// node's branch skips gets no label.
 //
 // When t has accelerator domains (TierName "accelerator", one tier below every switch tier, as Build makes
 // them with BuildOptions.AcceleratorDomains), keys.Tiers[0] labels the tier just above them, as
@@ -93,6 +106,13 @@ func NodeLabels(t *topology.Tree, nvlink map[string]string, keys LabelKeys) map[
 func nodeLabels(path []*topology.Domain, nvlink string, keys LabelKeys, accelTier int) map[string]string {
 	labels := map[string]string{}
 	for _, dom := range path {
+		if dom.TierName == topology.TierNameAcceleratorSubDomain {
+			if keys.AcceleratorSubDomain != "" {
+				labels[keys.AcceleratorSubDomain] = LabelValue(cmp.Or(dom.NVLinkSubDomain, dom.Name))
+			}
+			nvlink = cmp.Or(dom.NVLinkDomain, nvlink)
+			continue
+		}
 		if dom.TierName == topology.TierNameAccelerator {
 			nvlink = cmp.Or(dom.NVLinkDomain, nvlink, dom.Name)
 			continue

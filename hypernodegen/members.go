@@ -81,6 +81,9 @@ func (o Options) nodeMembers(d *topology.Domain, accelTier int) []topologyv1alph
 
 // domainLabel returns the node label that NodeLabels puts on exactly d's nodes, or "" when there is none.
 func (o Options) domainLabel(d *topology.Domain, accelTier int) (key, value string) {
+	if d.TierName == topology.TierNameAcceleratorSubDomain {
+		return "", "" // a sub-domain's value (a rack) need not be unique across NVLink domains: exact names
+	}
 	if d.TierName == topology.TierNameAccelerator {
 		if o.LabelKeys.Accelerator == "" || d.NVLinkDomain == "" {
 			return "", ""

@@ -77,10 +77,14 @@ func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric,
 		line, tooLong, err := readLine(br)
 		if line != "" || tooLong || err == nil {
 			p.lineNo++
+			warned := len(p.warns) + p.suppressed
 			if tooLong {
 				p.warn(line, fmt.Sprintf("line longer than %d bytes skipped", maxLineBytes))
 			} else {
 				p.parseLine(line)
+			}
+			if err == io.EOF && !tooLong {
+				p.noteUnterminated(line, len(p.warns)+p.suppressed > warned)
 			}
 		}
 		if err == io.EOF {
@@ -93,6 +97,7 @@ func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric,
 	if len(p.f.Switches)+len(p.f.CAs)+p.dropped.len() == 0 {
 		return nil, p.warnings(), fmt.Errorf("%w (%d lines read)", ErrNoNodes, p.lineNo)
 	}
+	p.checkPartial()
 	p.forgetDropped()
 	p.inferPeers()
 	p.fixKinds()
@@ -126,11 +131,14 @@ type peerSeen struct {
 
 // current is the node whose port lines are being read.
 type current struct {
-	guid GUID
-	kind NodeKind
-	lid  int  // switch port-0 LID
-	np   int  // port count, 0 if unknown
-	keep bool // its links are kept (always, unless ParseOptions.KeepHost is set)
+	guid  GUID
+	kind  NodeKind
+	lid   int  // switch port-0 LID
+	np    int  // port count, 0 if unknown
+	keep  bool // its links are kept (always, unless ParseOptions.KeepHost is set)
+	line  int  // the header's line
+	desc  string
+	ports int // port lines read in its block, good or bad
 }
 
 // pendingIDs are the key=value lines that precede a node header.
@@ -156,6 +164,7 @@ type parser struct {
 	keep       func(host string) bool
 	dropped    guidSet // with keep: the CAs (and routers) declared but not kept
 	interned   map[string]string
+	partial    partialState // what tells a capture cut short (partial.go)
 }
 
 // maxInterned bounds the strings intern keeps; past it, it returns clones.
@@ -180,6 +189,7 @@ func (p *parser) intern(s string) string {
 func (p *parser) warn(text, reason string) {
 	if len(p.warns) >= maxWarnings {
 		p.suppressed++
+		p.taintCurrent()
 		return
 	}
 	if len(text) > maxWarningText {
@@ -187,6 +197,7 @@ func (p *parser) warn(text, reason string) {
 	}
 	text = strings.Clone(text) // a warning must not hold the whole line
 	p.warns = append(p.warns, Warning{Line: p.lineNo, Text: text, Reason: reason})
+	p.taintCurrent()
 }
 
 func (p *parser) warnings() []Warning {
@@ -197,6 +208,7 @@ func (p *parser) warnings() []Warning {
 }
 
 func (p *parser) endBlock() {
+	p.partial.idsOpen = false
 	p.cur = nil
 	p.skipping = false
 	p.pend = pendingIDs{}
@@ -210,7 +222,12 @@ func (p *parser) parseLine(line string) {
 	case t[0] == '#':
 		// Header comments, "# Spine Nodes", "# Chassis CAs", …
 	case t[0] == '[':
+		cur, warned := p.cur, len(p.warns)+p.suppressed
+		if p.skipping {
+			cur = nil
+		}
 		p.parsePort(line, t)
+		p.notePortLine(cur, t, len(p.warns)+p.suppressed > warned)
 	case strings.Contains(firstField(t), "="):
 		p.parseID(line, t)
 	case isNodeKeyword(firstField(t)):
@@ -235,6 +252,7 @@ func firstField(t string) string {
 func (p *parser) parseID(line, t string) {
 	kv := firstField(t)
 	key, val, _ := strings.Cut(kv, "=")
+	p.partial.idsOpen = true
 	if key == "vendid" {
 		// A new block starts even when no blank line separated it from the last.
 		p.cur, p.skipping = nil, false
@@ -285,6 +303,7 @@ func (p *parser) parseID(line, t string) {
 // parseNode reads a Switch, Ca or Rt header and makes that node current.
 func (p *parser) parseNode(line, t string) {
 	p.cur, p.skipping = nil, true // until the header proves good
+	p.partial.idsOpen = false
 	m := nodeRE.FindStringSubmatch(t)
 	if m == nil {
 		p.warn(line, "malformed node header; its port lines are skipped")
@@ -319,7 +338,7 @@ func (p *parser) parseNode(line, t string) {
 		p.warn(line, "GUID already declared as a CA; block skipped")
 		return
 	}
-	cur := &current{guid: guid, kind: kind, np: nports, keep: true}
+	cur := &current{guid: guid, kind: kind, np: nports, keep: true, line: p.lineNo, desc: desc}
 	switch kind {
 	case KindSwitch:
 		if sw, dup := p.f.Switches[guid]; dup {
@@ -376,6 +395,7 @@ func (p *parser) parseNode(line, t string) {
 		p.f.CAs[guid] = ca
 	}
 	p.cur, p.skipping = cur, false
+	p.partial.last = cur
 }
 
 func guidOK(s string) (GUID, bool) {

@@ -6,6 +6,7 @@ package sources
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -38,7 +39,41 @@ type Spec struct {
 	Interval time.Duration
 	// PollTimeout bounds one poll (the poller's default when zero).
 	PollTimeout time.Duration
+	// Shrink holds a poll that loses too many of the source's nodes at once (the zero value: none).
+	Shrink ShrinkGuard
 }
+
+// ShrinkGuard keeps a source's last good evidence when a poll gives far fewer nodes than the one before (a
+// capture cut short, a fabric manager that lost part of its view): the smaller set is taken in only once the
+// same nodes have stayed missing for ConfirmAfter. The aggregator applies it to every polled source.
+type ShrinkGuard struct {
+	// MaxShare is the share of the source's nodes one poll may lose; a poll that loses more is held. Zero
+	// (or one) holds nothing.
+	MaxShare float64
+	// ConfirmAfter is how long the same nodes must stay missing before the smaller set is taken in; zero
+	// takes it in at once.
+	ConfirmAfter time.Duration
+}
+
+// AddFlags registers --source-shrink-max-share and --source-shrink-confirm-after.
+func (g *ShrinkGuard) AddFlags(fs *pflag.FlagSet) {
+	fs.Float64Var(&g.MaxShare, "source-shrink-max-share", 0.2, "share of a source's nodes one poll may lose at once; a poll that loses more keeps the source's last good evidence until the same nodes stay missing for --source-shrink-confirm-after (1: no guard)")
+	fs.DurationVar(&g.ConfirmAfter, "source-shrink-confirm-after", 30*time.Minute, "how long the nodes a source lost at once (more than --source-shrink-max-share) must stay missing before the smaller set is used (0: at once)")
+}
+
+// Validate refuses a share outside 0 to 1 and a negative confirmation period.
+func (g ShrinkGuard) Validate() error {
+	if !(g.MaxShare >= 0 && g.MaxShare <= 1) {
+		return fmt.Errorf("--source-shrink-max-share %v: want a share from 0 to 1", g.MaxShare)
+	}
+	if g.ConfirmAfter < 0 {
+		return fmt.Errorf("--source-shrink-confirm-after %v: want 0 or more", g.ConfirmAfter)
+	}
+	return nil
+}
+
+// Off tells whether the guard holds nothing.
+func (g ShrinkGuard) Off() bool { return g.MaxShare <= 0 || g.MaxShare >= 1 || g.ConfirmAfter <= 0 }
 
 // Options are the settings of every source, in the order the aggregator lists them.
 type Options struct {
@@ -48,6 +83,8 @@ type Options struct {
 	Capture ibfabric.CaptureOptions
 	// Labels is the label source's settings.
 	Labels labels.SourceOptions
+	// Shrink is the aggregator's guard against a source losing many nodes at once, the same for every source.
+	Shrink ShrinkGuard
 }
 
 // AddFlags registers every source's settings on fs: the flags the aggregator and the CLI share.
@@ -62,17 +99,25 @@ func (o *Options) AddPollFlags(fs *pflag.FlagSet) {
 	o.UFM.AddPollFlags(fs)
 	o.Capture.AddPollFlags(fs)
 	o.Labels.AddPollFlags(fs)
+	o.Shrink.AddFlags(fs)
 }
 
 // Specs returns the configured sources with their polling: UFM, the capture, the labels, each when its
-// settings name it. The label source's Nodes are left for the caller to set.
+// settings name it, each under the shrink guard (refused when invalid). The label source's Nodes are left for the caller to set.
 func (o *Options) Specs(log *slog.Logger) ([]Spec, error) {
+	if err := o.Shrink.Validate(); err != nil {
+		return nil, err
+	}
 	var specs []Spec
 	u, err := o.UFM.Source(log)
 	if err != nil {
 		return nil, err
 	}
 	if u != nil {
+		// The host rules' flags are registered with the capture's; UFM applies the same rules.
+		if u.Options.Hosts, err = o.Capture.HostRules(); err != nil {
+			return nil, err
+		}
 		specs = append(specs, Spec{Source: u, Interval: o.UFM.Interval, PollTimeout: u.Timeout()})
 	}
 	if c := o.Capture.Source(); c != nil {
@@ -80,6 +125,9 @@ func (o *Options) Specs(log *slog.Logger) ([]Spec, error) {
 	}
 	if l := o.Labels.Source(log); l != nil {
 		specs = append(specs, Spec{Source: l, Interval: o.Labels.Interval})
+	}
+	for i := range specs {
+		specs[i].Shrink = o.Shrink
 	}
 	return specs, nil
 }

@@ -10,9 +10,9 @@ import (
 type BuildOptions struct {
 	// RootName names the single top domain; "fabric" when empty.
 	RootName string
-	// AcceleratorDomains puts the nodes of a leaf that share an NVLink domain into an accelerator domain
-	// (TierName "accelerator", tier 1) below the leaf and moves every switch tier up by one; Build says when a
-	// leaf gets them. Off, the tree has no accelerator domains and is built exactly as before the option.
+	// AcceleratorDomains puts the nodes that share an NVLink domain into an accelerator domain (TierName
+	// "accelerator") below the lowest switch domain holding them all, and moves the switch tiers up; Build says
+	// how. Off, the tree has no accelerator domains and is built exactly as before the option.
 	AcceleratorDomains bool
 }
 
@@ -22,7 +22,10 @@ type BuildOptions struct {
 // rail-optimised leaves that share hosts form one domain, and a host with some links down still joins it.
 // Storage links and switches reached only by storage links are ignored. Above the leaves, each switch gets
 // the tier of its distance from the hosts; domains whose switches reach a common switch of the next tier are
-// joined under one domain of that tier (spine, core, …), as many tiers as the fabric has. Domains at the top
+// joined under one domain of that tier (spine, core, …), as many tiers as the fabric has. A leaf with no
+// uplink of its own, cabled below a leaf that has one (a blade or top-of-rack switch below an aggregation
+// switch with hosts), hangs with the upper leaf below a tier-2 domain of the upper switch, named with the
+// tier's group suffix ("-spines"): their hosts meet at that switch, not at the top. Domains at the top
 // that stand above one domain only are dropped; those left hang below one root, and when a single domain
 // above the leaves is left, it is the root. Nodes with no compute
 // link are listed in Unplaced. Evidence that cannot be used is returned as Problems and left out. The result
@@ -35,14 +38,15 @@ type BuildOptions struct {
 // most of the reports of its switch; one name goes to one switch only, the better supported, and the other is
 // named after its identifier. Every name not used is returned as a Problem.
 //
-// With opts.AcceleratorDomains, NVLink domains become a tier below the leaves once the switch tiers are built:
-// a leaf whose nodes all have an NVLink domain holds one accelerator domain (tier 1) per NVLink domain
-// instead of its nodes, and, as soon as one accelerator domain exists, every switch tier counts one higher
-// (leaf 2, spine 3, …). A node that claims an NVLink domain more than half of whose nodes sit in another
-// leaf is left out of the tree with a Problem (see dropForeignNVLinkClaims). A leaf with a node that has no
-// NVLink domain, or with a node of an NVLink domain split across leaves without such a majority, keeps its
-// nodes directly and a Problem says why; a tree without accelerator domains keeps its tiers. Nodes with an
-// NVLink domain but no compute link stay Unplaced.
+// With opts.AcceleratorDomains, NVLink domains become accelerator domains once the switch tiers are built
+// (see accelerator.go): each sits below the lowest switch domain that holds all its nodes — its leaf, or the
+// spine above every leaf it spans (a multi-rack NVL72) — and takes its nodes out of those leaves; with
+// sub-domains reported (racks of one NVLink domain, NodeEvidence.NVLinkSubDomain) it holds one sub-domain
+// per rack. The switch tiers count up past the accelerator tiers (leaf 2 or 3, …). A small part of an NVLink
+// domain behind another leaf than most of it is bad evidence: its nodes are left out of the tree with a
+// Problem (dropForeignNVLinkClaims, minNVLinkPart). A leaf mixing nodes with and without an NVLink domain
+// keeps them directly and a Problem says why; a tree without accelerator domains keeps its tiers. Nodes with
+// an NVLink domain but no compute link stay Unplaced.
 func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	rootName := opts.RootName
 	if rootName == "" {
@@ -178,7 +182,8 @@ func groupSuffix(tier int) string {
 }
 
 // domainName names a domain after its switches: the smallest switch name (or, when none of them has a name,
-// the smallest identifier), with a group suffix when it stands for several switches. A name that is taken,
+// the smallest identifier), with a group suffix when it stands for several switches or, above the leaves, for
+// a leaf switch with cascaded leaves below it (whose own hosts' leaf has the plain name). A name that is taken,
 // or that is the root's, falls back to a hashed name of all its switch identifiers, which is unique and
 // still stable.
 func (g *switchGraph) domainName(t *Tree, switches []string, tier int, rootName string) string {
@@ -191,7 +196,7 @@ func (g *switchGraph) domainName(t *Tree, switches []string, tier int, rootName 
 	if best == "" {
 		best = slices.Min(switches)
 	}
-	if len(switches) > 1 {
+	if len(switches) > 1 || tier >= 2 && g.cascaded[switches[0]] {
 		best += groupSuffix(tier)
 	}
 	name := SafeName(best)

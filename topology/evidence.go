@@ -79,6 +79,9 @@ type NodeEvidence struct {
 	SelfReported bool
 	// NVLinkDomain is the node's NVLink domain, empty when it has none.
 	NVLinkDomain string
+	// NVLinkSubDomain is the part of the NVLink domain the node sits in (a rack of a multi-rack NVL72), empty
+	// when unknown; it means nothing without NVLinkDomain.
+	NVLinkSubDomain string
 	// Links are the switches the node's links reach.
 	Links []SwitchLink
 }

@@ -16,6 +16,9 @@ type switchGraph struct {
 	source map[string]string
 	// storageOnly holds switches that nodes reach only through storage links.
 	storageOnly map[string]bool
+	// cascaded holds the leaf switches that have other leaves cabled below them (see cascades); each also
+	// stands for a tier-2 domain above its own hosts' leaf.
+	cascaded map[string]bool
 }
 
 func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {
@@ -241,16 +244,35 @@ func (g *switchGraph) addDomains(t *Tree, ds []*Domain, rootName string) []*Doma
 }
 
 // layers gives every switch reachable from the leaves its tier: 1 for the leaves' switches, then one more
-// per hop away from them, by breadth-first search over the switch links.
+// per hop away from them, by breadth-first search over the switch links. The switches of a leaf that has
+// cascaded leaves below it (see cascades) take tier 2 instead, and the search goes on from there, so that
+// the switches above them count from the tier their hosts meet the cascaded hosts at.
 func (g *switchGraph) layers(leaves []*Domain) map[string]int {
+	layer := g.distances(leaves, nil)
+	raised := g.cascades(leaves, layer)
+	if len(raised) == 0 {
+		return layer
+	}
+	g.cascaded = raised
+	return g.distances(leaves, raised)
+}
+
+// distances is the breadth-first search of layers: the leaves' switches start at 1, those in raised at 2.
+func (g *switchGraph) distances(leaves []*Domain, raised map[string]bool) map[string]int {
 	layer := map[string]int{}
-	var queue []string
+	var queue, later []string
 	for _, d := range leaves {
 		for _, s := range d.Switches {
+			if raised[s] {
+				layer[s] = 2
+				later = append(later, s)
+				continue
+			}
 			layer[s] = 1
 			queue = append(queue, s)
 		}
 	}
+	queue = append(queue, later...) // every tier-1 switch before the tier-2 ones: the search stays in order
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
@@ -264,6 +286,47 @@ func (g *switchGraph) layers(leaves []*Domain) map[string]int {
 	return layer
 }
 
+// cascades finds the leaves that hang below another leaf: a leaf whose switches have no link to a switch
+// above the leaves (layer being the plain distances), cabled to a leaf whose switches do, as a blade or
+// top-of-rack switch below an aggregation switch that has hosts of its own. The upper leaf's switch is the
+// nearest one its hosts share with the cascaded hosts, so it stands, at tier 2, for the upper leaf and the
+// leaves below it. It returns the upper leaves' switches. Two leaves cabled to each other that both have
+// uplinks (or neither has) are peers, as an MLAG pair is, and nest nothing.
+func (g *switchGraph) cascades(leaves []*Domain, layer map[string]int) map[string]bool {
+	leafOf := map[string]*Domain{}
+	for _, d := range leaves {
+		for _, s := range d.Switches {
+			leafOf[s] = d
+		}
+	}
+	uplinked := func(d *Domain) bool {
+		for _, s := range d.Switches {
+			for _, n := range g.adj[s] {
+				if layer[n] >= 2 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	raised := map[string]bool{}
+	for _, d := range leaves {
+		if uplinked(d) {
+			continue
+		}
+		for _, s := range d.Switches {
+			for _, n := range g.adj[s] {
+				if up := leafOf[n]; up != nil && up != d && uplinked(up) {
+					for _, u := range up.Switches {
+						raised[u] = true
+					}
+				}
+			}
+		}
+	}
+	return raised
+}
+
 // stackTiers builds the tiers above the leaves, layer being g.layers(leaves): at each tier, the domains whose switches reach a common
 // switch of the next tier are joined under a new domain standing for those switches. It returns the
 // domains left without a parent.
@@ -273,6 +336,9 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int
 		uf := newUnionFind()
 		for _, d := range frontier {
 			for _, s := range d.Switches {
+				if layer[s] == tier+1 {
+					uf.union("d\x00"+d.Name, "s\x00"+s) // a cascaded leaf's hosts join the tier above them
+				}
 				for _, n := range g.adj[s] {
 					if layer[n] == tier+1 {
 						uf.union("d\x00"+d.Name, "s\x00"+n)

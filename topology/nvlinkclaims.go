@@ -17,13 +17,19 @@ type foreignNVLinkClaim struct {
 	total int
 }
 
-// dropForeignNVLinkClaims takes out of leaves every node that claims an NVLink domain of which more than half
-// the nodes sit in another leaf: an NVLink domain is one rack, behind one leaf, so the claim contradicts
-// the majority of its domain. Those nodes are rejected one by one and the other nodes keep their place, so
-// that one node with a wrong (or forged) NVLink domain costs neither leaf its accelerator domains. An NVLink
-// domain split without such a majority is left to addAcceleratorDomains. It returns the leaves left (a leaf
-// whose every node was taken out is dropped) and the claims, by node; the caller reports them once the
-// leaves have names (see problem).
+// minNVLinkPart is the fewest nodes of one NVLink domain behind one leaf that count as a genuine part of a
+// domain split across leaves (a rack of a multi-rack NVL72: 9 + 9, or 7 + 5). A smaller part beside a leaf
+// that holds more than half the domain is a foreign claim: a node cabled, or configured, by mistake.
+const minNVLinkPart = 3
+
+// dropForeignNVLinkClaims takes out of leaves every node of a part of an NVLink domain (its nodes behind one
+// leaf) smaller than minNVLinkPart when more than half the domain's nodes sit behind another leaf: one or two
+// nodes that claim the domain of a rack behind another leaf contradict the majority of their domain. Those
+// nodes are rejected one by one and the other nodes keep their place, so that one node with a wrong (or
+// forged) NVLink domain costs neither leaf its accelerator domains. Every other split (parts of at least
+// minNVLinkPart nodes, or no majority) is a domain that spans leaves, which addAcceleratorDomains models. It
+// returns the leaves left (a leaf whose every node was taken out is dropped) and the claims, by node; the
+// caller reports them once the leaves have names (see problem).
 func dropForeignNVLinkClaims(leaves []*Domain, byNode map[string]NodeEvidence) ([]*Domain, []foreignNVLinkClaim) {
 	type split struct {
 		byLeaf map[*Domain][]string
@@ -57,7 +63,7 @@ func dropForeignNVLinkClaims(leaves []*Domain, byNode map[string]NodeEvidence) (
 			continue
 		}
 		for l, nodes := range s.byLeaf {
-			if l == home {
+			if l == home || len(nodes) >= minNVLinkPart {
 				continue
 			}
 			for _, n := range nodes {

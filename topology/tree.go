@@ -14,8 +14,10 @@ import (
 // Tier names the levels of the tree. Tier 1 is the closest domain (the leaf switch, or the NVLink domain
 // below it); higher tiers are further apart, as in Volcano.
 const (
-	// TierNameAccelerator is the NVLink domain below a leaf.
+	// TierNameAccelerator is the NVLink domain, below the lowest switch domain that holds all its nodes.
 	TierNameAccelerator = "accelerator"
+	// TierNameAcceleratorSubDomain is a part of an NVLink domain (a rack of a multi-rack NVL72), below it.
+	TierNameAcceleratorSubDomain = "accelerator-sub-domain"
 	// TierNameLeaf is a leaf switch, or a group of rail leaves that share hosts.
 	TierNameLeaf = "leaf"
 	// TierNameSpine is the switch tier above the leaves.
@@ -43,9 +45,12 @@ type Domain struct {
 	Nodes []string `json:"nodes,omitempty"`
 	// Switches are the identifiers of the switches this domain stands for, sorted.
 	Switches []string `json:"switches,omitempty"`
-	// NVLinkDomain is the NVLink domain ("<clusterUUID>.<cliqueId>") an accelerator domain stands for; empty
-	// for every other domain.
+	// NVLinkDomain is the NVLink domain ("<clusterUUID>.<cliqueId>") an accelerator domain or sub-domain
+	// stands for; empty for every other domain.
 	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
+	// NVLinkSubDomain is the sub-domain (a rack within NVLinkDomain) an accelerator sub-domain stands for;
+	// empty for every other domain.
+	NVLinkSubDomain string `json:"nvlinkSubDomain,omitempty"`
 	// Source names the evidence the domain came from (lldp, ibnetdiscover, ufm, labels, …).
 	Source string `json:"source,omitempty"`
 }

@@ -40,6 +40,12 @@ type NodeFabricReportSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
+	// NVLinkSubDomain is the part of NVLinkDomain the node sits in, when the domain spans racks (a GB200/GB300
+	// NVL72 over two racks): the chassis (rack) identifier NVML's platform info gives every GPU of the node.
+	// Empty when unknown or without NVLinkDomain.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	NVLinkSubDomain string `json:"nvlinkSubDomain,omitempty"`
 	// RDMADevices lists the node's RDMA devices (InfiniBand HCAs and RoCE NICs) with their ports.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64

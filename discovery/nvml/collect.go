@@ -39,6 +39,11 @@ func (p *Probe) collect(ctx context.Context) (*Inventory, error) {
 	domain, warnings := resolveDomain(inv.GPUs)
 	inv.NVLinkDomain = domain
 	inv.Warnings = append(inv.Warnings, warnings...)
+	if domain != "" {
+		sub, warnings := resolveSubDomain(inv.GPUs)
+		inv.NVLinkSubDomain = sub
+		inv.Warnings = append(inv.Warnings, warnings...)
+	}
 	return inv, nil
 }
 
@@ -79,6 +84,14 @@ func (p *Probe) readGPU(i int, dev gonvml.Device, syms *symbols) (GPU, []string,
 	g.Fabric = fabric
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("%s: %v", label, err))
+	}
+
+	if fabric.State == FabricCompleted { // a chassis only names a sub-domain of a multi-node NVLink domain
+		chassis, err := readChassis(dev, syms)
+		g.Chassis = chassis
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: %v", label, err))
+		}
 	}
 
 	links, problems := readNVLinks(dev, syms)

@@ -13,6 +13,9 @@ type Inventory struct {
 	// NVLinkDomain is "<clusterUUID>.<cliqueId>" when every GPU completed NVLink fabric registration into
 	// one clique; empty otherwise (see the package's domain rules and Warnings for why).
 	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
+	// NVLinkSubDomain is the chassis (rack) every GPU reports through NVML's platform info, when there is an
+	// NVLinkDomain: the part of an NVLink domain that spans racks the node sits in. Empty otherwise.
+	NVLinkSubDomain string `json:"nvlinkSubDomain,omitempty"`
 	// NotApplicable, when non-empty, says why the node has nothing for NVML to see.
 	NotApplicable string `json:"notApplicable,omitempty"`
 	// Warnings are problems that did not stop the run, each naming the GPU it concerns.
@@ -33,6 +36,9 @@ type GPU struct {
 	NUMANode int `json:"numaNode"`
 	// Fabric is the GPU's multi-node NVLink fabric registration.
 	Fabric Fabric `json:"fabric"`
+	// Chassis identifies the chassis (rack) that holds the GPU, from NVML's platform info; empty when NVML
+	// gives none (see readChassis).
+	Chassis string `json:"chassis,omitempty"`
 	// NVLinks are the GPU's active NVLinks in link order.
 	NVLinks []NVLink `json:"nvlinks,omitempty"`
 	// ActiveNVLinks is the number of active NVLinks (len(NVLinks)).
@@ -54,9 +60,10 @@ type NVLink struct {
 // Result turns the inventory into the probe's report fragment.
 func (inv *Inventory) Result() discovery.Result {
 	res := discovery.Result{
-		NVLinkDomain:  inv.NVLinkDomain,
-		NotApplicable: inv.NotApplicable,
-		Warnings:      append([]string(nil), inv.Warnings...),
+		NVLinkDomain:    inv.NVLinkDomain,
+		NVLinkSubDomain: inv.NVLinkSubDomain,
+		NotApplicable:   inv.NotApplicable,
+		Warnings:        append([]string(nil), inv.Warnings...),
 	}
 	for _, g := range inv.GPUs {
 		res.GPUs = append(res.GPUs, g.apiGPU())

@@ -16,7 +16,8 @@ type fakeGPU struct {
 	numa      int    // NVML's NUMA answer; negative means NOT_SUPPORTED
 	fabric    gonvml.GpuFabricInfo
 	fabricRet gonvml.Return
-	links     int // links 0..links-1 are active and lead to NVSwitches whose PCI address NVML does not report
+	chassis   string // the chassis serial number NVML's platform info gives; "" for none
+	links     int    // links 0..links-1 are active and lead to NVSwitches whose PCI address NVML does not report
 }
 
 // pciInfo builds the PciInfo NVML would return for busID.
@@ -48,6 +49,11 @@ func (f fakeGPU) newDevice() *mock.Device {
 		// A mock cannot build a working versioned handler; the probe must notice and use the original call.
 		GetGpuFabricInfoVFunc: func() gonvml.GpuFabricInfoHandler { return gonvml.GpuFabricInfoHandler{} },
 		GetGpuFabricInfoFunc:  func() (gonvml.GpuFabricInfo, gonvml.Return) { return f.fabric, f.fabricRet },
+		GetPlatformInfoFunc: func() (gonvml.PlatformInfo, gonvml.Return) {
+			var info gonvml.PlatformInfo
+			copy(info.ChassisSerialNumber[:], f.chassis)
+			return info, gonvml.SUCCESS
+		},
 		GetNvLinkStateFunc: func(link int) (gonvml.EnableState, gonvml.Return) {
 			if link < f.links {
 				return gonvml.FEATURE_ENABLED, gonvml.SUCCESS

@@ -3,6 +3,8 @@ package ibfabric
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,11 +21,25 @@ type CaptureOptions struct {
 	File string
 	// Recheck is how often the aggregator looks at the file for changes.
 	Recheck time.Duration
+	// Hosts are the rules that tell host names from adapters' default descriptions, generic names and
+	// management hosts: the flags are registered here once and are UFM's too (ufm.Options.Hosts).
+	Hosts ib.HostRuleOptions
 }
 
-// AddFlags registers --capture-file on fs.
+// AddFlags registers --capture-file on fs, and the host rules the capture and UFM share (see
+// ib.HostRuleOptions).
 func (o *CaptureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.File, "capture-file", "", "ibnetdiscover capture of the whole fabric (e.g. a mounted ConfigMap): gives the tiers above the leaves (empty: none)")
+	o.Hosts.AddFlags(fs)
+}
+
+// HostRules checks the host rule flags and returns the rules, for the capture and UFM alike.
+func (o *CaptureOptions) HostRules() (*ib.HostRules, error) {
+	r, err := o.Hosts.Rules()
+	if err != nil {
+		return nil, fmt.Errorf("host rules: %w", err)
+	}
+	return &r, nil
 }
 
 // AddPollFlags registers how often the aggregator looks at the capture: --capture-recheck.
@@ -34,20 +50,32 @@ func (o *CaptureOptions) AddPollFlags(fs *pflag.FlagSet) {
 // Given reports whether a capture is configured (--capture-file).
 func (o *CaptureOptions) Given() bool { return o.File != "" }
 
-// Source returns the capture source, or nil when --capture-file is not set.
+// Source returns the capture source, or nil when --capture-file is not set. Host rule flags that do not
+// check (see HostRules) fail every poll with their error.
 func (o *CaptureOptions) Source() *Capture {
 	if !o.Given() {
 		return nil
 	}
-	return NewCapture(o.File)
+	c := NewCapture(o.File)
+	c.Options.Hosts, c.rulesErr = o.HostRules()
+	return c
 }
 
 // Capture is an ibnetdiscover capture on disk as a polled source (e.g. a ConfigMap mounted into the pod and
 // refreshed by a job on an InfiniBand host). It is parsed again only when the file changes, and a file that
 // cannot be read or parsed keeps the last good evidence in use.
 type Capture struct {
-	mu   sync.Mutex
-	file ib.CaptureFile
+	// Options convert the fabric; set them before the first poll. With Options.ReportedNode set, the evidence
+	// is made again at every poll (the reports change), the parse only when the file does.
+	Options Options
+	// Log receives the hosts Options.Hosts re-identified or left out, each time they change; nil: slog.Default().
+	Log *slog.Logger
+
+	rulesErr error // why the host rules did not check
+
+	mu    sync.Mutex
+	notes []ib.HostNote // the host notes of input
+	file  ib.CaptureFile
 	// fabric is the parse input was made from: an unchanged file gives the same pointer back.
 	fabric *ib.Fabric
 	input  topology.Input
@@ -77,20 +105,53 @@ func Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
 func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.rulesErr != nil {
+		return topology.Input{}, fmt.Errorf("fabric capture %s: %w", c.file.Path, c.rulesErr)
+	}
 	fab, _, err := c.file.FabricContext(ctx)
 	if err != nil {
 		return c.input, fmt.Errorf("fabric capture: %w", err)
 	}
-	if fab == c.fabric {
+	if fab == c.fabric && c.Options.ReportedNode == nil {
 		return c.input, nil
 	}
 	if len(fab.Switches) == 0 {
 		return c.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", c.file.Path)
 	}
-	in, err := EvidenceContext(ctx, fab, Options{})
+	in, notes, err := EvidenceReport(ctx, fab, c.Options)
 	if err != nil {
 		return c.input, fmt.Errorf("fabric capture %s: %w", c.file.Path, err)
 	}
-	c.fabric, c.input = fab, in
+	if !slices.Equal(notes, c.notes) {
+		c.logNotes(notes)
+	}
+	c.fabric, c.input, c.notes = fab, in, notes
 	return c.input, nil
+}
+
+// Notes returns the notes of the hosts the last good evidence re-identified or left out (see EvidenceReport).
+func (c *Capture) Notes() []ib.HostNote {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.notes)
+}
+
+// maxLoggedNotes is how many host notes one log line quotes; the rest are counted.
+const maxLoggedNotes = 20
+
+// logNotes logs the hosts the host rules re-identified or left out, as a warning naming the capture.
+func (c *Capture) logNotes(notes []ib.HostNote) {
+	if len(notes) == 0 {
+		return
+	}
+	log := c.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	first := make([]string, 0, min(len(notes), maxLoggedNotes))
+	for _, n := range notes[:min(len(notes), maxLoggedNotes)] {
+		first = append(first, topology.Printable(n.String()))
+	}
+	log.Warn("capture hosts whose CA descriptions name no host: re-identified by GUID or left out",
+		"source", Name, "file", c.file.Path, "count", len(notes), "first", first)
 }

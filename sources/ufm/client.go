@@ -144,56 +144,47 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// Fabric reads the systems and the links, and the ports when a link names a node that no system lists. ctx
-// bounds the whole read, the waits between retries included.
+// Fabric reads the systems, the links and the ports, as LoadDump reads them from a dump (the same code: a
+// live UFM and a dump of its answers give the same fabric). ctx bounds the whole read, the waits between
+// retries included.
 func (c *Client) Fabric(ctx context.Context) (*Fabric, error) {
 	start := time.Now()
-	var f Fabric
-	var err error
-	if f.Systems, err = c.Systems(ctx); err != nil {
+	f, err := readFabric(ctx, c)
+	if err != nil {
 		return nil, err
-	}
-	if f.Links, err = c.Links(ctx); err != nil {
-		return nil, err
-	}
-	if f.NeedsPorts() {
-		if f.Ports, err = c.Ports(ctx); err != nil {
-			return nil, err
-		}
 	}
 	c.log.Info("read the fabric from UFM", "systems", len(f.Systems), "links", len(f.Links), "ports", len(f.Ports),
 		"duration", time.Since(start).Round(time.Millisecond))
-	return &f, nil
+	return f, nil
 }
 
 // Systems reads /resources/systems.
 func (c *Client) Systems(ctx context.Context) ([]System, error) {
-	return fetch(ctx, c, EndpointSystems, decodeSystems)
+	return readAnswer(ctx, c, EndpointSystems, decodeSystems)
 }
 
 // Links reads /resources/links.
 func (c *Client) Links(ctx context.Context) ([]Link, error) {
-	return fetch(ctx, c, EndpointLinks, decodeLinks)
+	return readAnswer(ctx, c, EndpointLinks, decodeLinks)
 }
 
 // Ports reads /resources/ports.
 func (c *Client) Ports(ctx context.Context) ([]Port, error) {
-	return fetch(ctx, c, EndpointPorts, decodePorts)
+	return readAnswer(ctx, c, EndpointPorts, decodePorts)
 }
 
-func fetch[T any](ctx context.Context, c *Client, endpoint string, decode func(io.Reader) ([]T, error)) ([]T, error) {
+// open requests one resource (see answers); the answer's size is logged when it is closed.
+func (c *Client) open(ctx context.Context, endpoint string) (io.ReadCloser, error) {
 	body, err := c.get(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
-	defer body.Close()
-	out, err := decode(body)
-	if err != nil {
-		return nil, err
-	}
-	c.log.Debug("UFM answered", "endpoint", endpoint, "bytes", body.n, "entries", len(out))
-	return out, nil
+	body.done = func(n int64) { c.log.Debug("UFM answered", "endpoint", endpoint, "bytes", n) }
+	return body, nil
 }
+
+// decodeError returns err as it is: the decoder's errors name the endpoint already.
+func (c *Client) decodeError(_ string, err error) error { return err }
 
 // get requests one resource and returns its answer's body, capped at maxBytes, for the caller to decode as it
 // is read and to close.
@@ -241,6 +232,7 @@ type cappedBody struct {
 	body io.ReadCloser
 	max  int64
 	n    int64
+	done func(n int64) // called on Close with the bytes read, when set
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
@@ -258,7 +250,12 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *cappedBody) Close() error { return b.body.Close() }
+func (b *cappedBody) Close() error {
+	if b.done != nil {
+		b.done(b.n)
+	}
+	return b.body.Close()
+}
 
 // printable keeps an error body readable in one line.
 func printable(b []byte) string {

@@ -1,11 +1,13 @@
 package ufm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 )
 
@@ -17,37 +19,70 @@ const (
 	DumpPortsFile   = "ports.json"
 )
 
-// LoadDump reads a fabric from the saved answers of UFM's REST resources in dir: systems.json and
-// links.json, and ports.json when it is there.
+// LoadDump reads a fabric from the saved answers of UFM's REST resources in dir: systems.json, links.json and
+// ports.json, through the same code as Client.Fabric, so a dump gives the evidence the live UFM gave. A dump
+// without ports.json is read without ports (its link ends that no system lists are then reported).
 func LoadDump(dir string) (*Fabric, error) {
+	return readFabric(context.Background(), dumpDir(dir))
+}
+
+// dumpDir is a folder of saved answers: the answers of a UFM read from files.
+type dumpDir string
+
+// dumpFile is the file of a dump that holds the answer of endpoint: "resources/systems" gives systems.json.
+func dumpFile(endpoint string) string { return path.Base(endpoint) + ".json" }
+
+func (d dumpDir) open(_ context.Context, endpoint string) (io.ReadCloser, error) {
+	file, err := os.Open(filepath.Join(string(d), dumpFile(endpoint)))
+	if err != nil {
+		return nil, fmt.Errorf("reading the UFM dump: %w", err) // names the file
+	}
+	return file, nil
+}
+
+func (d dumpDir) decodeError(endpoint string, err error) error {
+	return fmt.Errorf("%s: %w", filepath.Join(string(d), dumpFile(endpoint)), err)
+}
+
+// answers are the answers of a UFM's resources: a live UFM's (Client) or a dump's (dumpDir).
+type answers interface {
+	// open returns the answer of endpoint, to be read and closed by the caller; an error under
+	// fs.ErrNotExist when the answer is not there.
+	open(ctx context.Context, endpoint string) (io.ReadCloser, error)
+	// decodeError says where a faulty answer came from.
+	decodeError(endpoint string, err error) error
+}
+
+// readFabric reads the systems, links and ports from src: the one path by which a live UFM and a dump are
+// read, so both give the same Fabric. Ports that are not there (a dump without ports.json) leave Ports nil.
+func readFabric(ctx context.Context, src answers) (*Fabric, error) {
 	var f Fabric
 	var err error
-	if f.Systems, err = loadDumpFile(dir, DumpSystemsFile, decodeSystems, false); err != nil {
+	if f.Systems, err = readAnswer(ctx, src, EndpointSystems, decodeSystems); err != nil {
 		return nil, err
 	}
-	if f.Links, err = loadDumpFile(dir, DumpLinksFile, decodeLinks, false); err != nil {
+	if f.Links, err = readAnswer(ctx, src, EndpointLinks, decodeLinks); err != nil {
 		return nil, err
 	}
-	if f.Ports, err = loadDumpFile(dir, DumpPortsFile, decodePorts, true); err != nil {
+	if f.Ports, err = readAnswer(ctx, src, EndpointPorts, decodePorts); errors.Is(err, fs.ErrNotExist) {
+		f.Ports, err = nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &f, nil
 }
 
-// loadDumpFile decodes one saved answer as it is read, as the client decodes UFM's.
-func loadDumpFile[T any](dir, name string, decode func(io.Reader) ([]T, error), optional bool) ([]T, error) {
-	path := filepath.Join(dir, name)
-	file, err := os.Open(path)
-	if optional && errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// readAnswer reads one answer, decoding it as it is read.
+func readAnswer[T any](ctx context.Context, src answers, endpoint string, decode func(io.Reader) ([]T, error)) ([]T, error) {
+	body, err := src.open(ctx, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("reading the UFM dump: %w", err)
+		return nil, err
 	}
-	defer file.Close()
-	out, err := decode(file)
+	defer body.Close()
+	out, err := decode(body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, src.decodeError(endpoint, err)
 	}
 	return out, nil
 }

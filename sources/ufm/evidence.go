@@ -19,6 +19,13 @@ type Options struct {
 	// description) belongs to the storage network; its links then never join compute domains. Nil treats
 	// every HCA as compute.
 	StorageDevice func(device string) bool
+	// Hosts tell host names from adapters' default descriptions, generic names and management hosts (see
+	// ib.HostRules), judging the name the node-name rule gave and the system name (else the first HCA
+	// description); nil takes every name as it is. The capture's flags set them (ibfabric.CaptureOptions).
+	Hosts *ib.HostRules
+	// ReportedNode names the Kubernetes node whose report gives an RDMA device with this GUID, or returns "";
+	// it names the hosts that Hosts do not take by their name. Nil: no reports.
+	ReportedNode func(g ib.GUID) string
 }
 
 // Host is a host system as UFM knows it: what a node-name rule can go by.
@@ -36,12 +43,17 @@ type Host struct {
 // DefaultNodeName is the first word of the host's system name, lower-cased, or when the system name is
 // empty, that of its first HCA node description. SHARP aggregation nodes map to nothing.
 func DefaultNodeName(h Host) string {
+	name, _ := ib.HostDevice(hostDescription(h))
+	return name
+}
+
+// hostDescription is the name DefaultNodeName goes by: the system name, or when it is empty, the first HCA
+// description.
+func hostDescription(h Host) string {
 	for _, s := range append([]string{h.SystemName}, h.Descriptions...) {
-		if strings.TrimSpace(s) == "" {
-			continue
+		if strings.TrimSpace(s) != "" {
+			return s
 		}
-		name, _ := ib.HostDevice(s)
-		return name
 	}
 	return ""
 }
@@ -52,6 +64,10 @@ type Report struct {
 	Unmapped []UnmappedHost
 	// Skipped describes the systems, ports and links that were left out and why, in input order.
 	Skipped []string
+	// Reidentified are the hosts Options.Hosts did not take by their name that became a node all the same
+	// (named after a report that gives their GUID, or after their system GUID), sorted by GUID; those left
+	// out are in Unmapped.
+	Reidentified []ib.HostNote
 }
 
 // UnmappedHost is a host that got no node.
@@ -91,6 +107,14 @@ func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
 	for _, h := range c.hostList() {
 		name := nameOf(h.Host)
 		reason := "the node-name rule maps it to no node"
+		if name != "" && opts.Hosts != nil {
+			var note *ib.HostNote
+			if name, note = opts.judge(h, name); note != nil && name != "" {
+				rep.Reidentified = append(rep.Reidentified, *note)
+			} else if note != nil {
+				reason = note.Reason
+			}
+		}
 		if name != "" {
 			if reason = (topology.NodeEvidence{Node: name}).Check(); reason != "" {
 				reason = fmt.Sprintf("mapped to %q: %s", name, reason)
@@ -121,6 +145,43 @@ func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
 	slices.SortFunc(in.Nodes, func(a, b topology.NodeEvidence) int { return strings.Compare(a.Node, b.Node) })
 	in.SwitchLinks = c.switchEdges()
 	return in, rep
+}
+
+// judge applies opts.Hosts to a host the node-name rule named name: a name the rules take is returned as it
+// is, with no note; otherwise the host is the node a report names by its system GUID or one of its HCAs'
+// GUIDs, or for an adapter's default description the node its system GUID names, or "" (left out), with a
+// note saying why.
+func (opts Options) judge(h *hostAcc, name string) (string, *ib.HostNote) {
+	desc := hostDescription(h.Host)
+	verdict, reason := opts.Hosts.Judge(name, desc)
+	if verdict == ib.HostNamed {
+		return name, nil
+	}
+	sys, _ := ib.ParseGUID(h.SystemGUID)
+	node := ""
+	if opts.ReportedNode != nil {
+		guids := []string{h.SystemGUID}
+		for _, u := range h.uplinks {
+			guids = append(guids, u.hca)
+		}
+		for _, s := range guids {
+			if g, err := ib.ParseGUID(s); err == nil {
+				if node = opts.ReportedNode(g); node != "" {
+					break
+				}
+			}
+		}
+	}
+	switch {
+	case node != "":
+		reason += "; named after the node whose report gives its GUID"
+	case verdict == ib.HostDefaultDescription && sys != "":
+		node = ib.GUIDNodeName(sys)
+		reason += "; no report gives its GUID, which names it"
+	default:
+		reason += "; no report gives its GUID"
+	}
+	return node, &ib.HostNote{Host: name, GUID: sys, Description: desc, Node: node, Reason: reason}
 }
 
 // switchID is the identifier the agents' reports and ibnetdiscover give the same switch ASIC.

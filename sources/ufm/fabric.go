@@ -2,9 +2,10 @@
 // evidence: every host becomes a node linked to the switches its HCAs are cabled to, every cable between
 // switches a switch link, so that topology.Build can stack the spine and core tiers above the leaves.
 //
-// The fabric comes from three REST resources of UFM (or from a dump of their answers, see LoadDump):
-// /resources/systems, /resources/links and, when the first two do not say which system a link end belongs
-// to, /resources/ports. Client fetches them with retries; Evidence converts them. Switches are identified as
+// The fabric comes from three REST resources of UFM (or from a dump of their answers, see LoadDump, read by
+// the same code): /resources/systems, /resources/links and /resources/ports (which system each link end
+// belongs to when the systems do not list it, the line card of a director's ASIC, an HCA's description).
+// Client fetches them with retries; Evidence converts them. Switches are identified as
 // topology.SwitchID("guid", <node GUID>), the identifier the agents' InfiniBand evidence and ibnetdiscover
 // give the same switch, so the sources agree.
 package ufm
@@ -21,13 +22,13 @@ const (
 )
 
 // Fabric is what UFM reported, as it reported it: the answers of the systems, links and ports resources.
-// Ports may be empty; they are needed only when a link end is a node GUID that no system lists.
+// Ports may be empty (a dump without ports.json); then link ends that no system lists cannot be placed.
 type Fabric struct {
 	// Systems is the answer of /resources/systems.
 	Systems []System
 	// Links is the answer of /resources/links.
 	Links []Link
-	// Ports is the answer of /resources/ports; nil when it was not needed.
+	// Ports is the answer of /resources/ports; nil when a dump has none.
 	Ports []Port
 }
 
@@ -90,7 +91,8 @@ type Port struct {
 	Name string `json:"name"`
 	// GUID is the node GUID of the port's node (the ASIC or the HCA).
 	GUID string `json:"guid"`
-	// SystemID is the GUID of the port's system (UFM's "systemID").
+	// SystemID names the port's system (UFM's "systemID"): its system GUID, or in many UFM versions the node
+	// GUID UFM keys the system by (System.GUID); both are matched.
 	SystemID string `json:"systemID"`
 	// SystemName is the name of the port's system.
 	SystemName string `json:"system_name"`

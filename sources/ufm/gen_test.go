@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The fixtures testdata/railopt, testdata/threetier and testdata/director are UFM dumps (systems.json,
+// The fixtures testdata/railopt, testdata/threetier, testdata/director and testdata/dualhome are UFM dumps (systems.json,
 // links.json, ports.json) written by the generators below, shaped as UFM's REST answers are (the members of
 // the samples in UFM's REST API guide and in github.com/Mellanox/ufm_sdk_3.0, keys sorted as UFM writes
 // them). Regenerate them with
@@ -25,6 +25,7 @@ var generatedFixtures = map[string]func() *genFabric{
 	"railopt":   railOptimised,
 	"threetier": threeTier,
 	"director":  directorFabric,
+	"dualhome":  dualHomed,
 }
 
 func TestFixturesUpToDate(t *testing.T) {
@@ -162,6 +163,41 @@ func directorFabric() *genFabric {
 	return g
 }
 
+// dualHomed is a fabric of dual-homed hosts: two leaf pairs, each host's mlx5_0 cabled to the pair's "a"
+// leaf and its mlx5_1 to the "b" leaf (gpu-08's mlx5_1 cable is down), every leaf cabled to both line cards
+// of a director spine. UFM keys each host's system by its first HCA's node GUID ("guid" is not
+// "system_guid"), and the ports name their system by that node GUID, as many UFM versions answer. A Skyway
+// InfiniBand-to-Ethernet gateway (type "gateway", two HCAs) hangs on both leaves of the second pair.
+func dualHomed() *genFabric {
+	g := newGenFabric()
+	g.hcaOffset, g.keyHostsByHCA = 1, true
+	lines := g.director("ib-spine-dir-01", "0c42a10300e10000", []string{"L01", "L02", "S01"})[:2]
+	var pairs [][]*genNode
+	for p := 1; p <= 2; p++ {
+		var pair []*genNode
+		for i, side := range []string{"a", "b"} {
+			leaf := g.oneUSwitch(fmt.Sprintf("ib-leaf-%d%s", p, side), fmt.Sprintf("b83fd20300e0%d%d00", p, i+1), 64)
+			for c, lc := range lines {
+				g.cable(leaf, 33+c, lc, 2*(p-1)+i+1)
+			}
+			pair = append(pair, leaf)
+		}
+		pairs = append(pairs, pair)
+		for h := 1; h <= 4; h++ {
+			n := (p-1)*4 + h
+			host := g.host(fmt.Sprintf("gpu-%02d", n), fmt.Sprintf("946dae0300c4%02x00", n), []string{"mlx5_0", "mlx5_1"})
+			g.cable(host[0], 1, pair[0], h)
+			if n != 8 {
+				g.cable(host[1], 1, pair[1], h)
+			}
+		}
+	}
+	gw := g.hostLike("gateway", "skyway-01", "0002c90300e4a000", []string{"mlx5_0", "mlx5_1"})
+	g.cable(gw[0], 1, pairs[1][0], 20)
+	g.cable(gw[1], 1, pairs[1][1], 20)
+	return g
+}
+
 // genFabric builds UFM's answers for a made-up fabric.
 type genFabric struct {
 	systems, links, ports []map[string]any
@@ -169,6 +205,7 @@ type genFabric struct {
 	briefSystems          bool                         // list systems without their port names
 	hcaOffset             int                          // HCA i's node GUID is the system GUID + i + hcaOffset
 	spellGUIDs            func(i int, g string) string // how link i writes a GUID; nil: as it is
+	keyHostsByHCA         bool                         // a host's "guid" and its ports' systemID: its first HCA's node GUID
 	switches              int
 }
 
@@ -177,6 +214,7 @@ type genNode struct {
 	guid, desc, module string
 	sys                map[string]any
 	sysName, sysGUID   string
+	portSysID          string // the systemID of the node's ports; sysGUID when empty
 	isSwitch           bool
 	index              int // the switch's number, in creation order (from 1)
 }
@@ -185,8 +223,11 @@ func newGenFabric() *genFabric { return &genFabric{nodes: map[string]*genNode{}}
 
 func (g *genFabric) addSystem(guid, name, kind, model string, portNames, modules []string) map[string]any {
 	desc, role, tech, groups := model, "tor", "NDR", []string{"Switches", "1U_Switches"}
-	if kind == "host" {
+	switch kind {
+	case "host":
 		desc, role, tech, groups, model = "server", "endpoint", "Computer", []string{"Servers"}, "Computer"
+	case "gateway":
+		desc, role, groups, model = "gateway", "endpoint", []string{"Gateways"}, "MGA100"
 	}
 	if g.briefSystems {
 		portNames, modules = []string{}, []string{}
@@ -200,7 +241,7 @@ func (g *genFabric) addSystem(guid, name, kind, model string, portNames, modules
 		"sw_version": "N/A", "system_guid": guid, "system_name": name, "technology": tech, "temperature": "N/A",
 		"total_alarms": 0, "type": kind, "url": "", "vendor": "Mellanox",
 	}
-	if kind == "host" {
+	if kind != "switch" {
 		s["server_operation_mode"] = "Not_UFM_Server"
 	}
 	g.systems = append(g.systems, s)
@@ -245,6 +286,11 @@ func (g *genFabric) director(name, sysGUID string, modules []string) []*genNode 
 // host adds a host whose HCAs' node GUIDs follow its system GUID (the first HCA's is the system GUID unless
 // hcaOffset is set).
 func (g *genFabric) host(name, sysGUID string, devices []string) []*genNode {
+	return g.hostLike("host", name, sysGUID, devices)
+}
+
+// hostLike adds a system of HCAs (a host, a gateway) as host does.
+func (g *genFabric) hostLike(kind, name, sysGUID string, devices []string) []*genNode {
 	var out []*genNode
 	var names []string
 	for i, dev := range devices {
@@ -254,9 +300,15 @@ func (g *genFabric) host(name, sysGUID string, devices []string) []*genNode {
 		g.nodes[guid] = n
 		out = append(out, n)
 	}
-	s := g.addSystem(sysGUID, name, "host", "", names, []string{})
+	s := g.addSystem(sysGUID, name, kind, "", names, []string{})
 	for _, n := range out {
 		n.sys = s
+		if g.keyHostsByHCA {
+			n.portSysID = out[0].guid
+		}
+	}
+	if g.keyHostsByHCA {
+		s["guid"], s["name"] = out[0].guid, out[0].guid
 	}
 	return out
 }
@@ -312,6 +364,10 @@ func (g *genFabric) port(n *genNode, p int, peer *genNode, pp int) {
 	if n.isSwitch {
 		nodeDesc += ":" + strconv.Itoa(p)
 	}
+	sysID := n.sysGUID
+	if n.portSysID != "" {
+		sysID = n.portSysID
+	}
 	g.ports = append(g.ports, map[string]any{
 		"active_speed": "NDR", "active_width": "4x", "capabilities": []string{"healthy_operations", "reset", "disable"},
 		"description": kind, "dname": strconv.Itoa(p), "enabled_speed": speeds, "enabled_width": []string{"1x", "4x"},
@@ -321,7 +377,7 @@ func (g *genFabric) port(n *genNode, p int, peer *genNode, pp int) {
 		"peer_guid": peer.guid, "peer_ip": "0.0.0.0", "peer_lid": 0, "peer_node_description": peerDesc,
 		"peer_node_guid": peer.guid, "peer_node_name": peer.sysName, "peer_port_dname": strconv.Itoa(pp),
 		"physical_state": "Link Up", "severity": "Info", "supported_speed": speeds,
-		"supported_width": []string{"1x", "2x", "4x"}, "systemID": n.sysGUID, "system_capabilities": []string{},
+		"supported_width": []string{"1x", "2x", "4x"}, "systemID": sysID, "system_capabilities": []string{},
 		"system_ip": "0.0.0.0", "system_mirroring_template": false, "system_name": n.sysName, "tier": 1,
 	})
 }

@@ -37,17 +37,14 @@ type index struct {
 }
 
 // newIndex indexes the systems of f and, when withPorts, its ports. Entries that cannot be used are noted in
-// skipped.
+// skipped, and so are the systems that are neither switches nor hosts (gateways, routers), once each.
 func newIndex(f *Fabric, withPorts bool) *index {
 	ix := &index{systems: map[string]*system{}, nodes: map[string]*node{}}
 	for i, s := range f.Systems {
 		ix.addSystem(i, s)
 	}
 	if withPorts {
-		unknown := map[string]bool{}
-		for _, p := range f.Ports {
-			ix.addPort(p, unknown)
-		}
+		ix.addPorts(f.Ports)
 	}
 	return ix
 }
@@ -65,6 +62,12 @@ func (ix *index) addSystem(i int, s System) {
 	if sys == nil {
 		sys = &system{guid: sg}
 		ix.systems[sg] = sys
+		if kind := strings.ToLower(s.Type); kind != typeSwitch && kind != typeHost {
+			if kind == "" {
+				kind = "system of no type"
+			}
+			ix.skip("%s %s (%q): neither a switch nor a host; left out, with its links", kind, sg, s.SystemName)
+		}
 	}
 	if sys.name == "" {
 		sys.name = s.SystemName
@@ -89,26 +92,59 @@ func (ix *index) addSystem(i int, s System) {
 	}
 }
 
-func (ix *index) addPort(p Port, unknown map[string]bool) {
+// addPorts places the ports' nodes in their systems. A port's systemID is a system GUID in some UFM answers
+// and the node GUID UFM keys the system by (its "guid": a switch's ASIC, a host's first HCA) in others, so it
+// is looked up as both. A port whose system is found only through a node another port placed is tried again
+// once that port is in.
+func (ix *index) addPorts(ports []Port) {
+	var pending []Port
+	for _, p := range ports {
+		if !ix.addPort(p) {
+			pending = append(pending, p)
+		}
+	}
+	for progress := true; progress && len(pending) > 0; {
+		progress = false
+		left := pending[:0]
+		for _, p := range pending {
+			if ix.addPort(p) {
+				progress = true
+			} else {
+				left = append(left, p)
+			}
+		}
+		pending = left
+	}
+	unknown := map[string]bool{}
+	for _, p := range pending {
+		if sg, _ := normGUID(p.SystemID); !unknown[sg] {
+			unknown[sg] = true
+			ix.skip("ports of system %s (%q): %s lists no system of that system GUID or node GUID", sg, p.SystemName, EndpointSystems)
+		}
+	}
+}
+
+// addPort places one port's node in its system; false when the system is not known (yet).
+func (ix *index) addPort(p Port) bool {
 	g, ok := normGUID(p.GUID)
 	if !ok {
 		g, ok = portNodeGUID(p.Name)
 	}
 	sg, sok := normGUID(p.SystemID)
 	if !ok || !sok {
-		return // a port that names no node or no system adds nothing
+		return true // a port that names no node or no system adds nothing
 	}
 	sys := ix.systems[sg]
 	if sys == nil {
-		if !unknown[sg] {
-			unknown[sg] = true
-			ix.skip("ports of system %s (%q): the system is not in %s", sg, p.SystemName, EndpointSystems)
+		n := ix.nodes[sg]
+		if n == nil {
+			return false
 		}
-		return
+		sys = n.sys
 	}
 	n := ix.claim(g, sys)
 	if n == nil {
-		return
+		return true
 	}
 	if m := strings.TrimSpace(p.Module); n.module == "" && m != "" && !strings.EqualFold(m, "N/A") && !strings.EqualFold(m, "NA") {
 		n.module = m
@@ -116,6 +152,7 @@ func (ix *index) addPort(p Port, unknown map[string]bool) {
 	if n.desc == "" && sys.kind == typeHost {
 		n.desc = p.NodeDescription
 	}
+	return true
 }
 
 // claim records that node GUID g belongs to sys and returns the node; a GUID already claimed by another
@@ -135,21 +172,6 @@ func (ix *index) claim(g string, sys *system) *node {
 
 func (ix *index) skip(format string, args ...any) {
 	ix.skipped = append(ix.skipped, fmt.Sprintf(format, args...))
-}
-
-// NeedsPorts reports whether a link end is a node GUID that no system lists (UFM lists a system's ports by
-// name, which gives its node GUIDs, unless asked for brief answers): the ports resource then tells which
-// system the node belongs to.
-func (f *Fabric) NeedsPorts() bool {
-	ix := newIndex(f, false)
-	for _, l := range f.Links {
-		for _, g := range []string{l.SourceGUID, l.DestinationGUID} {
-			if ng, ok := normGUID(g); ok && ix.nodes[ng] == nil {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // normGUID normalises a GUID as topology.NormalizeGUID does (case and "0x" do not matter); ok is false when

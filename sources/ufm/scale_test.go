@@ -199,8 +199,8 @@ func TestLargeFabricOverHTTPS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := ufm.count() - before; n != 3 {
-			t.Errorf("%d requests, want 3 (systems failed once, then systems and links)", n)
+		if n := ufm.count() - before; n != 4 {
+			t.Errorf("%d requests, want 4 (systems failed once, then systems, links and ports)", n)
 		}
 		checkLargeTree(t, f, units)
 	})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -107,8 +109,12 @@ type Source struct {
 	PollTimeout time.Duration
 	// Options maps hosts to node names and HCAs to compute or storage.
 	Options Options
-	// Log receives the hosts UFM knows but no node name was found for.
+	// Log receives, as warnings, the hosts UFM knows but no node name was found for, and what was left out
+	// (gateways, routers, ends of no known system): each time that list changes, not at every poll.
 	Log *slog.Logger
+
+	mu   sync.Mutex
+	said string // the warnings last logged
 }
 
 // Name returns Name.
@@ -128,6 +134,25 @@ func Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
 	return topology.Merge(merged, in)
 }
 
+// news reports whether the report's unmapped and left-out items differ from those last logged.
+func (s *Source) news(r Report) bool {
+	var b strings.Builder
+	for _, u := range r.Unmapped {
+		fmt.Fprintln(&b, u.String())
+	}
+	b.WriteString("--\n")
+	for _, item := range r.Skipped {
+		fmt.Fprintln(&b, item)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.String() == s.said {
+		return false
+	}
+	s.said = b.String()
+	return true
+}
+
 // Evidence reads the fabric from UFM and converts it; ctx carries the poll's deadline.
 func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	f, err := s.Client.Fabric(ctx)
@@ -138,12 +163,22 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	if len(in.Nodes) == 0 && len(in.SwitchLinks) == 0 {
 		return topology.Input{}, errors.New("UFM answered a fabric with no host cabled to a switch; keeping the last good one")
 	}
-	if len(report.Unmapped) > 0 && s.Log != nil {
-		names := make([]string, 0, min(len(report.Unmapped), 20))
-		for _, u := range report.Unmapped[:min(len(report.Unmapped), 20)] {
-			names = append(names, u.String())
+	if s.Log != nil && s.news(report) {
+		if len(report.Unmapped) > 0 {
+			names := make([]string, 0, min(len(report.Unmapped), 20))
+			for _, u := range report.Unmapped[:min(len(report.Unmapped), 20)] {
+				names = append(names, topology.Printable(u.String()))
+			}
+			s.Log.Warn("UFM hosts without a Kubernetes node name", "count", len(report.Unmapped), "first", names)
 		}
-		s.Log.Info("UFM hosts without a Kubernetes node name", "count", len(report.Unmapped), "first", names)
+		if len(report.Skipped) > 0 {
+			first := make([]string, 0, min(len(report.Skipped), 20))
+			for _, item := range report.Skipped[:min(len(report.Skipped), 20)] {
+				first = append(first, topology.Printable(item))
+			}
+			s.Log.Warn("UFM systems, ports and links left out (gateways, routers, ends of no known system)",
+				"count", len(report.Skipped), "first", first)
+		}
 	}
 	return in, nil
 }

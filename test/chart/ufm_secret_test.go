@@ -138,7 +138,10 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 			"caBundle":       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})),
 		},
 		// Settings through the chart's config file: they must reach the aggregator and be accepted by it.
-		"aggregator": map[string]any{"config": map[string]any{"capture-recheck": "5m", "label-source-interval": "2m"}},
+		// The test swaps UFM's whole fabric for another: take the new one at once rather than hold it as a
+		// suspect shrink of the source (--source-shrink-confirm-after, 30m by default).
+		"aggregator": map[string]any{"config": map[string]any{"capture-recheck": "5m", "label-source-interval": "2m",
+			"source-shrink-confirm-after": "0s"}},
 	}
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	b, err := yaml.Marshal(values)

@@ -36,6 +36,11 @@ func newFakeUFM(t *testing.T) *fakeUFM {
 		},
 		"links": []ufm.Link{{SourceGUID: hostGUID, SourcePort: "1", DestinationGUID: leafGUID, DestinationPort: "1",
 			SourceNodeDescription: ufmHost + " mlx5_0", DestinationNodeDescription: ufmLeaf + ":1"}},
+		// UFM answers /resources/ports too, which every poll reads.
+		"ports": []ufm.Port{
+			{Name: hostGUID + "_1", GUID: hostGUID, SystemID: hostGUID, SystemName: ufmHost, NodeDescription: ufmHost + " mlx5_0", Module: "N/A"},
+			{Name: leafGUID + "_1", GUID: leafGUID, SystemID: leafGUID, SystemName: ufmLeaf, NodeDescription: ufmLeaf + ":1", Module: "N/A"},
+		},
 	}
 	bodies := map[string][]byte{}
 	for k, v := range answers {

@@ -1,0 +1,40 @@
+package ctl
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// TestNVLinkFromLabels: `fabricmap topology --from-labels --accelerator-domains` reads the NVLink domain from
+// GPU Feature Discovery's clique label and the sub-domain from topograph's; without them it added no NVLink
+// tier at all.
+func TestNVLinkFromLabels(t *testing.T) {
+	const clique = "7c3f0e2a-9b1d-4e6f-8a2c-3b4d5e6f7081.1"
+	keys := []string{"example.com/spine", "example.com/leaf"}
+	nodes := []labels.Node{
+		{Name: "gb-r1-t01", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-1", cliqueLabel: clique, subDomainLabel: "1821724000123"}},
+		{Name: "gb-r2-t01", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-2", cliqueLabel: clique}},
+		{Name: "cpu-1", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-3", subDomainLabel: "stray"}},
+	}
+	in, problems := labels.Evidence(nodes, keys)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	nvlinkFromLabels(nodes, in.Nodes)
+	got := map[string][2]string{}
+	for _, e := range in.Nodes {
+		got[e.Node] = [2]string{e.NVLinkDomain, e.NVLinkSubDomain}
+	}
+	want := map[string][2]string{"gb-r1-t01": {clique, "1821724000123"}, "gb-r2-t01": {clique, ""}, "cpu-1": {"", ""}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("NVLink evidence (-want +got):\n%s", diff)
+	}
+	tree, _ := topology.Build(in, topology.BuildOptions{AcceleratorDomains: true})
+	if tree.Domains[topology.SafeName("nvl-"+clique)] == nil {
+		t.Errorf("no accelerator domain: %v", tree.Outline())
+	}
+}

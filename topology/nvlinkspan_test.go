@@ -1,0 +1,234 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// GB200 NVL72 fixtures: a compute tray is one node (4 GPUs), 18 trays make the NVLink domain of one
+// NVL72; the domain is "<clusterUUID>.<cliqueId>" as the agent reports it, the sub-domain the chassis serial
+// number NVML's platform info gives each tray of a rack.
+const (
+	nvl72A   = "7c3f0e2a-9b1d-4e6f-8a2c-3b4d5e6f7081.1"
+	nvl72B   = "1a2b3c4d-5e6f-4a8b-9c0d-e1f203142536.1"
+	rackA1   = "1821724000123"
+	rackA2   = "1821724000456"
+	nvl72AHN = "nvl-7c3f0e2a-9b1d-4e6f-8a2c-3b4d5e6f7081-1"
+	nvl72BHN = "nvl-1a2b3c4d-5e6f-4a8b-9c0d-e1f203142536-1"
+)
+
+// trays returns count nodes "<prefix>-t01", … of NVLink domain nvl and sub-domain sub ("" for none), each
+// cabled to the leaves.
+func trays(prefix string, count int, nvl, sub string, leaves ...string) []NodeEvidence {
+	out := make([]NodeEvidence, 0, count)
+	for i := 1; i <= count; i++ {
+		e := gpu(fmt.Sprintf("%s-t%02d", prefix, i), nvl, leaves...)
+		e.NVLinkSubDomain = sub
+		out = append(out, e)
+	}
+	return out
+}
+
+// trayNames returns the names trays gives, comma-separated.
+func trayNames(prefix string, from, to int) string {
+	var names []string
+	for i := from; i <= to; i++ {
+		names = append(names, fmt.Sprintf("%s-t%02d", prefix, i))
+	}
+	return strings.Join(names, ",")
+}
+
+// subName is the accelerator sub-domain Build names for sub of nvl.
+func subName(nvl, sub string) string { return SafeName(acceleratorPrefix + nvl + "." + sub) }
+
+// twoSpines is two spines below one core: spine-1 over leaf-1 and leaf-2, spine-2 over leaf-3.
+func twoSpines() []SwitchEdge {
+	return join(cables("spine-1", "leaf-1", "leaf-2"), cables("spine-2", "leaf-3"), cables("core", "spine-1", "spine-2"))
+}
+
+// TestBuildMultiRackNVLink covers NVLink domains larger than a leaf: the accelerator domain hangs below the
+// lowest switch domain that holds all its nodes, with its sub-domains (racks) below it, and the switch tiers
+// above keep their shape.
+func TestBuildMultiRackNVLink(t *testing.T) {
+	cpu := []NodeEvidence{host("cpu-1", "leaf-3"), host("cpu-2", "leaf-3")}
+	tests := []struct {
+		name      string
+		nodes     [][]NodeEvidence
+		links     []SwitchEdge
+		want      []string
+		wantProbs []string
+	}{{
+		name:  "NVL72 in one rack: 18 nodes behind one leaf, one sub-domain",
+		nodes: [][]NodeEvidence{trays("gb-r1", 18, nvl72A, rackA1, "leaf-1"), cpu},
+		links: twoSpines(),
+		want: []string{
+			"fabric(5)spine-1,spine-2", // the core, the single top domain, is the root
+			"leaf-1(3)" + nvl72AHN,
+			"leaf-3(3)cpu-1,cpu-2",
+			nvl72AHN + "(2)" + subName(nvl72A, rackA1),
+			subName(nvl72A, rackA1) + "(1)" + trayNames("gb-r1", 1, 18),
+			"spine-1(4)leaf-1",
+			"spine-2(4)leaf-3",
+		},
+	}, {
+		name:  "one NVL72 over two racks behind two leaves (9 + 9): below the spine over both, leaves emptied",
+		nodes: [][]NodeEvidence{trays("gb-r1", 9, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 9, nvl72A, rackA2, "leaf-2"), cpu},
+		links: twoSpines(),
+		want: []string{
+			"fabric(5)spine-1,spine-2",
+			"leaf-3(3)cpu-1,cpu-2",
+			nvl72AHN + "(2)" + subName(nvl72A, rackA1) + "," + subName(nvl72A, rackA2),
+			subName(nvl72A, rackA1) + "(1)" + trayNames("gb-r1", 1, 9),
+			subName(nvl72A, rackA2) + "(1)" + trayNames("gb-r2", 1, 9),
+			"spine-1(4)" + nvl72AHN,
+			"spine-2(4)leaf-3",
+		},
+	}, {
+		name: "dual-rack irregular layout (7 + 5) beside a single-rack NVL72 on the first leaf",
+		nodes: [][]NodeEvidence{trays("gb-r1", 7, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 5, nvl72A, rackA2, "leaf-2"),
+			trays("gb-r3", 18, nvl72B, "1821724000789", "leaf-1"), cpu},
+		links: twoSpines(),
+		want: []string{
+			"fabric(5)spine-1,spine-2",
+			"leaf-1(3)" + nvl72BHN,
+			"leaf-3(3)cpu-1,cpu-2",
+			nvl72BHN + "(2)" + subName(nvl72B, "1821724000789"),
+			subName(nvl72B, "1821724000789") + "(1)" + trayNames("gb-r3", 1, 18),
+			nvl72AHN + "(2)" + subName(nvl72A, rackA1) + "," + subName(nvl72A, rackA2),
+			subName(nvl72A, rackA1) + "(1)" + trayNames("gb-r1", 1, 7),
+			subName(nvl72A, rackA2) + "(1)" + trayNames("gb-r2", 1, 5),
+			"spine-1(4)leaf-1," + nvl72AHN,
+			"spine-2(4)leaf-3",
+		},
+	}, {
+		name:  "dual-rack layout (7 + 5) under two spines, without sub-domains: tier 1 below the core, emptied branch gone",
+		nodes: [][]NodeEvidence{trays("gb-r1", 7, nvl72A, "", "leaf-1"), trays("gb-r2", 5, nvl72A, "", "leaf-3"), cpu},
+		links: twoSpines(),
+		want: []string{
+			"fabric(4)" + nvl72AHN + ",spine-2",
+			"leaf-3(2)cpu-1,cpu-2",
+			nvl72AHN + "(1)" + trayNames("gb-r1", 1, 7) + "," + trayNames("gb-r2", 1, 5),
+			"spine-2(3)leaf-3",
+		},
+	}, {
+		name:  "some nodes of a domain without a sub-domain: the domain keeps its nodes directly",
+		nodes: [][]NodeEvidence{trays("gb-r1", 9, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 9, nvl72A, "", "leaf-2")},
+		links: twoSpines(),
+		want: []string{
+			"fabric(4)" + nvl72AHN,
+			nvl72AHN + "(2)" + trayNames("gb-r1", 1, 9) + "," + trayNames("gb-r2", 1, 9),
+		},
+		wantProbs: []string{`node "gb-r2-t01" (source test): NVLink domain "` + nvl72A + `" gets no sub-domains: 9 of its 18 nodes have no NVLink sub-domain (gb-r2-t01, gb-r2-t02, gb-r2-t03, gb-r2-t04, gb-r2-t05, gb-r2-t06, gb-r2-t07, gb-r2-t08 and 1 more)`},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var in Input
+			for _, n := range tc.nodes {
+				in.Nodes = append(in.Nodes, n...)
+			}
+			in.SwitchLinks = tc.links
+			tree, probs := Build(in, BuildOptions{AcceleratorDomains: true})
+			if err := tree.Validate(); err != nil {
+				t.Fatalf("invalid tree: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, tree.Outline()); diff != "" {
+				t.Errorf("tree (-want +got):\n%s", diff)
+			}
+			got := make([]string, len(probs))
+			for i, p := range probs {
+				got[i] = p.String()
+			}
+			if len(got) != len(tc.wantProbs) {
+				t.Fatalf("problems = %q, want %d", got, len(tc.wantProbs))
+			}
+			for i, want := range tc.wantProbs {
+				if !strings.Contains(got[i], want) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, got[i], want)
+				}
+			}
+			checkSubDomains(t, tree)
+		})
+	}
+}
+
+// checkSubDomains checks what Outline does not show: a sub-domain records its NVLink domain and sub-domain,
+// sits at tier 1 below its accelerator domain, and accelerator domains sit just above sub-domains when
+// there are any.
+func checkSubDomains(t *testing.T, tree *Tree) {
+	t.Helper()
+	subs := false
+	for _, d := range tree.Domains {
+		if d.TierName == TierNameAcceleratorSubDomain {
+			subs = true
+			p := tree.Domains[d.Parent]
+			if d.Tier != 1 || d.NVLinkSubDomain == "" || p == nil || p.TierName != TierNameAccelerator || p.NVLinkDomain != d.NVLinkDomain {
+				t.Errorf("sub-domain %+v below %+v", d, p)
+			}
+		}
+	}
+	for _, d := range tree.Domains {
+		if d.TierName == TierNameAccelerator && subs && d.Tier != 2 {
+			t.Errorf("accelerator domain %q at tier %d beside sub-domains", d.Name, d.Tier)
+		}
+		if d.TierName != TierNameAccelerator && d.TierName != TierNameAcceleratorSubDomain && d.Tier <= 2 && subs {
+			t.Errorf("switch domain %q at tier %d beside sub-domains", d.Name, d.Tier)
+		}
+	}
+}
+
+// TestBuildNVLinkPartThreshold pins minNVLinkPart: a part of an NVLink domain smaller than it, beside a
+// leaf that holds most of the domain, is rejected node by node; a part of at least that many nodes makes
+// the domain span both leaves.
+func TestBuildNVLinkPartThreshold(t *testing.T) {
+	if minNVLinkPart != 3 {
+		t.Fatalf("minNVLinkPart = %d; the cases below are written for 3", minNVLinkPart)
+	}
+	tests := []struct {
+		name       string
+		home, away int
+		wantLeft   []string // nodes left out of the tree
+		wantSpan   bool
+	}{
+		{name: "16 + 1: the single node is rejected", home: 16, away: 1, wantLeft: []string{"gb-r2-t01"}},
+		{name: "16 + 2: both nodes are rejected", home: 16, away: 2, wantLeft: []string{"gb-r2-t01", "gb-r2-t02"}},
+		{name: "15 + 3: the domain spans both leaves", home: 15, away: 3, wantSpan: true},
+		{name: "1 + 1: no majority, the domain spans both leaves", home: 1, away: 1, wantSpan: true},
+		{name: "2 + 1: the single node is rejected", home: 2, away: 1, wantLeft: []string{"gb-r2-t01"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{
+				Nodes:       append(trays("gb-r1", tc.home, nvl72A, "", "leaf-1"), trays("gb-r2", tc.away, nvl72A, "", "leaf-2")...),
+				SwitchLinks: cables("spine-1", "leaf-1", "leaf-2"),
+			}
+			tree, probs := Build(in, BuildOptions{AcceleratorDomains: true})
+			if err := tree.Validate(); err != nil {
+				t.Fatalf("invalid tree: %v", err)
+			}
+			var left []string
+			for _, p := range probs {
+				if !strings.Contains(p.Reason, "claims NVLink domain") {
+					t.Errorf("unexpected problem %s", p)
+				}
+				left = append(left, p.Node)
+			}
+			if diff := cmp.Diff(tc.wantLeft, left); diff != "" {
+				t.Errorf("nodes left out (-want +got):\n%s", diff)
+			}
+			d := tree.Domains[nvl72AHN]
+			if d == nil {
+				t.Fatalf("no accelerator domain: %v", tree.Outline())
+			}
+			parent := tree.Domains[d.Parent]
+			if span := parent.TierName != TierNameLeaf; span != tc.wantSpan {
+				t.Errorf("accelerator domain below %s %q, want spanning=%v: %v", parent.TierName, parent.Name, tc.wantSpan, tree.Outline())
+			}
+			if got, want := len(d.Nodes), tc.home+tc.away-len(tc.wantLeft); got != want {
+				t.Errorf("accelerator domain holds %d nodes, want %d", got, want)
+			}
+		})
+	}
+}
