@@ -62,9 +62,10 @@ func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switch
 func (e SwitchEdge) usable() bool { return e.A != "" && e.B != "" }
 
 // smallerSource returns src when cur is empty or src sorts before it, else cur: a domain or switch keeps the
-// smallest source among those that gave evidence for it.
+// smallest source among those that gave evidence for it. Evidence that names no source changes nothing, so
+// the result does not depend on the order the evidence came in.
 func smallerSource(cur, src string) string {
-	if cur == "" || src < cur {
+	if src != "" && (cur == "" || src < cur) {
 		return src
 	}
 	return cur
