@@ -54,6 +54,9 @@ type Config struct {
 	// DeletionGuard holds deletions when too many HyperNodes are gone from the tree at once; nil deletes every
 	// HyperNode past its grace period.
 	DeletionGuard *DeletionGuard
+	// ReportedGUIDs, when set, receives the GUIDs of the reports' RDMA devices at every rebuild, for the
+	// sources that name hosts by them (sources.Options.Reported).
+	ReportedGUIDs *sources.ReportedGUIDs
 }
 
 // Reconciler rebuilds the whole tree from all reports on every change and applies the difference. Every event
@@ -111,8 +114,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.absentSince = map[string]time.Time{}
 		r.ages = map[string]reportAge{}
 	}
-	r.pollSources(ctx) // the due source polls begin, off the reconcile (sources.go)
-
 	var reports v1alpha1.NodeFabricReportList
 	if err := r.Client.List(ctx, &reports); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing reports: %w", err)
@@ -122,6 +123,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	live := r.dropOrphans(ctx, reports.Items, nodes)
+	if r.Config.ReportedGUIDs != nil {
+		r.Config.ReportedGUIDs.Set(ReportGUIDs(live))
+	}
+	r.pollSources(ctx) // the due source polls begin, off the reconcile (sources.go), with the reports' GUIDs
 	r.checkMassSilence(live)
 	evidence, dropped := r.evidence(live, nodes)
 	tree, problems, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)

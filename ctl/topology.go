@@ -59,6 +59,8 @@ func newTopology() *cobra.Command {
 			// The context ends on SIGINT or SIGTERM (cmd/fabricmap): every long step looks at it.
 			ctx, errw := cmd.Context(), cmd.ErrOrStderr()
 			var read []sourceRead
+			// The reports name the hosts of a capture or UFM whose adapters carry no usable description.
+			var reportedNode func(ib.GUID) string
 			if reportsDir != "" {
 				reports, err := readReports(reportsDir, errw)
 				if err != nil {
@@ -68,6 +70,8 @@ func newTopology() *cobra.Command {
 				for i := range reports {
 					in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
 				}
+				byGUID := aggregator.ReportGUIDs(reports)
+				reportedNode = func(g ib.GUID) string { return byGUID[g] }
 				read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: topology.Merge, name: aggregator.SourceReports, in: in,
 					why: fmt.Sprintf("none of its %d reports places its node behind a switch", len(reports))})
 			}
@@ -80,7 +84,7 @@ func newTopology() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				in, notes, err := ibfabric.EvidenceReport(ctx, fab, ibfabric.Options{Hosts: hosts})
+				in, notes, err := ibfabric.EvidenceReport(ctx, fab, ibfabric.Options{Hosts: hosts, ReportedNode: reportedNode})
 				if err != nil {
 					return fmt.Errorf("%s: %w", from, err)
 				}
@@ -92,6 +96,7 @@ func newTopology() *cobra.Command {
 						len(fab.Hosts()), len(fab.Switches))})
 			}
 			if fromUFM.given() {
+				fromUFM.reportedNode = reportedNode
 				r, err := fromUFM.read(ctx, errw)
 				if err != nil {
 					return err

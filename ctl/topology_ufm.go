@@ -22,6 +22,8 @@ type ufmFlags struct {
 	dumpDir string
 	// hosts gives the host rules the capture and UFM share (their flags are registered with the capture's).
 	hosts func() (*ib.HostRules, error)
+	// reportedNode names a host by the GUIDs the reports given with --from-reports list; nil: none.
+	reportedNode func(ib.GUID) string
 }
 
 // register adds the CLI's own UFM flags to fs.
@@ -49,6 +51,7 @@ func (f *ufmFlags) read(ctx context.Context, errw io.Writer) (sourceRead, error)
 			return sourceRead{}, err
 		}
 	}
+	opts.ReportedNode = f.reportedNode
 	r := sourceRead{flag: "--from-ufm", value: f.opts.URL, name: ufm.Name, merge: ufm.Merge}
 	if f.dumpDir != "" {
 		r.flag, r.value = "--from-ufm-dump", f.dumpDir

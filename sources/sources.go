@@ -85,6 +85,9 @@ type Options struct {
 	Labels labels.SourceOptions
 	// Shrink is the aggregator's guard against a source losing many nodes at once, the same for every source.
 	Shrink ShrinkGuard
+	// Reported, when set, names hosts by the GUIDs the reports give (see ReportedGUIDs): the capture and UFM
+	// sources consult it at every poll.
+	Reported *ReportedGUIDs
 }
 
 // AddFlags registers every source's settings on fs: the flags the aggregator and the CLI share.
@@ -118,9 +121,15 @@ func (o *Options) Specs(log *slog.Logger) ([]Spec, error) {
 		if u.Options.Hosts, err = o.Capture.HostRules(); err != nil {
 			return nil, err
 		}
+		if o.Reported != nil {
+			u.Options.ReportedNode = o.Reported.Node
+		}
 		specs = append(specs, Spec{Source: u, Interval: o.UFM.Interval, PollTimeout: u.Timeout()})
 	}
 	if c := o.Capture.Source(); c != nil {
+		if o.Reported != nil {
+			c.Options.ReportedNode = o.Reported.Node
+		}
 		specs = append(specs, Spec{Source: c, Interval: o.Capture.Recheck})
 	}
 	if l := o.Labels.Source(log); l != nil {

@@ -112,6 +112,9 @@ func Main(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The capture and UFM name hosts without a usable description after the node reporting their GUIDs.
+	srcs.Reported = &sources.ReportedGUIDs{}
+	conf.ReportedGUIDs = srcs.Reported
 	specs, err := srcs.Specs(log)
 	if err != nil {
 		return err
