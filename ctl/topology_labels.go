@@ -16,10 +16,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/metadata"
 
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/sources/labels"
-	"github.com/fabricmap/fabricmap/topology"
 )
 
 // nodeListPage is how many Nodes one list request asks the API server for (a variable for tests).
@@ -63,7 +61,6 @@ func (f *labelFlags) read(cmd *cobra.Command) (sourceRead, error) {
 		return sourceRead{}, err
 	}
 	evidence, problems := labels.Evidence(nodes, f.opts.Keys)
-	nvlinkFromLabels(nodes, evidence.Nodes) // --accelerator-domains needs them
 	reasons := make([]string, len(problems))
 	for i, p := range problems {
 		reasons[i] = p.String()
@@ -149,26 +146,4 @@ func readNodesFile(path string, errw io.Writer) ([]labels.Node, error) {
 		return nil, fmt.Errorf("%s: no Node found; is it `kubectl get nodes -o yaml` output?", path)
 	}
 	return out, nil
-}
-
-// Node labels that give a node's NVLink domain and sub-domain to `fabricmap topology --from-labels`: the
-// clique GPU Feature Discovery writes ("<clusterUUID>.<cliqueId>", as the agents report it) and topograph's
-// sub-domain label.
-const (
-	cliqueLabel    = "nvidia.com/gpu.clique"
-	subDomainLabel = hypernodegen.DefaultAcceleratorSubDomainKey
-)
-
-// nvlinkFromLabels sets the NVLink domain and sub-domain of evidence from the labels of nodes.
-func nvlinkFromLabels(nodes []labels.Node, evidence []topology.NodeEvidence) {
-	byName := make(map[string]map[string]string, len(nodes))
-	for _, n := range nodes {
-		byName[n.Name] = n.Labels
-	}
-	for i := range evidence {
-		l := byName[evidence[i].Node]
-		if evidence[i].NVLinkDomain = l[cliqueLabel]; evidence[i].NVLinkDomain != "" {
-			evidence[i].NVLinkSubDomain = l[subDomainLabel]
-		}
-	}
 }

@@ -22,11 +22,20 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
 // Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
 const Name = "labels"
+
+// Node labels that give a node's NVLink domain and its rack within it: the clique GPU Feature Discovery writes
+// ("<clusterUUID>.<cliqueId>", as the agents report it) and topograph's sub-domain label (the default of
+// hypernodegen's accelerator sub-domain key).
+const (
+	CliqueLabel    = "nvidia.com/gpu.clique"
+	SubDomainLabel = hypernodegen.DefaultAcceleratorSubDomainKey
+)
 
 // switchKind is the kind of the pseudo-switches' identifiers (see topology.SwitchID).
 const switchKind = "label"
@@ -73,9 +82,18 @@ func Evidence(nodes []Node, keys []string) (topology.Input, []topology.Problem) 
 	var in topology.Input
 	edges := map[topology.SwitchEdge]bool{}
 	last := len(keys) - 1
+	byName := make(map[string]map[string]string, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = n.Labels
+	}
 	for _, p := range paths {
-		in.Nodes = append(in.Nodes, topology.NodeEvidence{Node: p.node, Source: Name,
-			Links: []topology.SwitchLink{{SwitchID: p.ids[last], SwitchName: names[p.ids[last]]}}})
+		e := topology.NodeEvidence{Node: p.node, Source: Name,
+			Links: []topology.SwitchLink{{SwitchID: p.ids[last], SwitchName: names[p.ids[last]]}}}
+		// --accelerator-domains needs the NVLink domain and rack the node's labels give.
+		if e.NVLinkDomain = byName[p.node][CliqueLabel]; e.NVLinkDomain != "" {
+			e.NVLinkSubDomain = byName[p.node][SubDomainLabel]
+		}
+		in.Nodes = append(in.Nodes, e)
 		for lvl := 1; lvl <= last; lvl++ {
 			a, b := p.ids[lvl], p.ids[lvl-1]
 			edges[topology.SwitchEdge{A: a, B: b, AName: names[a], BName: names[b], Source: Name}] = true

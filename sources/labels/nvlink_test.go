@@ -1,4 +1,4 @@
-package ctl
+package labels_test
 
 import (
 	"testing"
@@ -9,22 +9,21 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// TestNVLinkFromLabels: `fabricmap topology --from-labels --accelerator-domains` reads the NVLink domain from
-// GPU Feature Discovery's clique label and the sub-domain from topograph's; without them it added no NVLink
-// tier at all.
+// TestNVLinkFromLabels: the label source (the aggregator's, and `fabricmap topology --from-labels`) reads the
+// NVLink domain from GPU Feature Discovery's clique label and the sub-domain from topograph's; without them
+// --accelerator-domains added no NVLink tier at all.
 func TestNVLinkFromLabels(t *testing.T) {
 	const clique = "7c3f0e2a-9b1d-4e6f-8a2c-3b4d5e6f7081.1"
 	keys := []string{"example.com/spine", "example.com/leaf"}
 	nodes := []labels.Node{
-		{Name: "gb-r1-t01", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-1", cliqueLabel: clique, subDomainLabel: "1821724000123"}},
-		{Name: "gb-r2-t01", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-2", cliqueLabel: clique}},
-		{Name: "cpu-1", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-3", subDomainLabel: "stray"}},
+		{Name: "gb-r1-t01", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-1", labels.CliqueLabel: clique, labels.SubDomainLabel: "1821724000123"}},
+		{Name: "gb-r2-t01", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-2", labels.CliqueLabel: clique}},
+		{Name: "cpu-1", Labels: map[string]string{keys[0]: "s1", keys[1]: "leaf-3", labels.SubDomainLabel: "stray"}},
 	}
 	in, problems := labels.Evidence(nodes, keys)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	nvlinkFromLabels(nodes, in.Nodes)
 	got := map[string][2]string{}
 	for _, e := range in.Nodes {
 		got[e.Node] = [2]string{e.NVLinkDomain, e.NVLinkSubDomain}
