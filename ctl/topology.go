@@ -84,7 +84,7 @@ func newTopology() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				in, notes, err := ibfabric.EvidenceReport(ctx, fab, ibfabric.Options{Hosts: hosts, ReportedNode: reportedNode})
+				in, notes, err := ibfabric.Evidence(ctx, fab, ibfabric.Options{Hosts: hosts, ReportedNode: reportedNode})
 				if err != nil {
 					return fmt.Errorf("%s: %w", from, err)
 				}

@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -24,7 +25,11 @@ func TestBuildCascadedBladeSwitches(t *testing.T) {
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("parsing testdata/cascade-blade.txt: %v %v", err, warns)
 	}
-	tree, probs := topology.Build(ibfabric.Evidence(fab, ibfabric.Options{}), topology.BuildOptions{})
+	in, _, err := ibfabric.Evidence(context.Background(), fab, ibfabric.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, probs := topology.Build(in, topology.BuildOptions{})
 	if err := tree.Validate(); err != nil {
 		t.Fatalf("invalid tree: %v", err)
 	}

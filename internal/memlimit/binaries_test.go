@@ -1,16 +1,12 @@
 package memlimit
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -117,22 +113,11 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// sample reads the value of one sample of the Prometheus text exposition at url.
+// sample reads one sample of the Prometheus text exposition at url (proctest.Metric); absent is an error.
 func sample(url, name string) (float64, error) {
-	resp, err := http.Get(url) //nolint:gosec,noctx // a local test server
-	if err != nil {
-		return 0, err
+	v, found, err := proctest.Metric(url, name)
+	if err == nil && !found {
+		err = fmt.Errorf("no %s at %s", name, url)
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("no %s at %s", name, url)
+	return v, err
 }

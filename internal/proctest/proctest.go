@@ -3,8 +3,10 @@
 package proctest
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -48,4 +50,24 @@ func PeakRSSKiB(pid int) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// Metric reads one sample of the Prometheus text exposition at url: the line of sample, the metric name with
+// exactly its labels as exposed (e.g. `fabricmap_aggregator_writes_total{kind="apply"}`). found is false when
+// the exposition has no such line.
+func Metric(url, sample string) (value float64, found bool, err error) {
+	resp, err := http.Get(url) //nolint:gosec,noctx // a test's local server
+	if err != nil {
+		return 0, false, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
+			value, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return value, err == nil, err
+		}
+	}
+	return 0, false, sc.Err()
 }

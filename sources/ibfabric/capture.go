@@ -118,7 +118,7 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	if len(fab.Switches) == 0 {
 		return c.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", c.file.Path)
 	}
-	in, notes, err := EvidenceReport(ctx, fab, c.Options)
+	in, notes, err := Evidence(ctx, fab, c.Options)
 	if err != nil {
 		return c.input, fmt.Errorf("fabric capture %s: %w", c.file.Path, err)
 	}
@@ -129,7 +129,7 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	return c.input, nil
 }
 
-// Notes returns the notes of the hosts the last good evidence re-identified or left out (see EvidenceReport).
+// Notes returns the notes of the hosts the last good evidence re-identified or left out (see Evidence).
 func (c *Capture) Notes() []ib.HostNote {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -111,7 +111,7 @@ func TestEvidenceReidentifiesHostsTheirDescriptionsDoNotName(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in, notes, err := EvidenceReport(context.Background(), parse(t, "testdata/defaultdesc.txt"), tc.opts)
+			in, notes, err := Evidence(context.Background(), parse(t, "testdata/defaultdesc.txt"), tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -33,27 +33,14 @@ type Options struct {
 	ReportedNode func(g ib.GUID) string
 }
 
-// Evidence returns the nodes and switch links the fabric shows. Hosts are taken in name order and each
-// host's links in the fabric's uplink order, so the result is deterministic. It is EvidenceContext without a
-// deadline.
-func Evidence(f *ib.Fabric, opts Options) topology.Input {
-	in, _ := EvidenceContext(context.Background(), f, opts) // a background context never ends
-	return in
-}
-
-// EvidenceContext is Evidence in time proportional to the fabric's links, looking at ctx as it goes: when ctx
-// is done it returns ctx's error. It is EvidenceReport without the host notes.
-func EvidenceContext(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, error) {
-	in, _, err := EvidenceReport(ctx, f, opts)
-	return in, err
-}
-
-// EvidenceReport is EvidenceContext with a note for every host that opts.Hosts did not take by its name, in
-// host name order: an HCA with its adapter's default description becomes a node of its own, named after the
+// Evidence returns the nodes and switch links the fabric shows, in time proportional to its links, looking at
+// ctx as it goes (when ctx is done it returns ctx's error). Hosts are taken in name order and each host's
+// links in the fabric's uplink order, so the result is deterministic. It notes every host that opts.Hosts did
+// not take by its name, in host name order: an HCA with its adapter's default description becomes a node of its own, named after the
 // node whose report gives its GUID (opts.ReportedNode) or else ib.GUIDNodeName of its system image GUID (its
 // node GUID when it has none), so that such hosts never merge; a host with a generic name or a management
 // host is left out unless a report gives its GUID. The notes are warnings for the operator, with the reason.
-func EvidenceReport(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, []ib.HostNote, error) {
+func Evidence(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, []ib.HostNote, error) {
 	uplinks, err := f.AllHostUplinks(ctx)
 	if err != nil {
 		return topology.Input{}, nil, fmt.Errorf("ibfabric: evidence: %w", err)

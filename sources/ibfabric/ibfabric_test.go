@@ -1,6 +1,7 @@
 package ibfabric
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestEvidenceGivesTheFabricsTiers(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tree, probs := topology.Build(Evidence(parse(t, tc.file), tc.opts), topology.BuildOptions{})
+			tree, probs := topology.Build(evidence(t, parse(t, tc.file), tc.opts), topology.BuildOptions{})
 			if len(probs) > 0 {
 				t.Errorf("problems: %v", probs)
 			}
@@ -92,7 +93,7 @@ func superPODWant() []string {
 }
 
 func TestEvidence(t *testing.T) {
-	in := Evidence(parse(t, "testdata/threetier.txt"), Options{StorageDevice: func(d string) bool { return d == "mlx5_0" }})
+	in := evidence(t, parse(t, "testdata/threetier.txt"), Options{StorageDevice: func(d string) bool { return d == "mlx5_0" }})
 	if len(in.Nodes) != 4 {
 		t.Fatalf("nodes = %d, want 4", len(in.Nodes))
 	}
@@ -110,4 +111,14 @@ func TestEvidence(t *testing.T) {
 			t.Errorf("switch link %+v: want ordered ends, names and source", e)
 		}
 	}
+}
+
+// evidence is Evidence without a deadline, failing the test on an error.
+func evidence(t *testing.T, f *ib.Fabric, opts Options) topology.Input {
+	t.Helper()
+	in, _, err := Evidence(context.Background(), f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }

@@ -34,7 +34,7 @@ func BenchmarkCaptureToTree(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				in, err := EvidenceContext(context.Background(), fab, Options{})
+				in, _, err := Evidence(context.Background(), fab, Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -96,7 +96,7 @@ func TestEvidenceOfGeneratedFabrics(t *testing.T) {
 		{"640 hosts, three tiers, one HCA down", mid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := EvidenceContext(context.Background(), generated(t, tc.shape), Options{})
+			got, _, err := Evidence(context.Background(), generated(t, tc.shape), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,13 +107,13 @@ func TestEvidenceOfGeneratedFabrics(t *testing.T) {
 	}
 }
 
-func TestEvidenceContextStops(t *testing.T) {
+func TestEvidenceStopsWithItsContext(t *testing.T) {
 	fab := generated(t, ibtest.Scale(64))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	in, err := EvidenceContext(ctx, fab, Options{})
+	in, _, err := Evidence(ctx, fab, Options{})
 	if !errors.Is(err, context.Canceled) || len(in.Nodes)+len(in.SwitchLinks) > 0 {
-		t.Fatalf("EvidenceContext(cancelled) = %d nodes, %d switch links, %v; want nothing and context.Canceled",
+		t.Fatalf("Evidence(cancelled) = %d nodes, %d switch links, %v; want nothing and context.Canceled",
 			len(in.Nodes), len(in.SwitchLinks), err)
 	}
 }

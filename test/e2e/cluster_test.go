@@ -1,17 +1,14 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -228,22 +225,10 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// metric reads one sample of a Prometheus text exposition at url: the metric with exactly the given labels
-// (e.g. `fabricmap_aggregator_writes_total{kind="apply"}`); 0 when absent.
+// metric reads one sample of the Prometheus text exposition at url (proctest.Metric); 0 when absent.
 func metric(url, sample string) (float64, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
-		}
-	}
-	return 0, sc.Err()
+	v, _, err := proctest.Metric(url, sample)
+	return v, err
 }
 
 func describe(v any) string { return fmt.Sprintf("%v", v) }
