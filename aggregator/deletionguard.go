@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fabricmap/fabricmap/topology"
 )
 
 // ConfirmDeletionsAnnotation is the annotation an admin sets on DeletionGuard.Lease to let held deletions go
@@ -196,7 +198,7 @@ func (r *Reconciler) guardDeletions(ctx context.Context, gone []string, due, tot
 		heldFor := now.Sub(d.Since)
 		r.Log.Warn("held HyperNode deletions confirmed; deleting", "by", by, "due", due, "gone", len(gone), "managed", total,
 			"share", fmt.Sprintf("%.0f%%", share), "heldFor", heldFor)
-		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeNormal, ReasonDeletionsConfirmed,
+		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeNormal, ReasonDeletionsConfirmed, "DeleteHyperNodes",
 			"%d held HyperNode deletions go ahead (%d of %d managed HyperNodes gone), confirmed by %s after %v",
 			due, len(gone), total, by, heldFor.Round(time.Second))
 		return true, 0
@@ -216,7 +218,7 @@ func (r *Reconciler) guardDeletions(ctx context.Context, gone []string, due, tot
 		if len(gone) >= total {
 			why = "the tree would be left with none"
 		}
-		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, ReasonDeletionsHeld,
+		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, ReasonDeletionsHeld, "DeleteHyperNodes",
 			"%d HyperNode deletions held: %d of %d managed HyperNodes (%.0f%%) are gone from the tree, %s; they go ahead when unchanged for %s, or at once with: %s",
 			due, len(gone), total, share, why, wait, confirm)
 	} else {
@@ -265,8 +267,9 @@ func (r *Reconciler) confirmation(lease *coordinationv1.Lease, key types.Namespa
 	return at
 }
 
-// leaseEvent records an Event on the guard's Lease (its UID when it could be read), when a recorder is set.
-func (r *Reconciler) leaseEvent(key types.NamespacedName, lease *coordinationv1.Lease, eventType, reason, format string, args ...any) {
+// leaseEvent records an Event on the leader Lease (its UID when it could be read), when a recorder is set: the
+// object that stands for the aggregator itself.
+func (r *Reconciler) leaseEvent(key types.NamespacedName, lease *coordinationv1.Lease, eventType, reason, action, format string, args ...any) {
 	if r.Events == nil {
 		return
 	}
@@ -274,5 +277,5 @@ func (r *Reconciler) leaseEvent(key types.NamespacedName, lease *coordinationv1.
 	if lease != nil {
 		ref.UID = lease.UID
 	}
-	r.Events.Eventf(ref, nil, eventType, reason, "DeleteHyperNodes", format, args...)
+	r.Events.Eventf(ref, nil, eventType, reason, action, "%s", topology.Printable(fmt.Sprintf(format, args...)))
 }

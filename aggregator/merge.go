@@ -58,6 +58,7 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, n
 		}
 		if p.good {
 			inputs = append(inputs, topology.SourceInput{Name: name, Input: in, Merge: p.src.Merge})
+			r.noteHosts(ctx, p, nodes)
 		}
 	}
 	tree, problems, conflicts := Infer(inputs, r.Config)

@@ -36,6 +36,8 @@ type Metrics struct {
 	sourcePollTimeouts *prometheus.CounterVec
 	// the source shrink guard (sources.go)
 	sourceShrinkHeld *prometheus.GaugeVec
+	// the hosts a source did not take by their name (hostnotes.go)
+	sourceHostsNoted *prometheus.GaugeVec
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -122,6 +124,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "fabricmap_aggregator_source_shrink_held",
 		Help: "Nodes a source lost at once (more than --source-shrink-max-share) whose last good evidence stays in use until they stay missing for --source-shrink-confirm-after, by source; 0 when nothing is held.",
 	}, []string{"source"})
+	m.sourceHostsNoted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "fabricmap_aggregator_source_hosts_noted",
+		Help: "Hosts a source did not take by their name (an adapter's default description, a generic or management host name), by source and outcome (reidentified: named by GUID or after the node that reports it; left-out).",
+	}, []string{"source", "outcome"})
+	reg.MustRegister(m.sourceHostsNoted)
 	reg.MustRegister(m.sourcePollDuration, m.sourcePollTimeouts)
 	reg.MustRegister(m.sourceShrinkHeld)
 	return m

@@ -124,13 +124,14 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, obj runtime.Object, fie
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return false, err
-	case equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]) && hasLabels(cur.GetLabels(), want.GetLabels()):
+	case equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]) && hasAll(cur.GetLabels(), want.GetLabels()):
 		return false, nil
 	}
 	return true, kube.Apply(ctx, r.Client, want, FieldManager)
 }
 
-func hasLabels(have, want map[string]string) bool {
+// hasAll reports whether have holds every key of want with the same value (labels, annotations).
+func hasAll(have, want map[string]string) bool {
 	for k, v := range want {
 		if have[k] != v {
 			return false

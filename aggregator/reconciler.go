@@ -130,7 +130,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.checkMassSilence(live)
 	evidence, dropped := r.evidence(live, nodes)
 	tree, problems, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
-	r.keepNames(tree)
+	var existing topologyv1alpha1.HyperNodeList
+	if err := r.Client.List(ctx, &existing, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing owned HyperNodes: %w", err)
+	}
+	r.keepNames(tree, existing.Items, nodes)
 	r.Snapshot.Set(tree, problems, start)
 	for _, p := range problems {
 		r.rejectEvidence(p, nodes)
@@ -146,10 +150,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.Metrics.observeTree(tree, len(live))
 
-	var existing topologyv1alpha1.HyperNodeList
-	if err := r.Client.List(ctx, &existing, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil {
-		return reconcile.Result{}, fmt.Errorf("listing owned HyperNodes: %w", err)
-	}
 	requeue, err := r.sync(ctx, desired, existing.Items)
 	if lerr := r.syncNodeLabels(ctx, tree, evidence, dropped, nodes); lerr != nil {
 		err = errors.Join(err, lerr)
@@ -298,17 +298,12 @@ func (r *Reconciler) takenByOther(ctx context.Context, name string) (bool, error
 	return hn.Labels[hypernodegen.ManagedByLabel] != hypernodegen.ManagedByValue, nil
 }
 
-// specEqual compares what fabricmap owns of a HyperNode: its spec and its labels.
+// specEqual compares what fabricmap owns of a HyperNode: its spec, its labels and its annotations.
 func specEqual(cur, want *topologyv1alpha1.HyperNode) bool {
 	if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) {
 		return false
 	}
-	for k, v := range want.Labels {
-		if cur.Labels[k] != v {
-			return false
-		}
-	}
-	return true
+	return hasAll(cur.Labels, want.Labels) && hasAll(cur.Annotations, want.Annotations)
 }
 
 func head(s []string, n int) []string {

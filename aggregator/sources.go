@@ -52,6 +52,7 @@ type polledSource struct {
 	shrink  sources.ShrinkGuard
 	held    *shrinkHold  // the smaller set the shrink guard holds back; nil when none
 	log     *slog.Logger // nil until the reconciler hands it over (pollSources)
+	noted   string       // the host notes last recorded as Events (hostnotes.go)
 
 	mu      sync.Mutex
 	metrics *Metrics      // nil until the reconciler hands them over (pollSources)

@@ -1,11 +1,17 @@
 package aggregator
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
@@ -58,5 +64,39 @@ func TestRailLeafDownKeepsNames(t *testing.T) {
 		if len(r.absentSince) > 0 {
 			t.Errorf("%s: HyperNodes waiting to be deleted: %v", step.name, r.absentSince)
 		}
+	}
+}
+
+// Names survive a restart: a new aggregator (or a new leader), whose first tree is built from a capture where
+// the rail leaf the group is named after has gone, reads the switches each HyperNode stands for from its
+// annotation and keeps every name; nothing is to be deleted.
+func TestRailLeafDownAcrossRestartKeepsNames(t *testing.T) {
+	testenv.Require(t)
+	deleteAll(t)
+	dir := filepath.Join(testenv.RepoRoot(), "sources/ibfabric/testdata")
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	before := newReconciler(t, time.Minute, clock)
+	before.Sources = []sources.Spec{{Source: ibfabric.NewCapture(filepath.Join(dir, "railgroup-su.txt"))}}
+	reconcileOnce(t, before)
+	want := hyperNodes(t)
+	if _, ok := want["ib-su1-rail0-rails"]; !ok {
+		t.Fatalf("HyperNodes = %v, want one named ib-su1-rail0-rails", want)
+	}
+	var hn topologyv1alpha1.HyperNode
+	if err := testenv.Shared.Client.Get(context.Background(), client.ObjectKey{Name: "ib-su1-rail0-rails"}, &hn); err != nil {
+		t.Fatal(err)
+	}
+	if got := hn.Annotations[hypernodegen.SwitchesAnnotation]; !strings.Contains(got, ",") {
+		t.Errorf("annotation %s = %q, want the group's leaves", hypernodegen.SwitchesAnnotation, got)
+	}
+
+	after := newReconciler(t, time.Minute, clock)
+	after.Sources = []sources.Spec{{Source: ibfabric.NewCapture(filepath.Join(dir, "railgroup-su-rail0-down.txt"))}}
+	reconcileOnce(t, after)
+	if got := hyperNodes(t); !equal(got, want) {
+		t.Errorf("after a restart without ib-su1-rail0: HyperNodes = %v, want %v", got, want)
+	}
+	if len(after.absentSince) > 0 {
+		t.Errorf("HyperNodes waiting to be deleted after the restart: %v", after.absentSince)
 	}
 }

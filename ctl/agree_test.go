@@ -3,6 +3,7 @@ package ctl
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -68,52 +69,10 @@ func TestTopologyInfersAsTheAggregator(t *testing.T) {
 			}
 
 			// The aggregator's side: the sources it polls, built from the same settings.
-			var opts sources.Options // with the aggregator's flags and their defaults
-			fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
-			opts.AddFlags(fs)
-			opts.AddPollFlags(fs)
-			if err := fs.Parse([]string{"--ufm-url", srv.URL, "--ufm-username-file", ufmUsernameFile(t), "--ufm-password-file",
-				ufmPasswordFile(t, ufmPassword), "--capture-file", superPOD, "--label-source-keys", labelKeys}); err != nil {
-				t.Fatal(err)
-			}
-			log := slog.New(slog.NewTextHandler(io.Discard, nil))
-			specs, err := opts.Specs(log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			nfrs, err := readReports(reports, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var fromReports topology.Input
-			for i := range nfrs {
-				fromReports.Nodes = append(fromReports.Nodes, aggregator.EvidenceFromReport(&nfrs[i]))
-			}
-			inputs := []topology.SourceInput{{Name: aggregator.SourceReports, Input: fromReports, Merge: topology.Merge}}
-			for _, s := range specs {
-				if l, ok := s.Source.(*labels.Source); ok {
-					l.Nodes = func(context.Context) ([]labels.Node, error) { return readNodesFile(nodesFixture, io.Discard) }
-				}
-				in, err := s.Source.Evidence(context.Background())
-				if err != nil {
-					t.Fatalf("source %s: %v", s.Source.Name(), err)
-				}
-				inputs = append(inputs, topology.SourceInput{Name: s.Source.Name(), Input: in, Merge: s.Source.Merge})
-			}
-			if len(inputs) != 4 {
-				t.Fatalf("the aggregator wired %d sources, want reports and 3 more", len(inputs))
-			}
-			tree, _, conflicts := aggregator.Infer(inputs, aggregator.Config{SourcePriority: tc.priority, RootName: topology.TierNameRoot})
-			hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: hypernodegen.SelectorExact, LabelKeys: hypernodegen.DefaultLabelKeys()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var aggOut bytes.Buffer
-			if err := printHyperNodes(&aggOut, io.Discard, hns, "json"); err != nil {
-				t.Fatal(err)
-			}
-
-			if diff := cmp.Diff(aggOut.String(), cliOut); diff != "" {
+			aggOut, conflicts := aggregatorHyperNodes(t, reports, []string{"--ufm-url", srv.URL, "--ufm-username-file", ufmUsernameFile(t),
+				"--ufm-password-file", ufmPasswordFile(t, ufmPassword), "--capture-file", superPOD, "--label-source-keys", labelKeys},
+				nodesFixture, aggregator.Config{SourcePriority: tc.priority, RootName: topology.TierNameRoot})
+			if diff := cmp.Diff(aggOut, cliOut); diff != "" {
 				t.Errorf("the CLI's HyperNodes differ from the aggregator's (-aggregator +cli):\n%s", diff)
 			}
 			members := hyperNodeMembers(t, cliOut)
@@ -155,4 +114,150 @@ func inAny(members map[string][]string, node string) bool {
 		}
 	}
 	return false
+}
+
+// aggregatorHyperNodes infers as the aggregator does and prints the HyperNodes as `fabricmap topology -o json`
+// would: the reports in the folder reports (none when empty), the sources the aggregator wires from its flags
+// (flags, with its defaults for the rest: sources.Options), a label source reading the node list in
+// nodesFile, and aggregator.Infer under conf. It also returns the conflicts.
+func aggregatorHyperNodes(t *testing.T, reports string, flags []string, nodesFile string, conf aggregator.Config) (string, []topology.Conflict) {
+	t.Helper()
+	var opts sources.Options
+	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	opts.AddPollFlags(fs)
+	if err := fs.Parse(flags); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := opts.Specs(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromReports topology.Input
+	if reports != "" {
+		nfrs, err := readReports(reports, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range nfrs {
+			fromReports.Nodes = append(fromReports.Nodes, aggregator.EvidenceFromReport(&nfrs[i]))
+		}
+	}
+	inputs := []topology.SourceInput{{Name: aggregator.SourceReports, Input: fromReports, Merge: topology.Merge}}
+	for _, s := range specs {
+		if l, ok := s.Source.(*labels.Source); ok {
+			l.Nodes = func(context.Context) ([]labels.Node, error) { return readNodesFile(nodesFile, io.Discard) }
+		}
+		in, err := s.Source.Evidence(context.Background())
+		if err != nil {
+			t.Fatalf("source %s: %v", s.Source.Name(), err)
+		}
+		inputs = append(inputs, topology.SourceInput{Name: s.Source.Name(), Input: in, Merge: s.Source.Merge})
+	}
+	if len(inputs) != len(specs)+1 || len(specs) == 0 {
+		t.Fatalf("the aggregator wired %d sources from %q, want reports and at least one more", len(inputs), flags)
+	}
+	tree, _, conflicts := aggregator.Infer(inputs, conf)
+	hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: hypernodegen.SelectorExact, LabelKeys: hypernodegen.DefaultLabelKeys()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := printHyperNodes(&out, io.Discard, hns, "json"); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), conflicts
+}
+
+// nvl72Nodes writes a node list (as `kubectl get nodes -o yaml` gives it) of one NVLink domain whose racks
+// hang behind leaves: racks[i] nodes labelled with leaf i (example.com/leaf), the domain's clique and rack i
+// as its sub-domain.
+func nvl72Nodes(t *testing.T, racks ...int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for r, n := range racks {
+		for i := range n {
+			fmt.Fprintf(&b, "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: gb200-r%d-%02d\n    labels:\n"+
+				"      example.com/leaf: leaf-%d\n      %s: 8c1a5f0e-0d39-4c5b-9a86-2d0c3c5e9f01.1\n      %s: rack-%d\n",
+				r+1, i+1, r+1, labels.CliqueLabel, labels.SubDomainLabel, r+1)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "nodes.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// `fabricmap topology` and the aggregator give the same HyperNodes on every fixture fabricmap keeps: each
+// capture, each UFM dump (read as a dump by the CLI, served over HTTP to the aggregator's live client) and
+// NVLink domains from node labels (in one rack, over two racks behind two leaves, the irregular 7 + 5).
+func TestTopologyAgreesOnEveryFixture(t *testing.T) {
+	type fixture struct {
+		name     string
+		cli, agg func(t *testing.T) []string // the CLI's and the aggregator's flags
+		nodes    string                      // the node list the label source reads
+		accel    bool                        // --accelerator-domains
+	}
+	var fixtures []fixture
+	captures, err := filepath.Glob("../sources/ibfabric/testdata/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	captures = append(captures, superPOD, "../ib/testdata/small.txt", "../topology/testdata/cascade-blade.txt")
+	for _, c := range captures {
+		fixtures = append(fixtures, fixture{name: "capture " + c,
+			cli: func(*testing.T) []string { return []string{"--from-ibnetdiscover", c} },
+			agg: func(*testing.T) []string { return []string{"--capture-file", c} }})
+	}
+	dumps, err := filepath.Glob(ufmFixtures + "/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range append(dumps, recabledUFM) {
+		fixtures = append(fixtures, fixture{name: "UFM " + d,
+			cli: func(*testing.T) []string { return []string{"--from-ufm-dump", d} },
+			agg: func(t *testing.T) []string {
+				srv, _ := ufmServerDir(t, d, false)
+				return []string{"--ufm-url", srv.URL, "--ufm-username-file", ufmUsernameFile(t), "--ufm-password-file", ufmPasswordFile(t, ufmPassword)}
+			}})
+	}
+	for _, l := range []struct {
+		name  string
+		racks []int
+	}{{"NVL72 in one rack", []int{18}}, {"NVL72 over two racks behind two leaves", []int{9, 9}}, {"dual-rack 7 + 5", []int{7, 5}}} {
+		fixtures = append(fixtures, fixture{name: "labels " + l.name, accel: true, nodes: nvl72Nodes(t, l.racks...),
+			cli: func(*testing.T) []string { return []string{"--from-labels", "example.com/leaf"} },
+			agg: func(*testing.T) []string { return []string{"--label-source-keys", "example.com/leaf"} }})
+	}
+	if len(fixtures) < 15 {
+		t.Fatalf("only %d fixtures found", len(fixtures))
+	}
+	for _, f := range fixtures {
+		t.Run(f.name, func(t *testing.T) {
+			args := append([]string{"topology", "-o", "json"}, f.cli(t)...)
+			if f.nodes != "" {
+				args = append(args, "--from-labels-file", f.nodes)
+			}
+			if f.accel {
+				args = append(args, "--accelerator-domains")
+			}
+			cliOut, stderr, err := run(t, args...)
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr)
+			}
+			aggOut, _ := aggregatorHyperNodes(t, "", f.agg(t), f.nodes,
+				aggregator.Config{RootName: topology.TierNameRoot, AcceleratorDomains: f.accel})
+			if diff := cmp.Diff(aggOut, cliOut); diff != "" {
+				t.Errorf("the CLI's HyperNodes differ from the aggregator's (-aggregator +cli):\n%s", diff)
+			}
+			if len(hyperNodeMembers(t, cliOut)) < 2 {
+				t.Errorf("fewer than two HyperNodes: %s", cliOut)
+			}
+			if f.accel && !strings.Contains(cliOut, `"tierName": "`+topology.TierNameAccelerator+`"`) {
+				t.Errorf("no accelerator HyperNode:\n%s", cliOut)
+			}
+		})
+	}
 }

@@ -26,8 +26,8 @@ func newGetNodes() *cobra.Command {
 		Aliases: []string{"node", "no"},
 		Short:   "Print each node's path to the top of the tree and the fabricmap labels on it",
 		Long: "Print every node with the domains that hold it, closest first, up to the top (with their tiers), and the\n" +
-			"labels fabricmap writes on it (--label-keys, --accelerator-label-key: the aggregator's keys). A tier label\n" +
-			"that differs from the tree is marked; nodes no domain holds are listed as having no topology.",
+			"labels fabricmap writes on it (--label-keys, --accelerator-label-key, --accelerator-sub-domain-label-key: the\n" +
+			"aggregator's keys). A tier label that differs from the tree is marked; nodes no domain holds are listed as having no topology.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := keys.Validate(); err != nil {
@@ -39,8 +39,7 @@ func newGetNodes() *cobra.Command {
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().StringSliceVar(&keys.Tiers, "label-keys", keys.Tiers, "node-label keys fabricmap writes for tier 1, 2, … in order, as given to the aggregator")
-	cmd.Flags().StringVar(&keys.Accelerator, "accelerator-label-key", keys.Accelerator, "node-label key fabricmap writes for the NVLink domain (empty: none)")
+	keys.AddFlags(cmd.Flags()) // the aggregator's flags: give the keys it was given
 	return cmd
 }
 

@@ -5,6 +5,7 @@ package hypernodegen
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
@@ -23,6 +24,10 @@ const (
 	SourceLabel = "fabricmap.io/source"
 	// TierNameLabel repeats the tier name so that HyperNodes can be listed by tier.
 	TierNameLabel = "fabricmap.io/tier-name"
+	// SwitchesAnnotation lists, comma-separated and sorted, the switches a HyperNode's domain stands for: its
+	// identity, which outlives its name. The aggregator reads it back when it starts, so that a domain keeps
+	// its name across restarts (topology.KeepNames) although the switch it was named after has gone.
+	SwitchesAnnotation = "fabricmap.io/switches"
 )
 
 // OwnedSelector is the label selector that matches every object fabricmap owns.
@@ -74,6 +79,9 @@ func hyperNode(t *topology.Tree, d *topology.Domain, opts Options, accelTier int
 	}
 	if d.Source != "" {
 		hn.Labels[SourceLabel] = topology.SafeName(d.Source)
+	}
+	if len(d.Switches) > 0 {
+		hn.Annotations = map[string]string{SwitchesAnnotation: strings.Join(d.Switches, ",")}
 	}
 	for _, c := range d.Children {
 		hn.Spec.Members = append(hn.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, c))

@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -61,6 +63,14 @@ func (k LabelKeys) All() []string {
 		}
 	}
 	return out
+}
+
+// AddFlags registers --label-keys, --accelerator-label-key and --accelerator-sub-domain-label-key on fs with
+// k's values as defaults: the one set of label-key flags the aggregator and `fabricmap get nodes` share.
+func (k *LabelKeys) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&k.Tiers, "label-keys", k.Tiers, "node-label keys for switch tier 1, 2, … in order (e.g. fabric.topograph.run/tier-1,fabric.topograph.run/tier-2)")
+	fs.StringVar(&k.Accelerator, "accelerator-label-key", k.Accelerator, "node-label key for the NVLink domain (empty: none)")
+	fs.StringVar(&k.AcceleratorSubDomain, "accelerator-sub-domain-label-key", k.AcceleratorSubDomain, "node-label key for the NVLink sub-domain, a rack of an NVLink domain that spans racks (empty: none)")
 }
 
 // Validate checks that every key is a valid label key.

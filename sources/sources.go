@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/ufm"
@@ -29,6 +30,14 @@ type Source interface {
 	// Merge is the source's merge rule: it adds the source's evidence, in, to what the sources that rank
 	// above it gave, merged, whose nodes win, and returns the nodes the two disagree about.
 	Merge(merged, in topology.Input) (topology.Input, []topology.Conflict)
+}
+
+// Noter is a Source that does not take every host by its name: it re-identifies the hosts whose HCAs carry an
+// adapter's default description, a generic name or a management host's name (by GUID, or after the node that
+// reports the GUID), and leaves out those it cannot map. Notes lists them with the reason, for the last good
+// evidence, so that the aggregator can say so in Events rather than only in its log.
+type Noter interface {
+	Notes() []ib.HostNote
 }
 
 // Spec is a source and how it is polled.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
@@ -73,6 +74,10 @@ func readHyperNodes(hns []topologyv1alpha1.HyperNode, nodeLabels map[string]map[
 		hn := &hns[i]
 		hnNames[i] = hn.Name
 		d := &topology.Domain{Name: hn.Name, Tier: hn.Spec.Tier, TierName: hn.Spec.TierName, Source: hn.Labels[hypernodegen.SourceLabel]}
+		if sw := hn.Annotations[hypernodegen.SwitchesAnnotation]; sw != "" {
+			d.Switches = strings.Split(sw, ",")
+			slices.Sort(d.Switches)
+		}
 		if err := t.Add(d); err != nil {
 			bad("hyperNodes["+hn.Name+"]", err.Error(), "%v", err)
 			dup[i] = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -209,6 +210,12 @@ func (c *Client) get(ctx context.Context, endpoint string) (*cappedBody, error) 
 		resp.Body.Close()
 		return nil, fmt.Errorf("UFM %s at %s: %w (HTTP %s): check the user name and password, or the token, and the user's role",
 			endpoint, c.base.Host, ErrCredentialsRejected, resp.Status)
+	case resp.StatusCode == http.StatusNotFound:
+		// fs.ErrNotExist, as a dump without the file: readFabric reads a UFM that does not serve the ports
+		// (an older release) as it reads a dump without ports.json, and fails on the systems or links.
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		resp.Body.Close()
+		return nil, fmt.Errorf("UFM %s at %s: HTTP %s: %s: %w", endpoint, c.base.Host, resp.Status, printable(snippet), fs.ErrNotExist)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		resp.Body.Close()

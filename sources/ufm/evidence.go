@@ -70,6 +70,21 @@ type Report struct {
 	Reidentified []ib.HostNote
 }
 
+// Notes returns the hosts re-identified and those left out, as host notes sorted by GUID: the ones left out
+// have no Node.
+func (r Report) Notes() []ib.HostNote {
+	notes := slices.Clone(r.Reidentified)
+	for _, u := range r.Unmapped {
+		guid, err := ib.ParseGUID(u.SystemGUID)
+		if err != nil {
+			guid = ib.GUID(u.SystemGUID) // not a GUID, but what UFM called it
+		}
+		notes = append(notes, ib.HostNote{Host: strings.TrimSpace(u.SystemName), GUID: guid, Reason: u.Reason})
+	}
+	slices.SortStableFunc(notes, func(a, b ib.HostNote) int { return strings.Compare(string(a.GUID), string(b.GUID)) })
+	return notes
+}
+
 // UnmappedHost is a host that got no node.
 type UnmappedHost struct {
 	// SystemGUID and SystemName identify the host.

@@ -103,6 +103,15 @@ func TestEvidenceHostRules(t *testing.T) {
 			if diff := cmp.Diff(tc.reidentified, rep.Reidentified); diff != "" {
 				t.Errorf("re-identified (-want +got):\n%s", diff)
 			}
+			notes := rep.Notes() // both, as the aggregator's Events say them: the host left out has no node
+			if len(notes) != len(tc.unmapped)+len(tc.reidentified) {
+				t.Errorf("notes = %v, want the %d re-identified and %d left out", notes, len(tc.reidentified), len(tc.unmapped))
+			}
+			for _, n := range notes {
+				if n.Host == "ufm-01" && (n.Node != "" || n.GUID != "946dae0300c1ff00" || n.Reason != ufmReason) {
+					t.Errorf("note on ufm-01 = %+v, want it left out with its GUID and reason", n)
+				}
+			}
 			if tc.want == nil {
 				return
 			}

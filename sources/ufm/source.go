@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -113,8 +115,16 @@ type Source struct {
 	// (gateways, routers, ends of no known system): each time that list changes, not at every poll.
 	Log *slog.Logger
 
-	mu   sync.Mutex
-	said string // the warnings last logged
+	mu    sync.Mutex
+	said  string        // the warnings last logged
+	notes []ib.HostNote // the hosts the last good evidence re-identified or left out
+}
+
+// Notes returns the hosts the last good evidence re-identified or left out, with the reason (sources.Noter).
+func (s *Source) Notes() []ib.HostNote {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.notes)
 }
 
 // Name returns Name.
@@ -163,6 +173,9 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	if len(in.Nodes) == 0 && len(in.SwitchLinks) == 0 {
 		return topology.Input{}, errors.New("UFM answered a fabric with no host cabled to a switch; keeping the last good one")
 	}
+	s.mu.Lock()
+	s.notes = report.Notes()
+	s.mu.Unlock()
 	if s.Log != nil && s.news(report) {
 		if len(report.Unmapped) > 0 {
 			names := make([]string, 0, min(len(report.Unmapped), 20))

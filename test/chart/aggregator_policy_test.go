@@ -25,6 +25,7 @@ const aggregatorSA = "fabricmap-aggregator" // the chart's aggregator service ac
 const (
 	blockKey       = "network.topology.nvidia.com/block"
 	acceleratorKey = "network.topology.nvidia.com/accelerator"
+	subDomainKey   = "accelerator.topograph.run/sub-domain"
 	// oldTierKey is under the same prefix, but not among the keys: one an older configuration wrote.
 	oldTierKey = "network.topology.nvidia.com/old-tier"
 )
@@ -77,8 +78,8 @@ func TestAggregatorWritesOnlyItsNodeLabels(t *testing.T) {
 		refuse string             // "" when admitted
 		want   map[string]string  // the node's labels afterwards
 	}{
-		{name: "its own keys", labels: map[string]any{blockKey: "leaf-1", acceleratorKey: "nvl-1"},
-			want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-1", acceleratorKey: "nvl-1"}},
+		{name: "its own keys", labels: map[string]any{blockKey: "leaf-1", acceleratorKey: "nvl-1", subDomainKey: "rack-1"},
+			want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-1", acceleratorKey: "nvl-1", subDomainKey: "rack-1"}},
 		{name: "its own key changed, another dropped", labels: map[string]any{blockKey: "leaf-2"},
 			want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-2"}},
 		{name: "a foreign key added", labels: map[string]any{blockKey: "leaf-2", "example.com/rack": "r1"},
