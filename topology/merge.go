@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -14,7 +15,9 @@ type Conflict struct {
 }
 
 // Merge combines the evidence of two sources, primary first: every node of primary is kept as it is, a node
-// only secondary knows is added, and the switch links and switch names of both are joined. A node both know
+// only secondary knows is added, and the switch links and switch names of both are joined. A node primary
+// knows without a compute link (an agent that runs only the NVML probe) takes secondary's links and source,
+// keeping primary's NVLink domain: evidence that places nothing never takes a node out of the tree. A node both know
 // whose compute switches have nothing in common is a conflict; primary wins, so the result is deterministic.
 // When secondary's evidence of a node both know is left out without a conflict, the switch names it gives,
 // if it is fabric-wide evidence (not SelfReported), are kept in SwitchNames: a capture's names still outrank
@@ -26,14 +29,26 @@ func Merge(primary, secondary Input) (Input, []Conflict) {
 		SwitchNames: slices.Concat(primary.SwitchNames, secondary.SwitchNames),
 	}
 	byNode := make(map[string]NodeEvidence, len(primary.Nodes))
-	for _, n := range primary.Nodes {
+	index := make(map[string]int, len(primary.Nodes))
+	for i, n := range primary.Nodes {
 		byNode[n.Node] = n
+		index[n.Node] = i
 	}
 	var conflicts []Conflict
 	for _, n := range secondary.Nodes {
 		p, known := byNode[n.Node]
 		if !known {
 			out.Nodes = append(out.Nodes, n)
+			continue
+		}
+		if len(p.computeSwitches()) == 0 && len(n.computeSwitches()) > 0 {
+			placed := n
+			placed.Links = slices.Concat(n.Links, p.Links) // p's links, if any, are storage links
+			placed.NVLinkDomain = cmp.Or(p.NVLinkDomain, n.NVLinkDomain)
+			if p.NVLinkDomain != "" {
+				placed.NVLinkSubDomain = p.NVLinkSubDomain
+			}
+			out.Nodes[index[n.Node]] = placed
 			continue
 		}
 		if disjoint(p.computeSwitches(), n.computeSwitches()) {
