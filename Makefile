@@ -19,12 +19,12 @@ tools: ## build the pinned etcd, kube-apiserver, kube-scheduler, helm and contro
 	@hack/install-tools.sh
 
 build: ## build fabricmap's binaries into bin/
-	go build -o $(BIN)/ ./cmd/...
+	go build -buildvcs=auto -o $(BIN)/ ./cmd/...
 
 generate: ## regenerate deepcopy code and CRD YAML (fabricmap's own, Volcano's HyperNode, Kueue's Topology)
 	@hack/install-tools.sh controller-gen
 	controller-gen object paths=./api/...
-	controller-gen crd paths=./api/... output:crd:dir=charts/fabricmap/crds
+	controller-gen crd paths=./api/... output:crd:dir=charts/fabricmap/files/crds
 	controller-gen crd paths=volcano.sh/apis/pkg/apis/topology/v1alpha1/... output:crd:dir=charts/fabricmap/files/crds
 # Kueue's packages hold all its CRDs: generate them aside and keep Topology (v1beta1 storage, v1beta2 served).
 	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
@@ -32,8 +32,8 @@ generate: ## regenerate deepcopy code and CRD YAML (fabricmap's own, Volcano's H
 	  cp "$$tmp/kueue.x-k8s.io_topologies.yaml" charts/fabricmap/files/crds/
 
 verify-generated: generate ## fail when a generated file is stale
-	@if [ -n "$$(git status --porcelain -- api charts/fabricmap/crds charts/fabricmap/files/crds)" ]; then \
-	  git status --porcelain -- api charts/fabricmap/crds charts/fabricmap/files/crds; \
+	@if [ -n "$$(git status --porcelain -- api charts/fabricmap/files/crds)" ]; then \
+	  git status --porcelain -- api charts/fabricmap/files/crds; \
 	  echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
 
 docs: ## regenerate the flag tables in docs/*.md from the binaries' own --help (prose around the markers is hand-written)

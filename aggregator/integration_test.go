@@ -96,8 +96,13 @@ func hyperNodes(t *testing.T) map[string][]string {
 	if err := testenv.Shared.Client.List(context.Background(), &list); err != nil {
 		t.Fatal(err)
 	}
+	return memberNames(list.Items)
+}
+
+// memberNames returns name -> sorted member names of HyperNodes whose members are all chosen by exact name.
+func memberNames(hns []topologyv1alpha1.HyperNode) map[string][]string {
 	out := map[string][]string{}
-	for _, hn := range list.Items {
+	for _, hn := range hns {
 		var members []string
 		for _, m := range hn.Spec.Members {
 			members = append(members, m.Selector.ExactMatch.Name)

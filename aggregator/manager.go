@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -22,10 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
-	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/sources"
 	nodelabels "github.com/fabricmap/fabricmap/sources/labels"
@@ -48,14 +48,19 @@ type ManagerConfig struct {
 	Snapshot *TreeSnapshot
 	// HeartbeatNamespace holds the agents' heartbeat Leases, watched when Config.ReportExpiry is set.
 	HeartbeatNamespace string
+	// HyperNodeCRDRecheck is how often the aggregator looks whether HyperNodes are served (their CRD installed);
+	// DefaultHyperNodeCRDRecheck when zero.
+	HyperNodeCRDRecheck time.Duration
+	// Registry receives the aggregator's metrics (controller-runtime's registry, served on /metrics, when nil).
+	Registry prometheus.Registerer
 }
 
 // NewManager builds the controller manager with the aggregator's reconciler registered, polling srcs besides
-// the reports; a label source without Nodes lists them from the manager's cache. The HyperNode cache holds
-// only the HyperNodes fabricmap owns.
+// the reports; a label source without Nodes lists them from the manager's cache. HyperNodes are read from a
+// cache of their own that holds only those fabricmap owns, kept while their CRD is installed: without it the
+// aggregator writes everything else, and starts on HyperNodes when it appears (hypernodecrd.go).
 func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []sources.Spec, log *slog.Logger) (manager.Manager, error) {
-	owned := labels.SelectorFromSet(hypernodegen.OwnedSelector())
-	byObject := map[client.Object]cache.ByObject{&topologyv1alpha1.HyperNode{}: {Label: owned}}
+	byObject := map[client.Object]cache.ByObject{}
 	if conf.ReportExpiry > 0 {
 		// Only the agents' heartbeat Leases, only in their namespace: not the leader-election Leases.
 		byObject[&coordinationv1.Lease{}] = cache.ByObject{
@@ -88,15 +93,28 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 			ls.Nodes = NodeLister(mgr.GetClient()) // the Node metadata cache the reconciler already keeps
 		}
 	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = ctrlmetrics.Registry
+	}
+	metrics := NewMetrics(reg)
+	crd, err := newHyperNodeCRD(mgr, opts, metrics, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(crd); err != nil {
+		return nil, fmt.Errorf("adding the HyperNode CRD check: %w", err)
+	}
 	r := &Reconciler{
-		Client:   mgr.GetClient(),
-		Live:     mgr.GetAPIReader(),
-		Config:   conf,
-		Log:      log,
-		Metrics:  NewMetrics(ctrlmetrics.Registry),
-		Sources:  srcs,
-		Events:   mgr.GetEventRecorder("fabricmap-aggregator"),
-		Snapshot: opts.Snapshot,
+		Client:       mgr.GetClient(),
+		Live:         mgr.GetAPIReader(),
+		Config:       conf,
+		Log:          log,
+		Metrics:      metrics,
+		Sources:      srcs,
+		Events:       mgr.GetEventRecorder("fabricmap-aggregator"),
+		Snapshot:     opts.Snapshot,
+		hyperNodeCRD: crd,
 	}
 	toFabric := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{Request}
@@ -114,7 +132,8 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		Named("fabric-topology").
 		WatchesRawSource(source.Channel(start, toFabric)).
 		Watches(&v1alpha1.NodeFabricReport{}, toFabric).
-		Watches(&topologyv1alpha1.HyperNode{}, toFabric).
+		// The owned HyperNodes' changes, and their cache's first sync, while their CRD is installed.
+		WatchesRawSource(source.Channel(crd.events, toFabric)).
 		// Nodes matter only when they come or go (a report of a deleted node is no evidence); their frequent
 		// status updates must not rebuild the tree. Metadata is all the aggregator keeps of them.
 		WatchesMetadata(&corev1.Node{}, toFabric, builder.WithPredicates(predicate.Funcs{

@@ -38,6 +38,10 @@ type Metrics struct {
 	sourceShrinkHeld *prometheus.GaugeVec
 	// the hosts a source did not take by their name (hostnotes.go)
 	sourceHostsNoted *prometheus.GaugeVec
+	// the node labels fabricmap does not own and leaves alone (foreignlabels.go)
+	labelConflicts *prometheus.GaugeVec
+	// whether HyperNodes are served (hypernodecrd.go)
+	hyperNodeCRDInstalled prometheus.Gauge
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -131,6 +135,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.sourceHostsNoted)
 	reg.MustRegister(m.sourcePollDuration, m.sourcePollTimeouts)
 	reg.MustRegister(m.sourceShrinkHeld)
+	m.labelConflicts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "fabricmap_aggregator_label_conflicts",
+		Help: "Nodes whose label under a key fabricmap writes holds another value that fabricmap did not set (an admin's, another tool's), left as it is, by key; 0 when there is none.",
+	}, []string{"key"})
+	reg.MustRegister(m.labelConflicts)
+	m.hyperNodeCRDInstalled = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "fabricmap_aggregator_hypernode_crd_installed",
+		Help: "1 when the API server serves Volcano's HyperNodes (their CRD installed), 0 when it does not: no HyperNode is written then, node labels and the other outputs are. Every replica looks.",
+	})
+	reg.MustRegister(m.hyperNodeCRDInstalled)
 	return m
 }
 

@@ -19,13 +19,16 @@ import (
 
 // LabelFieldManager is the field manager of the node labels the aggregator writes. Server-side apply under
 // its own manager means that a key fabricmap stops writing is removed only where fabricmap owns it: a label
-// an admin set by hand is never taken away.
+// an admin set by hand is never taken away, and one set under a key fabricmap writes is never overwritten
+// (syncNodeLabels reads the owners from the Nodes' managed fields, which the manager's cache must keep).
 const LabelFieldManager = "fabricmap-aggregator-labels"
 
 // syncNodeLabels makes the labels fabricmap owns on each placed node state its place in tree. The nodes
 // dropped for a silent agent lose the labels fabricmap owns (they are no longer in any domain); other nodes
-// not in the tree (no evidence yet) and nodes with no Node object are left alone. A node whose labels already
-// match costs no write.
+// not in the tree (no evidence yet) and nodes with no Node object are left alone. A key the node already
+// carries that fabricmap does not own (an admin's, another tool's) is never written: a different value is
+// counted, logged and recorded as a Warning Event (withoutForeignLabels, noteForeignLabels). A node whose
+// labels already match costs no write.
 func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) error {
 	if !r.Config.NodeLabels {
 		return nil
@@ -49,11 +52,22 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 	sort.Strings(names)
 	keys := r.Config.LabelKeys.All()
 	var todo []string
+	conflicts := map[string][]labelConflict{}
 	for _, n := range names {
-		if node, ok := nodes[n]; ok && labelsDiffer(node, desired[n], keys) {
+		node, ok := nodes[n]
+		if !ok {
+			continue
+		}
+		apply, foreign := withoutForeignLabels(node, desired[n])
+		desired[n] = apply
+		if len(foreign) > 0 {
+			conflicts[n] = foreign
+		}
+		if labelsDiffer(node, apply, keys) {
 			todo = append(todo, n)
 		}
 	}
+	r.noteForeignLabels(conflicts, nodes, keys)
 	// One write per node that differs, several at a time: a cold start labels every node of the cluster, and
 	// one round trip after another would take minutes at 10,000 nodes. The client's rate limit still bounds
 	// what reaches the API server.

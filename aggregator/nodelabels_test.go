@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,10 +34,9 @@ func fabricLabels(t *testing.T, name string) map[string]string {
 func TestNodeLabelsFollowTheTree(t *testing.T) {
 	testenv.Require(t)
 	deleteAll(t)
-	ctx := context.Background()
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	r := newReconciler(t, time.Minute, clock)
-	block, spine, dc, acc := hypernodegen.DefaultTierKeys[0], hypernodegen.DefaultTierKeys[1], hypernodegen.DefaultTierKeys[2], hypernodegen.DefaultAcceleratorKey
+	tier0, tier1, tier2, acc := hypernodegen.DefaultTierKeys[0], hypernodegen.DefaultTierKeys[1], hypernodegen.DefaultTierKeys[2], hypernodegen.DefaultAcceleratorKey
 	for _, n := range []string{"label-n1", "label-n2", "label-n3"} {
 		createNode(t, n)
 	}
@@ -50,9 +50,9 @@ func TestNodeLabelsFollowTheTree(t *testing.T) {
 
 	reconcileOnce(t, r)
 	want := map[string]map[string]string{
-		"label-n1": {block: "sw-21", spine: "fabric", acc: domain},
-		"label-n2": {block: "sw-21", spine: "fabric"},
-		"label-n3": {block: "sw-22", spine: "fabric"},
+		"label-n1": {tier0: "sw-21", tier1: "fabric", acc: domain},
+		"label-n2": {tier0: "sw-21", tier1: "fabric"},
+		"label-n3": {tier0: "sw-22", tier1: "fabric"},
 	}
 	for n, w := range want {
 		if diff := cmp.Diff(w, fabricLabels(t, n)); diff != "" {
@@ -74,23 +74,145 @@ func TestNodeLabelsFollowTheTree(t *testing.T) {
 	})
 
 	t.Run("a label an admin set is kept; labels fabricmap owns follow the node", func(t *testing.T) {
-		var n2 corev1.Node
-		if err := testenv.Shared.Client.Get(ctx, client.ObjectKey{Name: "label-n2"}, &n2); err != nil {
-			t.Fatal(err)
-		}
-		n2.Labels[dc] = "dc-west" // by hand: fabricmap has no tier 3 here and must leave it
-		if err := testenv.Shared.Client.Update(ctx, &n2); err != nil {
-			t.Fatal(err)
-		}
+		setLabel(t, "label-n2", tier2, "dc-west") // by hand: the tree has no third switch tier; fabricmap must leave it
 		upsertReport(t, report("label-n2", "22")) // n2 moves to the other leaf
 		n1.Spec.NVLinkDomain = ""                 // n1's NVLink domain goes away
 		upsertReport(t, n1)
 		reconcileOnce(t, r)
-		if diff := cmp.Diff(map[string]string{block: "sw-22", spine: "fabric", dc: "dc-west"}, fabricLabels(t, "label-n2")); diff != "" {
+		if diff := cmp.Diff(map[string]string{tier0: "sw-22", tier1: "fabric", tier2: "dc-west"}, fabricLabels(t, "label-n2")); diff != "" {
 			t.Errorf("label-n2 labels (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(map[string]string{block: "sw-21", spine: "fabric"}, fabricLabels(t, "label-n1")); diff != "" {
+		if diff := cmp.Diff(map[string]string{tier0: "sw-21", tier1: "fabric"}, fabricLabels(t, "label-n1")); diff != "" {
 			t.Errorf("label-n1 labels (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// setLabel sets (or, with value "", removes) a label on a Node as an admin would, by an update under the test
+// client's own field manager.
+func setLabel(t *testing.T, node, key, value string) {
+	t.Helper()
+	ctx := context.Background()
+	var n corev1.Node
+	if err := testenv.Shared.Client.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
+		t.Fatal(err)
+	}
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	if value == "" {
+		delete(n.Labels, key)
+	} else {
+		n.Labels[key] = value
+	}
+	if err := testenv.Shared.Client.Update(ctx, &n, client.FieldOwner("admin")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A label under a key fabricmap writes that fabricmap did not set (an admin's, another tool's) is never
+// overwritten, whether it was there first or replaced fabricmap's own value: fabricmap's other labels on the
+// node still follow the tree, and each such label is a Warning Event on its Node and counted by key. Once
+// the admin removes it, fabricmap writes the key again and owns it.
+func TestNodeLabelsNotOwnedAreLeftAlone(t *testing.T) {
+	testenv.Require(t)
+	deleteAll(t)
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	r := newReconciler(t, time.Minute, clock)
+	var events eventLog
+	r.Events = &events
+	keys := hypernodegen.DefaultLabelKeys()
+	leaf, top, acc := keys.Tiers[0], keys.Tiers[1], keys.Accelerator
+	createNode(t, "foreign-n1")
+	createNode(t, "foreign-n2")
+	setLabel(t, "foreign-n2", leaf, "rack-7") // before fabricmap ever labelled the node
+	n1 := report("foreign-n1", "41")
+	n1.Spec.NVLinkDomain = "5b1e0c5a-4bd2-4d6e-9f8a-3c2b1a0f9e8d.1"
+	upsertReport(t, n1)
+	upsertReport(t, report("foreign-n2", "42"))
+	labelWrites := func() float64 { return counterValue(r.Metrics.writes.WithLabelValues("node-labels")) }
+	conflicts := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, k := range keys.All() {
+			out[k] = gaugeValue(t, r.Metrics.labelConflicts.WithLabelValues(k))
+		}
+		return out
+	}
+	wantConflicts := func(n float64) map[string]float64 {
+		out := map[string]float64{}
+		for _, k := range keys.All() {
+			out[k] = 0
+		}
+		out[leaf] = n
+		return out
+	}
+	check := func(t *testing.T, want map[string]map[string]string) {
+		t.Helper()
+		for n, w := range want {
+			if diff := cmp.Diff(w, fabricLabels(t, n)); diff != "" {
+				t.Errorf("%s labels (-want +got):\n%s", n, diff)
+			}
+		}
+	}
+
+	reconcileOnce(t, r)
+	check(t, map[string]map[string]string{
+		"foreign-n1": {leaf: "sw-41", top: "fabric", acc: n1.Spec.NVLinkDomain},
+		"foreign-n2": {leaf: "rack-7", top: "fabric"},
+	})
+	if diff := cmp.Diff(wantConflicts(1), conflicts()); diff != "" {
+		t.Errorf("label conflicts by key (-want +got):\n%s", diff)
+	}
+	wantEvent := "Node/foreign-n2 Warning LabelNotOwned: node labels not set by fabricmap (field manager fabricmap-aggregator-labels) left as they are: " +
+		leaf + "=rack-7 (fabricmap's value: sw-42)"
+	if diff := cmp.Diff([]string{wantEvent}, []string(events)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+
+	t.Run("steady state writes nothing", func(t *testing.T) {
+		before := labelWrites()
+		reconcileOnce(t, r)
+		if got := labelWrites(); got != before {
+			t.Errorf("label writes = %v, want %v: a label left alone must not cost a write every pass", got, before)
+		}
+	})
+
+	t.Run("an admin's value over fabricmap's survives; fabricmap's other labels still follow the tree", func(t *testing.T) {
+		setLabel(t, "foreign-n1", leaf, "maintenance")
+		n1.Spec.NVLinkDomain = "5b1e0c5a-4bd2-4d6e-9f8a-3c2b1a0f9e8d.2"
+		n1.Spec.Neighbors = report("foreign-n1", "42").Spec.Neighbors // to the other leaf
+		upsertReport(t, n1)
+		events = nil
+		reconcileOnce(t, r)
+		check(t, map[string]map[string]string{
+			"foreign-n1": {leaf: "maintenance", top: "fabric", acc: n1.Spec.NVLinkDomain},
+			"foreign-n2": {leaf: "rack-7", top: "fabric"},
+		})
+		if diff := cmp.Diff(wantConflicts(2), conflicts()); diff != "" {
+			t.Errorf("label conflicts by key (-want +got):\n%s", diff)
+		}
+		if len(events) != 2 || !strings.Contains(events[0], "Node/foreign-n1 Warning LabelNotOwned") ||
+			!strings.Contains(events[0], leaf+"=maintenance (fabricmap's value: sw-42)") {
+			t.Errorf("events = %q, want one LabelNotOwned on each node, foreign-n1's naming its label", events)
+		}
+	})
+
+	t.Run("once the admin removes the label fabricmap writes and owns it again", func(t *testing.T) {
+		setLabel(t, "foreign-n1", leaf, "")
+		setLabel(t, "foreign-n2", leaf, "")
+		events = nil
+		reconcileOnce(t, r)
+		upsertReport(t, report("foreign-n2", "41"))
+		reconcileOnce(t, r)
+		check(t, map[string]map[string]string{
+			"foreign-n1": {leaf: "sw-42", top: "fabric", acc: n1.Spec.NVLinkDomain},
+			"foreign-n2": {leaf: "sw-41", top: "fabric"},
+		})
+		if diff := cmp.Diff(wantConflicts(0), conflicts()); diff != "" {
+			t.Errorf("label conflicts by key (-want +got):\n%s", diff)
+		}
+		if len(events) != 0 {
+			t.Errorf("events = %q, want none", events)
 		}
 	})
 }

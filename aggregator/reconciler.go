@@ -79,6 +79,9 @@ type Reconciler struct {
 	Snapshot *TreeSnapshot
 	// Heartbeats knows when each agent last renewed its Lease (Config.ReportExpiry); nil: reports never expire.
 	Heartbeats *Heartbeats
+	// hyperNodeCRD says whether HyperNodes are served and holds the cache they are read from (NewManager);
+	// nil: they are taken as served and read through Client.
+	hyperNodeCRD *hyperNodeCRD
 
 	// lastGood holds each node's last usable evidence, used when its current report cannot be used.
 	lastGood map[string]topology.NodeEvidence
@@ -130,12 +133,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.checkMassSilence(live)
 	evidence, dropped := r.evidence(live, nodes)
 	tree, problems, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
-	var existing topologyv1alpha1.HyperNodeList
-	if err := r.Client.List(ctx, &existing, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil {
-		return reconcile.Result{}, fmt.Errorf("listing owned HyperNodes: %w", err)
+	existing, served, err := r.ownedHyperNodes(ctx) // none when their CRD is not installed (hypernodecrd.go)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	r.keepNames(tree, existing.Items, nodes)
-	r.Snapshot.Set(tree, problems, start)
+	r.keepNames(tree, existing, nodes)
+	r.publishSnapshot(tree, problems, nodes, live, start)
 	for _, p := range problems {
 		r.rejectEvidence(p, nodes)
 	}
@@ -150,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.Metrics.observeTree(tree, len(live))
 
-	requeue, err := r.sync(ctx, desired, existing.Items)
+	requeue, err := r.syncHyperNodes(ctx, desired, existing, served)
 	if lerr := r.syncNodeLabels(ctx, tree, evidence, dropped, nodes); lerr != nil {
 		err = errors.Join(err, lerr)
 	}

@@ -12,8 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/internal/cli"
-	"github.com/fabricmap/fabricmap/internal/kube"
 )
 
 // checkPoll is how long `fabricmap check` waits between two tries.
@@ -30,14 +28,13 @@ func newCheck() *cobra.Command {
 			"NodeFabricReports exist, trying again until --timeout. The chart's `helm test` runs it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
-			cfg, err := cli.RESTConfig(kubeconfig)
+			cfg, err := restConfig(cmd)
 			if err != nil {
 				return err
 			}
-			c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+			c, err := newClient(cfg)
 			if err != nil {
-				return fmt.Errorf("creating Kubernetes client: %w", err)
+				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()

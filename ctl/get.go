@@ -3,16 +3,16 @@ package ctl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
-	"github.com/fabricmap/fabricmap/internal/cli"
-	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
 	"github.com/fabricmap/fabricmap/view"
@@ -26,13 +26,17 @@ func newGet() *cobra.Command {
 
 // getOptions are the flags every get command shares.
 type getOptions struct {
-	output string
+	output *outputFlag
 	all    bool
 	watch  bool
+	// hyperNodesOptional is set by a command that shows something without HyperNodes (get nodes): without
+	// the HyperNode CRD it goes on with none instead of failing with errNoHyperNodeCRD.
+	hyperNodesOptional bool
 }
 
-func (o *getOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.output, "output", "o", "tree", "output format: tree, json, yaml or dot")
+// addFlags registers the shared flags on cmd; formats are its output formats, the default first.
+func (o *getOptions) addFlags(cmd *cobra.Command, formats ...string) {
+	o.output = addOutputFlag(cmd, formats...)
 	cmd.Flags().BoolVarP(&o.all, "all", "A", false, "include HyperNodes that fabricmap did not make")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "print again whenever HyperNodes or Nodes change, until interrupted")
 }
@@ -42,22 +46,19 @@ type renderFunc func(ctx context.Context, r client.Reader, w, errw io.Writer) er
 
 // runGet renders once from the API server, or, with --watch, from a watching cache on every change.
 func runGet(cmd *cobra.Command, o getOptions, render renderFunc) error {
-	switch o.output {
-	case "tree", "json", "yaml", "dot":
-	default:
-		return fmt.Errorf("--output %q: want tree, json, yaml or dot", o.output)
+	if err := o.output.check(); err != nil {
+		return err
 	}
-	kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
-	cfg, err := cli.RESTConfig(kubeconfig)
+	cfg, err := restConfig(cmd)
 	if err != nil {
 		return err
 	}
 	if o.watch {
 		return watch(cmd.Context(), cfg, o, render, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
-	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	c, err := newClient(cfg)
 	if err != nil {
-		return fmt.Errorf("creating Kubernetes client: %w", err)
+		return err
 	}
 	var out bytes.Buffer
 	if err := render(cmd.Context(), c, &out, cmd.ErrOrStderr()); err != nil {
@@ -69,15 +70,21 @@ func runGet(cmd *cobra.Command, o getOptions, render renderFunc) error {
 
 func newGetHyperNodes() *cobra.Command {
 	var o getOptions
+	var shape treeShape
 	cmd := &cobra.Command{
 		Use:     "hypernodes",
 		Aliases: []string{"hypernode", "hn"},
 		Short:   "Print the HyperNodes as a tree (tier, name, node count, members, source)",
 		Long: "Print the HyperNodes fabricmap made as a tree: each domain with its tier, tier name, node count and\n" +
 			"source, its child domains and its node members. Members selected by regular expression or label are\n" +
-			"resolved against the cluster's Nodes.",
+			"resolved against the cluster's Nodes. For a large tree, --depth N prints the top N levels and\n" +
+			"--domains-only leaves out the node lines (the counts stay). Without the HyperNode CRD (Volcano's) the\n" +
+			"command fails, saying so: `get nodes` shows the nodes and their labels without it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := shape.check(o.output.value); err != nil {
+				return err
+			}
 			return runGet(cmd, o, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
 				items, err := listHyperNodes(ctx, r, o.all)
 				if err != nil {
@@ -89,15 +96,20 @@ func newGetHyperNodes() *cobra.Command {
 						fmt.Fprintf(errw, "warning: cannot resolve regex and label members: %v\n", err)
 					}
 				}
-				return printResolvedHyperNodes(w, errw, items, nodes, o.output)
+				return printResolvedHyperNodes(w, errw, items, nodes, o.output.value, shape)
 			})
 		},
 	}
-	o.addFlags(cmd)
+	o.addFlags(cmd, "tree", "json", "yaml", "dot", "svg")
+	shape.addFlags(cmd)
 	return cmd
 }
 
-// listHyperNodes lists fabricmap's HyperNodes, or every HyperNode when all is set.
+// errNoHyperNodeCRD is what `get hypernodes` says when the cluster has no HyperNode CRD.
+var errNoHyperNodeCRD = errors.New("HyperNode CRD not installed (Volcano): see `get nodes`")
+
+// listHyperNodes lists fabricmap's HyperNodes, or every HyperNode when all is set; errNoHyperNodeCRD when the
+// cluster does not know the kind.
 func listHyperNodes(ctx context.Context, r client.Reader, all bool) ([]topologyv1alpha1.HyperNode, error) {
 	var list topologyv1alpha1.HyperNodeList
 	var opts []client.ListOption
@@ -105,6 +117,9 @@ func listHyperNodes(ctx context.Context, r client.Reader, all bool) ([]topologyv
 		opts = append(opts, client.MatchingLabels(hypernodegen.OwnedSelector()))
 	}
 	if err := r.List(ctx, &list, opts...); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, errNoHyperNodeCRD
+		}
 		return nil, fmt.Errorf("listing HyperNodes: %w", err)
 	}
 	return list.Items, nil
@@ -113,12 +128,13 @@ func listHyperNodes(ctx context.Context, r client.Reader, all bool) ([]topologyv
 // printHyperNodes writes HyperNodes in the chosen format; warnings about the tree go to errw. Node members
 // selected by regex or label are not shown (printResolvedHyperNodes resolves them).
 func printHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNode, output string) error {
-	return printResolvedHyperNodes(w, errw, items, nil, output)
+	return printResolvedHyperNodes(w, errw, items, nil, output, treeShape{})
 }
 
 // printResolvedHyperNodes writes HyperNodes in the chosen format, resolving node members selected by regex or
-// label against nodes (node name → labels; nil: not shown); warnings about the tree go to errw.
-func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNode, nodes map[string]map[string]string, output string) error {
+// label against nodes (node name → labels; nil: not shown), the text tree cut to shape; warnings about the
+// tree go to errw.
+func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNode, nodes map[string]map[string]string, output string, shape treeShape) error {
 	switch output {
 	case "json", "yaml":
 		list := topologyv1alpha1.HyperNodeList{Items: items}
@@ -129,7 +145,7 @@ func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNo
 			list.Items[i].ManagedFields = nil
 		}
 		return writeObject(w, list, output)
-	case "tree", "dot":
+	case "tree", "dot", "svg":
 		if len(items) == 0 {
 			_, err := fmt.Fprintln(errw, "No HyperNodes found.")
 			return err
@@ -138,11 +154,14 @@ func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNo
 		for _, warn := range warnings {
 			fmt.Fprintln(errw, "warning:", topology.Printable(warn))
 		}
-		if output == "dot" {
+		switch output {
+		case "dot":
 			return view.DOT(w, t)
+		case "svg": // the web page's map, every node drawn: `fabricmap get hypernodes -o svg > fabric.svg`
+			return view.SVG(w, t, view.SVGOptions{MaxCells: -1})
 		}
-		return view.Text(w, t, view.TextOptions{})
+		return shape.text(w, t)
 	default:
-		return fmt.Errorf("--output %q: want tree, json, yaml or dot", output)
+		return fmt.Errorf("--output %q: want tree, json, yaml, dot or svg", output)
 	}
 }

@@ -2,10 +2,15 @@ package ctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,33 +24,60 @@ import (
 var nodeListGVK = schema.GroupVersionKind{Version: "v1", Kind: "NodeList"}
 
 func newGetNodes() *cobra.Command {
-	var o getOptions
+	var o nodesOptions
 	keys := hypernodegen.DefaultLabelKeys()
 	cmd := &cobra.Command{
-		Use:     "nodes",
+		Use:     "nodes [NAME...]",
 		Aliases: []string{"node", "no"},
 		Short:   "Print each node's path to the top of the tree and the fabricmap labels on it",
 		Long: "Print every node with the domains that hold it, closest first, up to the top (with their tiers), and the\n" +
 			"labels fabricmap writes on it (--label-keys, --accelerator-label-key, --accelerator-sub-domain-label-key: the\n" +
-			"aggregator's keys). A tier label that differs from the tree is marked; nodes no domain holds are listed as having no topology.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+			"aggregator's keys). A tier label that differs from the tree is marked; nodes no domain holds are listed as having no topology.\n" +
+			"NAME... prints only those nodes (a name that is neither a Node nor in a HyperNode is an error); -l prints\n" +
+			"only the Nodes whose labels match the selector, as kubectl's -l. -o wide prints one line a node: its\n" +
+			"domain at every tier, whether its tier labels agree with the tree, and what is missing. Without the HyperNode\n" +
+			"CRD every node is listed without topology.",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := keys.Resolve(cmd.Flags()); err != nil {
+				return err
+			}
 			if err := keys.Validate(); err != nil {
 				return err
 			}
-			return runGet(cmd, o, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
+			sel, err := labels.Parse(o.selector)
+			if err != nil {
+				return fmt.Errorf("--selector %q: %w", o.selector, err)
+			}
+			o.names, o.matches = args, sel
+			return runGet(cmd, o.getOptions, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
 				return renderNodes(ctx, r, w, errw, o, keys)
 			})
 		},
 	}
-	o.addFlags(cmd)
+	o.hyperNodesOptional = true
+	o.addFlags(cmd, "tree", "wide", "json", "yaml", "dot")
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector on the Nodes, e.g. -l nvidia.com/gpu.present=true (=, ==, !=, in, notin, exists)")
 	keys.AddFlags(cmd.Flags()) // the aggregator's flags: give the keys it was given
 	return cmd
 }
 
+// nodesOptions are the flags and arguments of `get nodes`.
+type nodesOptions struct {
+	getOptions
+	// selector is -l as given; matches is it parsed.
+	selector string
+	matches  labels.Selector
+	// names are the nodes asked for; empty: every node.
+	names []string
+}
+
 // renderNodes reads the HyperNodes and the Nodes and writes each node's place.
-func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o getOptions, keys hypernodegen.LabelKeys) error {
+func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o nodesOptions, keys hypernodegen.LabelKeys) error {
 	hns, err := listHyperNodes(ctx, r, o.all)
+	if errors.Is(err, errNoHyperNodeCRD) && o.hyperNodesOptional {
+		hns, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -58,19 +90,31 @@ func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o getO
 		fmt.Fprintln(errw, "warning:", topology.Printable(warn))
 	}
 	tierOnly := hypernodegen.LabelKeys{Tiers: keys.Tiers} // NVLink domains are not in HyperNodes: compare tiers only
-	places := view.NodePlaces(t, nodes, keys.All(), hypernodegen.NodeLabels(t, nil, tierOnly))
-	switch o.output {
+	places, err := o.pick(view.NodePlaces(t, nodes, keys.All(), hypernodegen.NodeLabels(t, nil, tierOnly)), nodes)
+	if err != nil {
+		return err
+	}
+	switch o.output.value {
 	case "json", "yaml":
 		return writeObject(w, struct {
 			Nodes []view.NodePlace `json:"nodes"`
-		}{places}, o.output)
+		}{places}, o.output.value)
 	case "dot":
+		if len(o.names) > 0 || o.selects() {
+			t = subtree(t, places)
+		}
 		for _, p := range places {
 			if p.NoTopology {
 				t.Unplaced = append(t.Unplaced, p.Node)
 			}
 		}
 		return view.DOT(w, t)
+	case "wide":
+		if len(places) == 0 {
+			_, err := fmt.Fprintln(errw, "No nodes found.")
+			return err
+		}
+		return nodesWide(w, places)
 	default:
 		if len(places) == 0 {
 			_, err := fmt.Fprintln(errw, "No nodes found.")
@@ -78,4 +122,72 @@ func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o getO
 		}
 		return view.NodesText(w, places)
 	}
+}
+
+// selects reports whether -l narrows the nodes.
+func (o nodesOptions) selects() bool { return o.matches != nil && !o.matches.Empty() }
+
+// pick keeps the places of the nodes asked for: those named (in the order given, each once), and those whose
+// Node's labels (nodes: name → labels) match the selector. A name that is neither a Node nor in the tree is
+// an error naming it.
+func (o nodesOptions) pick(places []view.NodePlace, nodes map[string]map[string]string) ([]view.NodePlace, error) {
+	if o.selects() {
+		places = slices.DeleteFunc(places, func(p view.NodePlace) bool {
+			l, ok := nodes[p.Node]
+			return !ok || !o.matches.Matches(labels.Set(l))
+		})
+	}
+	if len(o.names) == 0 {
+		return places, nil
+	}
+	byName := make(map[string]view.NodePlace, len(places))
+	for _, p := range places {
+		byName[p.Node] = p
+	}
+	var picked []view.NodePlace
+	var missing []string
+	seen := map[string]bool{}
+	for _, n := range o.names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		p, ok := byName[n]
+		if !ok {
+			missing = append(missing, strconv.Quote(n))
+			continue
+		}
+		picked = append(picked, p)
+	}
+	if len(missing) > 0 {
+		what := "no Node and in no HyperNode"
+		if o.selects() {
+			what += ", or its labels do not match -l " + o.selector
+		}
+		return nil, fmt.Errorf("node %s not found (%s)", strings.Join(missing, ", "), what)
+	}
+	return picked, nil
+}
+
+// subtree is t with only the domains on the paths of places: the part of the tree the picked nodes are in.
+func subtree(t *topology.Tree, places []view.NodePlace) *topology.Tree {
+	keep := map[string]bool{}
+	picked := map[string]bool{}
+	for _, p := range places {
+		picked[p.Node] = true
+		for _, s := range p.Path {
+			keep[s.Name] = true
+		}
+	}
+	out := topology.NewTree()
+	for name, d := range t.Domains {
+		if !keep[name] {
+			continue
+		}
+		c := *d
+		c.Children = slices.DeleteFunc(slices.Clone(d.Children), func(n string) bool { return !keep[n] })
+		c.Nodes = slices.DeleteFunc(slices.Clone(d.Nodes), func(n string) bool { return !picked[n] })
+		out.Domains[name] = &c
+	}
+	return out
 }

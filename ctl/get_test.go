@@ -21,10 +21,19 @@ import (
 
 const blockKey, spineKey = "network.topology.nvidia.com/block", "network.topology.nvidia.com/spine"
 
-// cluster is a fake API server with a two-leaf fabric: leaf-a selects its nodes by regex, leaf-b by label;
-// gpu-b1's spine label is stale, gpu-lonely has no topology, ghost is in a HyperNode but has no Node.
+// fixtureKeys are the node-label keys of clusterObjects' labels, given as the aggregator's flags would give them.
+var fixtureKeys = hypernodegen.LabelKeys{Tiers: []string{blockKey, spineKey}}
+
+// cluster is a fake API server holding clusterObjects.
 func cluster(t *testing.T) client.Client {
 	t.Helper()
+	return fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(clusterObjects()...).Build()
+}
+
+// clusterObjects are a two-leaf fabric: leaf-a selects its nodes by regex, leaf-b by label; gpu-b1's spine
+// label is stale, gpu-lonely has no topology, ghost is in a HyperNode but has no Node, and someone-elses is a
+// HyperNode fabricmap did not make.
+func clusterObjects() []client.Object {
 	hns := []topologyv1alpha1.HyperNode{
 		hyperNode("fabric", 2, exact(topologyv1alpha1.MemberTypeHyperNode, "leaf-a"), exact(topologyv1alpha1.MemberTypeHyperNode, "leaf-b")),
 		hyperNode("leaf-a", 1, regex("^(?:gpu-a1|gpu-a2)$"), exact(topologyv1alpha1.MemberTypeNode, "ghost")),
@@ -45,7 +54,12 @@ func cluster(t *testing.T) client.Client {
 	for i := range hns {
 		objs = append(objs, &hns[i])
 	}
-	return fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(objs...).Build()
+	return objs
+}
+
+// nodesOutput are the options of `get nodes -o output`.
+func nodesOutput(output string) nodesOptions {
+	return nodesOptions{getOptions: getOptions{output: &outputFlag{value: output}}}
 }
 
 func TestRenderNodes(t *testing.T) {
@@ -65,8 +79,7 @@ func TestRenderNodes(t *testing.T) {
 	} {
 		t.Run(tc.output, func(t *testing.T) {
 			var out, errw bytes.Buffer
-			o := getOptions{output: tc.output}
-			if err := renderNodes(context.Background(), cluster(t), &out, &errw, o, hypernodegen.DefaultLabelKeys()); err != nil {
+			if err := renderNodes(context.Background(), cluster(t), &out, &errw, nodesOutput(tc.output), fixtureKeys); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tc.want {
@@ -86,7 +99,7 @@ func TestRenderNodes(t *testing.T) {
 
 func TestRenderNodesJSON(t *testing.T) {
 	var out, errw bytes.Buffer
-	if err := renderNodes(context.Background(), cluster(t), &out, &errw, getOptions{output: "json"}, hypernodegen.DefaultLabelKeys()); err != nil {
+	if err := renderNodes(context.Background(), cluster(t), &out, &errw, nodesOutput("json"), fixtureKeys); err != nil {
 		t.Fatal(err)
 	}
 	var got struct{ Nodes []view.NodePlace }
@@ -114,7 +127,7 @@ func TestGetHyperNodesResolvesMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	if err := printResolvedHyperNodes(&out, &errw, items, nodes, "tree"); err != nil {
+	if err := printResolvedHyperNodes(&out, &errw, items, nodes, "tree", treeShape{}); err != nil {
 		t.Fatal(err)
 	}
 	want := `fabric  (tier 2, 4 nodes, source reports)

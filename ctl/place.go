@@ -18,11 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fabricmap/fabricmap/internal/cli"
-	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/placer"
 	"github.com/fabricmap/fabricmap/topology"
@@ -31,9 +28,10 @@ import (
 
 // placeFlags are the inputs of `fabricmap place`.
 type placeFlags struct {
-	topology, nodes, pods, gang, output string
-	allocatable                         string
-	preempt                             bool
+	topology, nodes, pods, gang string
+	allocatable                 string
+	output                      *outputFlag
+	preempt                     bool
 }
 
 func newPlace() *cobra.Command {
@@ -59,6 +57,9 @@ func newPlace() *cobra.Command {
 			if fl.gang == "" {
 				return errors.New("give --gang, e.g. pods=16,pp=8,nvidia.com/gpu=8")
 			}
+			if err := fl.output.check(); err != nil {
+				return err
+			}
 			g, err := parseGang(fl.gang)
 			if err != nil {
 				return err
@@ -74,7 +75,7 @@ func newPlace() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("placing gang %q: %w", g.Name, err)
 			}
-			return printPlan(cmd.OutOrStdout(), plan, fl.output)
+			return printPlan(cmd.OutOrStdout(), plan, fl.output.value)
 		},
 	}
 	f := cmd.Flags()
@@ -85,7 +86,7 @@ func newPlace() *cobra.Command {
 	f.StringVar(&fl.allocatable, "node-allocatable", "nvidia.com/gpu=8,pods=110", "what every node has when there is no Nodes dump")
 	f.BoolVar(&fl.preempt, "preempt", false, "when the gang does not fit, say which lower-priority preemptible gangs (in any form the placer reads; "+
 		"priority from spec.priority; preemptible when every pod is labelled "+placer.PreemptibleLabel+"=true or "+placer.KoordinatorPreemptibleLabel+"=true) it would evict")
-	f.StringVarP(&fl.output, "output", "o", "text", "output format: text, json or yaml")
+	fl.output = addOutputFlag(cmd, "text", "json", "yaml")
 	return cmd
 }
 
@@ -309,14 +310,13 @@ func readObjects[T any](path, kind string, out *[]T) error {
 // readLive reads the snapshot from the cluster as the placer does (placer.ReadSnapshot): fabricmap's
 // HyperNodes, else the ClusterNetworkTopology and node labels; Nodes and Pods.
 func readLive(cmd *cobra.Command) (*placer.Snapshot, error) {
-	kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
-	cfg, err := cli.RESTConfig(kubeconfig)
+	cfg, err := restConfig(cmd)
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	c, err := newClient(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
+		return nil, err
 	}
 	st, err := placer.ReadSnapshot(cmd.Context(), c, c, time.Now())
 	if errors.Is(err, placer.ErrNoTopology) {

@@ -15,7 +15,7 @@ import (
 func newProbe() *cobra.Command {
 	var cfg discovery.Config
 	var probes []string
-	var output string
+	var output *outputFlag
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Run the discovery probes on this machine and print the node report the agent would publish",
@@ -24,8 +24,8 @@ func newProbe() *cobra.Command {
 			"Nothing is written to any cluster.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "yaml" && output != "json" {
-				return fmt.Errorf("--output %q: want yaml or json", output)
+			if err := output.check(); err != nil {
+				return err
 			}
 			if cfg.NodeName == "" {
 				host, err := os.Hostname()
@@ -39,12 +39,12 @@ func newProbe() *cobra.Command {
 				return err
 			}
 			report := agent.Observe(cmd.Context(), cfg.NodeName, ps, time.Now().Truncate(time.Second))
-			return writeObject(cmd.OutOrStdout(), report, output)
+			return writeObject(cmd.OutOrStdout(), report, output.value)
 		},
 	}
 	cfg.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.NodeName, "node-name", os.Getenv("NODE_NAME"), "name of the node the report is for (default $NODE_NAME, then the host name)")
 	cmd.Flags().StringSliceVar(&probes, "probes", nil, "probes to run, comma-separated (default all)")
-	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	output = addOutputFlag(cmd, "yaml", "json")
 	return cmd
 }

@@ -18,8 +18,8 @@ import (
 )
 
 // readReports reads every NodeFabricReport in the YAML and JSON files of dir: single objects, several
-// documents per file, or Lists. Objects of other kinds are skipped with a warning on errw; a file that is not
-// YAML or JSON is an error naming it.
+// documents per file, or Lists (none: an empty list). Objects of other kinds are skipped with a warning on
+// errw; a file that is not YAML or JSON is an error naming it.
 func readReports(dir string, errw io.Writer) ([]v1alpha1.NodeFabricReport, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -42,9 +42,6 @@ func readReports(dir string, errw io.Writer) ([]v1alpha1.NodeFabricReport, error
 			return nil, err
 		}
 		out = append(out, reports...)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no NodeFabricReport found in its .yaml, .yml or .json files", dir)
 	}
 	return out, nil
 }

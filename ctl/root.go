@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/internal/version"
 )
 
 // PluginBinary is the name kubectl looks for on PATH to run `kubectl fabricmap …`.
@@ -18,9 +21,21 @@ func NewRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.PersistentFlags().String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	// kubectl's usual flags, for every command (and the plugin): commands read them with restConfig.
+	new(cli.ClusterFlags).AddFlags(root.PersistentFlags())
 	root.AddCommand(newGet(), newProbe(), newTopology(), newPlace(), newSimulate(), newCheck())
+	root.AddCommand(newVersion())
+	root.AddCommand(newCleanup())
+	addVersionFlag(root)
 	return root
+}
+
+// addVersionFlag gives root --version (no shorthand: kubectl's -v is verbosity), printing the line of
+// `fabricmap version`. Cobra answers it before any command runs.
+func addVersionFlag(root *cobra.Command) {
+	root.Version = version.Get().Details()
+	version.AddFlag(root.Flags())
+	root.SetVersionTemplate("{{.DisplayName}} {{.Version}}\n")
 }
 
 // NewRootAs returns the root command for a binary started as arg0 (os.Args[0]): run as kubectl-fabricmap (a

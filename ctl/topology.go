@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +24,8 @@ import (
 const maxWarnings = 20
 
 func newTopology() *cobra.Command {
-	var reportsDir, output, rootName, memberSelector string
+	var reportsDir, rootName, memberSelector string
+	var output *outputFlag
 	var accelerators bool
 	var priority []string
 	var srcs sources.Options // the sources' flags, shared with fabricmap-aggregator
@@ -53,6 +55,9 @@ func newTopology() *cobra.Command {
 			if from == "" && reportsDir == "" && !fromUFM.given() && !fromLabels.given() {
 				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL, --from-ufm-dump DIR or --from-labels KEYS")
 			}
+			if err := output.check(); err != nil {
+				return err
+			}
 			if err := aggregator.ValidateSourcePriority(priority); err != nil {
 				return fmt.Errorf("--source-priority: %w", err)
 			}
@@ -65,6 +70,9 @@ func newTopology() *cobra.Command {
 				reports, err := readReports(reportsDir, errw)
 				if err != nil {
 					return err
+				}
+				if len(reports) == 0 {
+					return nothingUsable("--from-reports", reportsDir, "no NodeFabricReport in its .yaml, .yml or .json files")
 				}
 				var in topology.Input
 				for i := range reports {
@@ -135,13 +143,13 @@ func newTopology() *cobra.Command {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("topology: stopped before printing: %w", err)
 			}
-			return printHyperNodes(cmd.OutOrStdout(), errw, hns, output)
+			return printHyperNodes(cmd.OutOrStdout(), errw, hns, output.value)
 		},
 	}
 	srcs.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&srcs.Capture.File, "from-ibnetdiscover", "", "ibnetdiscover output to read (- for standard input); the same as --capture-file")
 	cmd.Flags().StringVar(&reportsDir, "from-reports", "", "folder of NodeFabricReport YAML/JSON files (objects or Lists)")
-	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: json, yaml, tree or dot")
+	output = addOutputFlag(cmd, "yaml", "json", "tree", "dot")
 	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
 	cmd.Flags().StringSliceVar(&priority, "source-priority", aggregator.DefaultSourcePriority,
@@ -180,6 +188,9 @@ func readFabric(ctx context.Context, path string, stdin io.Reader, errw io.Write
 	case p = <-done:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("reading %s: %w", path, ctx.Err())
+	}
+	if errors.Is(p.err, ib.ErrNoNodes) {
+		return nil, nothingUsable("--from-ibnetdiscover", path, p.err.Error())
 	}
 	if p.err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, p.err)

@@ -54,8 +54,7 @@ func (f *labelFlags) read(cmd *cobra.Command) (sourceRead, error) {
 	if f.file != "" {
 		nodes, err = readNodesFile(f.file, cmd.ErrOrStderr())
 	} else {
-		kubeconfig, _ := cmd.Flags().GetString("kubeconfig")
-		nodes, err = clusterNodes(cmd.Context(), kubeconfig)
+		nodes, err = clusterNodes(cmd.Context(), clusterFlagsOf(cmd))
 	}
 	if err != nil {
 		return sourceRead{}, err
@@ -75,8 +74,8 @@ func (f *labelFlags) read(cmd *cobra.Command) (sourceRead, error) {
 }
 
 // clusterNodes lists the names and labels of the cluster's Nodes (their metadata only), page by page.
-func clusterNodes(ctx context.Context, kubeconfig string) ([]labels.Node, error) {
-	cfg, err := cli.RESTConfig(kubeconfig)
+func clusterNodes(ctx context.Context, cluster cli.ClusterFlags) ([]labels.Node, error) {
+	cfg, err := cluster.RESTConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +110,7 @@ type nodeObject struct {
 
 // readNodesFile reads the Nodes of a YAML or JSON file: Lists or NodeLists (as `kubectl get nodes -o yaml`
 // prints them) or single Nodes, in one or more documents. Objects of other kinds are skipped with a warning
-// on errw; a file without any Node is an error.
+// on errw; a file without any Node is nothing usable.
 func readNodesFile(path string, errw io.Writer) ([]labels.Node, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -143,7 +142,7 @@ func readNodesFile(path string, errw io.Writer) ([]labels.Node, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no Node found; is it `kubectl get nodes -o yaml` output?", path)
+		return nil, nothingUsable("--from-labels-file", path, "no Node found; is it `kubectl get nodes -o yaml` output?")
 	}
 	return out, nil
 }

@@ -146,7 +146,7 @@ func TestTopologyFromLabelsRefuses(t *testing.T) {
 		{"a key twice", []string{"--from-labels", "leaf,leaf", "--from-labels-file", nodesFixture}, `label key "leaf" is given twice`},
 		{"keys no node has", []string{"--from-labels", "example.com/rack", "--from-labels-file", nodesFixture}, "none of the 9 Nodes has all the labels example.com/rack"},
 		{"a missing file", []string{"--from-labels", "leaf", "--from-labels-file", filepath.Join(dir, "none.yaml")}, "none.yaml: no such file"},
-		{"no Node in the file", []string{"--from-labels", "leaf", "--from-labels-file", pods}, "pods.yaml: no Node found"},
+		{"no Node in the file", []string{"--from-labels", "leaf", "--from-labels-file", pods}, "pods.yaml: nothing usable: no Node found"},
 		{"a broken file", []string{"--from-labels", "leaf", "--from-labels-file", broken}, "broken.yaml, document 1"},
 	}
 	for _, tc := range tests {

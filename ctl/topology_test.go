@@ -319,6 +319,15 @@ func TestTopologySourceWithNothingUsable(t *testing.T) {
 	}
 	switches := switchesOnly(t)
 	ufmSwitches := ufmDump(t, func(m map[string]any) bool { return m["type"] == "switch" }, func(map[string]any) bool { return true })
+	empty := t.TempDir() // no report, and no switch in it as a capture either
+	noSwitch := filepath.Join(empty, "capture.txt")
+	if err := os.WriteFile(noSwitch, []byte("# ibnetdiscover of nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	podsOnly := filepath.Join(empty, "pods.json")
+	if err := os.WriteFile(podsOnly, []byte(`{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "web"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -332,6 +341,12 @@ func TestTopologySourceWithNothingUsable(t *testing.T) {
 			"--from-ufm-dump " + ufmSwitches + `: nothing usable: UFM lists no host: none of its 10 systems is of type "host"`},
 		{"labels no node has", []string{"--from-labels", "example.com/rack", "--from-labels-file", nodesFixture},
 			"--from-labels example.com/rack: nothing usable: none of the 9 Nodes has all the labels example.com/rack"},
+		{"a folder without a report", []string{"--from-reports", empty},
+			"--from-reports " + empty + ": nothing usable: no NodeFabricReport in its .yaml, .yml or .json files"},
+		{"a capture without a switch", []string{"--from-ibnetdiscover", noSwitch},
+			"--from-ibnetdiscover " + noSwitch + ": nothing usable: ibnetdiscover: no InfiniBand node in input"},
+		{"a Nodes file without a Node", []string{"--from-labels", "example.com/rack", "--from-labels-file", podsOnly},
+			"--from-labels-file " + podsOnly + ": nothing usable: no Node found"},
 		{"a usable capture beside a useless report", []string{"--from-reports", unlinked, "--from-ibnetdiscover", superPOD},
 			"--from-reports " + unlinked + ": nothing usable"},
 		{"switch links above a report's node", []string{"--from-reports", linked, "--from-ibnetdiscover", switches}, ""},

@@ -16,6 +16,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/sources/ufm/ufmtest"
 )
 
 const (
@@ -34,19 +36,15 @@ func ufmServer(t *testing.T, fixture string, tlsServer bool) (*httptest.Server, 
 // ufmServerDir is ufmServer for the dump in dir.
 func ufmServerDir(t *testing.T, dir string, tlsServer bool) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
+	answers, err := ufmtest.DumpAnswers(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ufmAPI := ufmtest.Handler(ufmUser, ufmPassword, answers)
 	var requests atomic.Int32
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
-		if user, pass, ok := r.BasicAuth(); !ok || user != ufmUser || pass != ufmPassword {
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
-			return
-		}
-		name, ok := strings.CutPrefix(r.URL.Path, "/ufmRest/resources/")
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		http.ServeFile(w, r, filepath.Join(dir, name+".json"))
+		ufmAPI.ServeHTTP(w, r)
 	})
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are expected

@@ -3,10 +3,12 @@ package ctl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
@@ -28,8 +30,19 @@ const syncTimeout = time.Minute
 // watch keeps a cache of the HyperNodes and Nodes (metadata only) and prints render's output at start and
 // again whenever it changes, until ctx ends (Ctrl-C).
 func watch(ctx context.Context, cfg *rest.Config, o getOptions, render renderFunc, w, errw io.Writer) error {
+	// Without the HyperNode CRD the cache cannot watch HyperNodes: a command that needs them says so, one that
+	// does without (get nodes) watches the Nodes alone.
+	direct, err := newClient(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = listHyperNodes(ctx, direct, o.all)
+	noCRD := errors.Is(err, errNoHyperNodeCRD)
+	if err != nil && !(noCRD && o.hyperNodesOptional) {
+		return err
+	}
 	opts := cache.Options{Scheme: kube.Scheme()}
-	if !o.all {
+	if !o.all && !noCRD {
 		opts.ByObject = map[client.Object]cache.ByObject{
 			&topologyv1alpha1.HyperNode{}: {Label: labels.SelectorFromSet(hypernodegen.OwnedSelector())},
 		}
@@ -52,7 +65,12 @@ func watch(ctx context.Context, cfg *rest.Config, o getOptions, render renderFun
 	}
 	node := &metav1.PartialObjectMetadata{}
 	node.SetGroupVersionKind(nodeListGVK.GroupVersion().WithKind("Node"))
-	for _, obj := range []client.Object{&topologyv1alpha1.HyperNode{}, node} {
+	watched := []client.Object{&topologyv1alpha1.HyperNode{}, node}
+	var reader client.Reader = c
+	if noCRD {
+		watched, reader = watched[1:], noHyperNodes{c}
+	}
+	for _, obj := range watched {
 		inf, err := c.GetInformer(ctx, obj)
 		if err != nil {
 			return fmt.Errorf("watching %T: %w", obj, err)
@@ -77,7 +95,20 @@ func watch(ctx context.Context, cfg *rest.Config, o getOptions, render renderFun
 		return fmt.Errorf("watching HyperNodes and Nodes: no full list within %s (the command needs list and watch on both)", syncTimeout)
 	}
 	notify()
-	return printOnChange(ctx, changes, func(out, warn io.Writer) error { return render(ctx, c, out, warn) }, o.output, w, errw)
+	return printOnChange(ctx, changes, func(out, warn io.Writer) error { return render(ctx, reader, out, warn) }, o.output.value, w, errw)
+}
+
+// noHyperNodes reads a cluster without the HyperNode CRD: listing HyperNodes fails as it does from the API
+// server (listHyperNodes: errNoHyperNodeCRD), instead of starting an informer that can never sync.
+type noHyperNodes struct{ client.Reader }
+
+// List lists from the Reader, except HyperNodes.
+func (r noHyperNodes) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*topologyv1alpha1.HyperNodeList); ok {
+		gvk := topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNode")
+		return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+	}
+	return r.Reader.List(ctx, list, opts...)
 }
 
 // printOnChange renders on every signal on changes (after letting a burst settle) and prints the result when it

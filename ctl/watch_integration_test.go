@@ -41,7 +41,7 @@ func TestGetWatch(t *testing.T) {
 		change       func() error
 	}{
 		{
-			args:  []string{"get", "nodes", "--watch"},
+			args:  []string{"get", "nodes", "--watch", "--label-keys=" + blockKey},
 			first: "gpu-a1: leaf-a (tier 1)\n", after: "network.topology.nvidia.com/block=leaf-a",
 			change: func() error {
 				var n corev1.Node

@@ -17,12 +17,16 @@ BIN=${BIN:-$root/bin}
 ETCD_VERSION=v3.6.8
 KUBE_VERSION=v1.36.3
 HELM_VERSION=v3.22.0
+# HELM_BUILD names how helm is built on top of its version; change it to make every machine build helm again
+# (r2: stamped like helm's own release, see helm_out).
+HELM_BUILD=r2
 CONTROLLER_GEN_VERSION=v0.23.0
 
 mkdir -p "$BIN/k8s"
 log() { printf '[install-tools] %s\n' "$*" >&2; }
 
 # build NAME VERSION CMD... runs CMD to produce $BIN/NAME-VERSION unless it exists, then links $BIN/NAME to it.
+# The link is replaced in one rename, so a tool in use by another process is never missing.
 build() {
   local name=$1 version=$2; shift 2
   local target="$BIN/$name-$version"
@@ -36,7 +40,8 @@ build() {
     mv "$target.tmp" "$target"
     log "built $name $version in $((SECONDS - start))s"
   fi
-  ln -sf "$(basename "$target")" "$BIN/$name"
+  ln -sfn "$(basename "$target")" "$BIN/.$name.link.$$"
+  mv -Tf "$BIN/.$name.link.$$" "$BIN/$name"
   exec {lock}>&-
 }
 
@@ -52,12 +57,29 @@ kubelet_out() { kube_build k8s.io/kubernetes/cmd/kubelet "$1"; }
 controller_manager_out() { kube_build k8s.io/kubernetes/cmd/kube-controller-manager "$1"; }
 proxy_out() { kube_build k8s.io/kubernetes/cmd/kube-proxy "$1"; }
 kubectl_out() { kube_build k8s.io/kubernetes/cmd/kubectl "$1"; }
-gobin_install() { # gobin_install MODULE@VERSION BINNAME OUT
+gobin_install() { # gobin_install MODULE@VERSION BINNAME OUT [LDFLAGS...]
   local tmp; tmp=$(mktemp -d)
-  GOBIN=$tmp CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "$1"
+  GOBIN=$tmp CGO_ENABLED=0 go install -trimpath -ldflags "-s -w ${*:4}" "$1"
   mv "$tmp/$2" "$3"; rm -rf "$tmp"
 }
-helm_out() { gobin_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" helm "$1"; }
+# helm_out builds helm stamped as helm's own release build is (its Makefile's LDFLAGS): the version, a clean
+# tree, and the Kubernetes version it assumes without a cluster (`helm template`, `helm lint`: the chart's
+# kubeVersion is checked against it), which is that of the client-go helm is built with (v0.X.Y: 1.X). An
+# unstamped build says v3.22 and assumes Kubernetes v1.20.
+helm_out() {
+  local gomod k8s outside
+  # Asked outside any module, so that fabricmap's go.mod and go.sum stay as they are.
+  outside=$(mktemp -d)
+  gomod=$(cd "$outside" && go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n -E 's/^[[:space:]]*"GoMod": "(.*)",?$/\1/p')
+  rmdir "$outside"
+  k8s=$(sed -n -E 's/^[[:space:]]*k8s\.io\/client-go v0\.([0-9]+)\..*/\1/p' "$gomod")
+  [[ -n $k8s ]] || { log "no k8s.io/client-go in helm $HELM_VERSION's go.mod ($gomod)"; exit 1; }
+  local x=helm.sh/helm/v3
+  gobin_install "$x/cmd/helm@$HELM_VERSION" helm "$1" \
+    "-X $x/internal/version.version=$HELM_VERSION -X $x/internal/version.gitTreeState=clean" \
+    "-X $x/pkg/lint/rules.k8sVersionMajor=1 -X $x/pkg/lint/rules.k8sVersionMinor=$k8s" \
+    "-X $x/pkg/chartutil.k8sVersionMajor=1 -X $x/pkg/chartutil.k8sVersionMinor=$k8s"
+}
 cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
 
 tools=()
@@ -77,7 +99,7 @@ for t in "${tools[@]}"; do
     kube-controller-manager) build kube-controller-manager "$KUBE_VERSION" controller_manager_out ;;
     kube-proxy) build kube-proxy "$KUBE_VERSION" proxy_out ;;
     kubectl) build kubectl "$KUBE_VERSION" kubectl_out ;;
-    helm) build helm "$HELM_VERSION" helm_out ;;
+    helm) build helm "$HELM_VERSION-$HELM_BUILD" helm_out ;;
     controller-gen) build controller-gen "$CONTROLLER_GEN_VERSION" cgen_out ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac

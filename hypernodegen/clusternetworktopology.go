@@ -38,8 +38,9 @@ type LayerNames struct {
 	Tiers []string
 }
 
-// DefaultLayerNames returns the names Koordinator's documentation uses for the default label keys:
-// AcceleratorLayer, then BlockLayer, SpineLayer and DatacenterLayer.
+// DefaultLayerNames returns the names Koordinator's documentation uses for the NVLink domain and switch tiers
+// 1 to 3 (the leaf, the spine and the tier above, whatever the label style): AcceleratorLayer, then BlockLayer,
+// SpineLayer and DatacenterLayer.
 func DefaultLayerNames() LayerNames {
 	return LayerNames{Accelerator: "AcceleratorLayer", Tiers: []string{"BlockLayer", "SpineLayer", "DatacenterLayer"}}
 }

@@ -64,7 +64,8 @@ func acceleratorTree(t *testing.T) *topology.Tree {
 	)
 }
 
-var topographKeys = LabelKeys{Tiers: []string{"fabric.topograph.run/tier-1", "fabric.topograph.run/tier-2", "fabric.topograph.run/tier-3"}}
+// nvidiaV0Tiers are LabelStyleNVIDIAV0's tier keys alone, without an accelerator key.
+var nvidiaV0Tiers = LabelKeys{Tiers: NVIDIAV0TierKeys}
 
 // layer is one expected spec.networkTopologySpec entry.
 type layer struct{ name, parent, key string }
@@ -100,23 +101,23 @@ func TestClusterNetworkTopology(t *testing.T) {
 	}, {
 		name: "accelerator domains but no accelerator key: no accelerator layer",
 		tree: acceleratorTree,
-		keys: topographKeys,
+		keys: nvidiaV0Tiers,
 		want: []layer{
-			{name: "DatacenterLayer", key: "fabric.topograph.run/tier-3"},
-			{name: "SpineLayer", parent: "DatacenterLayer", key: "fabric.topograph.run/tier-2"},
-			{name: "BlockLayer", parent: "SpineLayer", key: "fabric.topograph.run/tier-1"},
+			{name: "DatacenterLayer", key: NVIDIAV0TierKeys[2]},
+			{name: "SpineLayer", parent: "DatacenterLayer", key: NVIDIAV0TierKeys[1]},
+			{name: "BlockLayer", parent: "SpineLayer", key: NVIDIAV0TierKeys[0]},
 			node("BlockLayer"),
 		},
 	}, {
-		name: "topograph keys, custom layer names, a tier without a name",
+		name: "nvidia-v0 keys, custom layer names, a tier without a name",
 		tree: acceleratorTree,
-		keys: LabelKeys{Accelerator: "fabric.topograph.run/accelerator", Tiers: topographKeys.Tiers},
+		keys: LabelKeys{Accelerator: NVIDIAV0AcceleratorKey, Tiers: NVIDIAV0TierKeys},
 		opts: []ClusterNetworkTopologyOption{WithLayerNames(LayerNames{Accelerator: "NVLink", Tiers: []string{"Leaf", ""}})},
 		want: []layer{
-			{name: "Tier3Layer", key: "fabric.topograph.run/tier-3"},
-			{name: "Tier2Layer", parent: "Tier3Layer", key: "fabric.topograph.run/tier-2"},
-			{name: "Leaf", parent: "Tier2Layer", key: "fabric.topograph.run/tier-1"},
-			{name: "NVLink", parent: "Leaf", key: "fabric.topograph.run/accelerator"},
+			{name: "Tier3Layer", key: NVIDIAV0TierKeys[2]},
+			{name: "Tier2Layer", parent: "Tier3Layer", key: NVIDIAV0TierKeys[1]},
+			{name: "Leaf", parent: "Tier2Layer", key: NVIDIAV0TierKeys[0]},
+			{name: "NVLink", parent: "Leaf", key: NVIDIAV0AcceleratorKey},
 			node("NVLink"),
 		},
 	}, {

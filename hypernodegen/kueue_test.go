@@ -28,10 +28,10 @@ func TestKueueTopology(t *testing.T) {
 		keys: DefaultLabelKeys(),
 		want: []string{DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, hostname},
 	}, {
-		name: "topograph keys, no accelerator key",
+		name: "nvidia-v0 keys, no accelerator key",
 		tree: acceleratorTree,
-		keys: topographKeys,
-		want: []string{"fabric.topograph.run/tier-3", "fabric.topograph.run/tier-2", "fabric.topograph.run/tier-1", hostname},
+		keys: nvidiaV0Tiers,
+		want: []string{NVIDIAV0TierKeys[2], NVIDIAV0TierKeys[1], NVIDIAV0TierKeys[0], hostname},
 	}, {
 		name: "a tree Build made with accelerator domains",
 		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) },
@@ -40,8 +40,8 @@ func TestKueueTopology(t *testing.T) {
 	}, {
 		name: "fewer keys than tiers: the top tier is left out",
 		tree: acceleratorTree,
-		keys: LabelKeys{Tiers: topographKeys.Tiers[:2]},
-		want: []string{"fabric.topograph.run/tier-2", "fabric.topograph.run/tier-1", hostname},
+		keys: LabelKeys{Tiers: DefaultTierKeys[:2]},
+		want: []string{DefaultTierKeys[1], DefaultTierKeys[0], hostname},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,48 +6,41 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// Default node-label keys: the ones the Koordinator network-topology seed and NVIDIA topograph use.
+// The default node-label keys: those of LabelStyleTopographV1.
 const (
 	// DefaultAcceleratorKey labels a node with its NVLink domain.
-	DefaultAcceleratorKey = "network.topology.nvidia.com/accelerator"
-	// TopographAcceleratorDomainKey is topograph's key for the NVLink domain: an Accelerator key to choose
-	// for clusters that read topograph's accelerator labels.
-	TopographAcceleratorDomainKey = "accelerator.topograph.run/domain"
+	DefaultAcceleratorKey = TopographAcceleratorDomainKey
 	// DefaultAcceleratorSubDomainKey labels a node with its NVLink sub-domain (a rack of an NVLink domain
-	// that spans racks), as topograph does.
-	DefaultAcceleratorSubDomainKey = "accelerator.topograph.run/sub-domain"
+	// that spans racks).
+	DefaultAcceleratorSubDomainKey = TopographAcceleratorSubDomainKey
 )
 
-// DefaultTierKeys label a node with its domain at the leaf tier ("block"), the spine tier and the one above it
-// ("datacenter"): tiers 1, 2 and 3, or 2, 3 and 4 when the tree has accelerator domains.
-var DefaultTierKeys = []string{
-	"network.topology.nvidia.com/block",
-	"network.topology.nvidia.com/spine",
-	"network.topology.nvidia.com/datacenter",
-}
+// DefaultTierKeys label a node with its domain at switch tier 1 (the leaf), 2, …: topograph v1's
+// fabric.topograph.run/tier-0, tier-1, … (TopographTierKeys).
+var DefaultTierKeys = TopographTierKeys()
 
 // LabelKeys says which node labels fabricmap writes.
 type LabelKeys struct {
+	// Style is the family the keys come from: LabelStyleTopographV1 or LabelStyleNVIDIAV0, whose keys are
+	// fixed (StyleKeys; Resolve sets them from the flags), or LabelStyleCustom or empty for keys as given.
+	Style string
 	// Accelerator is the key for the node's NVLink domain; empty writes none.
 	Accelerator string
 	// AcceleratorSubDomain is the key for the node's NVLink sub-domain, written for the nodes of accelerator
 	// sub-domains (topology.TierNameAcceleratorSubDomain); empty writes none.
 	AcceleratorSubDomain string
-	// Tiers[i] is the key for the node's domain at switch tier i+1: tier i+1 of the tree, or tier i+2 when
-	// the tree has accelerator domains (they take tier 1). Tiers beyond the list are not labelled.
+	// Tiers[i] is the key for the node's domain at switch tier i+1, whatever the depth of the rest of the
+	// tree: tier i+1 of the tree, or tier i+2 when the tree has accelerator domains (they take tier 1). So a
+	// leaf is always Tiers[0], and a node whose leaf hangs right under a root at switch tier 3 gets Tiers[0]
+	// and Tiers[2] but no Tiers[1]. Tiers beyond the list are not labelled.
 	Tiers []string
 }
 
-// DefaultLabelKeys returns the default key set.
-func DefaultLabelKeys() LabelKeys {
-	return LabelKeys{Accelerator: DefaultAcceleratorKey, AcceleratorSubDomain: DefaultAcceleratorSubDomainKey,
-		Tiers: append([]string(nil), DefaultTierKeys...)}
-}
+// DefaultLabelKeys returns the default key set, LabelStyleTopographV1's.
+func DefaultLabelKeys() LabelKeys { return topographV1Keys() }
 
 // All returns every key the set holds, the keys fabricmap owns on nodes.
 func (k LabelKeys) All() []string {
@@ -65,16 +58,12 @@ func (k LabelKeys) All() []string {
 	return out
 }
 
-// AddFlags registers --label-keys, --accelerator-label-key and --accelerator-sub-domain-label-key on fs with
-// k's values as defaults: the one set of label-key flags the aggregator and `fabricmap get nodes` share.
-func (k *LabelKeys) AddFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&k.Tiers, "label-keys", k.Tiers, "node-label keys for switch tier 1, 2, … in order (e.g. fabric.topograph.run/tier-1,fabric.topograph.run/tier-2)")
-	fs.StringVar(&k.Accelerator, "accelerator-label-key", k.Accelerator, "node-label key for the NVLink domain (empty: none)")
-	fs.StringVar(&k.AcceleratorSubDomain, "accelerator-sub-domain-label-key", k.AcceleratorSubDomain, "node-label key for the NVLink sub-domain, a rack of an NVLink domain that spans racks (empty: none)")
-}
-
-// Validate checks that every key is a valid label key.
+// Validate checks the style (known, and a named style's keys its own: see Resolve) and that every key is a
+// valid label key.
 func (k LabelKeys) Validate() error {
+	if err := k.validateStyle(); err != nil {
+		return err
+	}
 	for _, key := range k.All() {
 		if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
 			return fmt.Errorf("label key %s is invalid: %s", key, msgs[0])
@@ -86,8 +75,9 @@ func (k LabelKeys) Validate() error {
 // NodeLabels returns, for every node placed in t, the labels that state its place: each tier key set to the
 // name of the node's domain at that tier (domains are named to be valid label values), and the accelerator
 // key set to the node's NVLink domain (hashed when it is no valid label value), and, for a node of an
-// accelerator sub-domain, the sub-domain key set to its NVLink sub-domain (hashed likewise). A tier the
-// node's branch skips gets no label.
+// accelerator sub-domain, the sub-domain key set to its NVLink sub-domain (hashed likewise). A domain's key
+// is that of its switch tier (LabelKeys.Tiers), not of its place in the node's path: a tier the node's branch
+// skips gets no label, and the tiers above it keep their keys.
 //
 // When t has accelerator domains (TierName "accelerator", one tier below every switch tier, as Build makes
 // them with BuildOptions.AcceleratorDomains), keys.Tiers[0] labels the tier just above them, as

@@ -24,29 +24,65 @@ func threeTierTree(t *testing.T) *topology.Tree {
 	return tree
 }
 
+// shallowTree is threeTierTree's shape with one leaf, lc, right under the root beside the spine sa, built
+// with or without accelerator domains (every node has an NVLink domain of its own).
+func shallowTree(t *testing.T, accelerators bool) *topology.Tree {
+	t.Helper()
+	gpu := func(node, leaf string) topology.NodeEvidence {
+		return topology.NodeEvidence{Node: node, NVLinkDomain: "uuid-" + node + ".1", Links: []topology.SwitchLink{{SwitchID: leaf, SwitchName: leaf}}}
+	}
+	tree, probs := topology.Build(topology.Input{
+		Nodes:       []topology.NodeEvidence{gpu("a1", "la"), gpu("b1", "lb"), gpu("c1", "lc")},
+		SwitchLinks: []topology.SwitchEdge{{A: "la", B: "sa"}, {A: "lb", B: "sa"}, {A: "sa", B: "core"}, {A: "lc", B: "core"}},
+	}, topology.BuildOptions{AcceleratorDomains: accelerators})
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	return tree
+}
+
 func TestNodeLabels(t *testing.T) {
 	longDomain := strings.Repeat("0123456789abcdef", 5) + ".1"
+	const (
+		tier0, tier1, tier2 = "fabric.topograph.run/tier-0", "fabric.topograph.run/tier-1", "fabric.topograph.run/tier-2"
+		domain              = "accelerator.topograph.run/domain"
+		block, spine, dc    = "network.topology.nvidia.com/block", "network.topology.nvidia.com/spine", "network.topology.nvidia.com/datacenter"
+		accelerator         = "network.topology.nvidia.com/accelerator"
+	)
+	nvidiaV0, err := StyleKeys(LabelStyleNVIDIAV0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		keys LabelKeys
 		want map[string]map[string]string
 	}{{
-		name: "default keys: block, spine, datacenter and the NVLink domain",
+		name: "default keys, topograph v1: tier-0 is the leaf, then one key per switch tier, and the NVLink domain",
 		keys: DefaultLabelKeys(),
 		want: map[string]map[string]string{
-			"a1": {DefaultTierKeys[0]: "la1", DefaultTierKeys[1]: "sa", DefaultTierKeys[2]: "fabric", DefaultAcceleratorKey: "uuid-1.3"},
-			"a2": {DefaultTierKeys[0]: "la2", DefaultTierKeys[1]: "sa", DefaultTierKeys[2]: "fabric", DefaultAcceleratorKey: topology.UniqueName(longDomain)},
-			"b1": {DefaultTierKeys[0]: "lb1", DefaultTierKeys[1]: "sb", DefaultTierKeys[2]: "fabric"},
-			"b2": {DefaultTierKeys[0]: "lb2", DefaultTierKeys[1]: "sb", DefaultTierKeys[2]: "fabric"},
+			"a1": {tier0: "la1", tier1: "sa", tier2: "fabric", domain: "uuid-1.3"},
+			"a2": {tier0: "la2", tier1: "sa", tier2: "fabric", domain: topology.UniqueName(longDomain)},
+			"b1": {tier0: "lb1", tier1: "sb", tier2: "fabric"},
+			"b2": {tier0: "lb2", tier1: "sb", tier2: "fabric"},
 		},
 	}, {
-		name: "topograph-style keys, fewer than the tiers, no accelerator key",
-		keys: LabelKeys{Tiers: []string{"fabric.topograph.run/tier-1", "fabric.topograph.run/tier-2"}},
+		name: "nvidia-v0 keys: block, spine, datacenter and accelerator",
+		keys: nvidiaV0,
 		want: map[string]map[string]string{
-			"a1": {"fabric.topograph.run/tier-1": "la1", "fabric.topograph.run/tier-2": "sa"},
-			"a2": {"fabric.topograph.run/tier-1": "la2", "fabric.topograph.run/tier-2": "sa"},
-			"b1": {"fabric.topograph.run/tier-1": "lb1", "fabric.topograph.run/tier-2": "sb"},
-			"b2": {"fabric.topograph.run/tier-1": "lb2", "fabric.topograph.run/tier-2": "sb"},
+			"a1": {block: "la1", spine: "sa", dc: "fabric", accelerator: "uuid-1.3"},
+			"a2": {block: "la2", spine: "sa", dc: "fabric", accelerator: topology.UniqueName(longDomain)},
+			"b1": {block: "lb1", spine: "sb", dc: "fabric"},
+			"b2": {block: "lb2", spine: "sb", dc: "fabric"},
+		},
+	}, {
+		name: "custom keys, fewer than the tiers, no accelerator key",
+		keys: LabelKeys{Style: LabelStyleCustom, Tiers: []string{"example.com/leaf", "example.com/spine"}},
+		want: map[string]map[string]string{
+			"a1": {"example.com/leaf": "la1", "example.com/spine": "sa"},
+			"a2": {"example.com/leaf": "la2", "example.com/spine": "sa"},
+			"b1": {"example.com/leaf": "lb1", "example.com/spine": "sb"},
+			"b2": {"example.com/leaf": "lb2", "example.com/spine": "sb"},
 		},
 	}}
 	nvlink := map[string]string{"a1": "uuid-1.3", "a2": longDomain}
@@ -60,13 +96,52 @@ func TestNodeLabels(t *testing.T) {
 	}
 }
 
-func TestLabelKeysValidate(t *testing.T) {
-	if err := DefaultLabelKeys().Validate(); err != nil {
-		t.Fatal(err)
+// Keys go by a domain's switch tier, not by its place in the node's path: a leaf right under the root is
+// tier-0 and the root above it tier-2, as for the nodes of the deeper branch; tier-1 is left out, with and
+// without accelerator domains below the leaves.
+func TestNodeLabelsShallowBranch(t *testing.T) {
+	const tier0, tier1, tier2 = "fabric.topograph.run/tier-0", "fabric.topograph.run/tier-1", "fabric.topograph.run/tier-2"
+	for _, accelerators := range []bool{false, true} {
+		t.Run(map[bool]string{false: "switch tiers only", true: "with accelerator domains"}[accelerators], func(t *testing.T) {
+			want := map[string]map[string]string{
+				"a1": {tier0: "la", tier1: "sa", tier2: "fabric"},
+				"b1": {tier0: "lb", tier1: "sa", tier2: "fabric"},
+				"c1": {tier0: "lc", tier2: "fabric"},
+			}
+			if accelerators {
+				for n, l := range want {
+					l[DefaultAcceleratorKey] = "uuid-" + n + ".1"
+				}
+			}
+			got := NodeLabels(shallowTree(t, accelerators), nil, DefaultLabelKeys())
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+		})
 	}
-	bad := LabelKeys{Tiers: []string{"ok/key", "not a key"}}
-	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "not a key") {
-		t.Fatalf("err = %v, want one naming the bad key", err)
+}
+
+func TestLabelKeysValidate(t *testing.T) {
+	edited := DefaultLabelKeys()
+	edited.Tiers = []string{"example.com/leaf"}
+	tests := []struct {
+		name string
+		keys LabelKeys
+		want string // in the error; empty for none
+	}{
+		{name: "default keys", keys: DefaultLabelKeys()},
+		{name: "custom keys without a style", keys: LabelKeys{Tiers: []string{"example.com/leaf"}}},
+		{name: "a key that is no label key", keys: LabelKeys{Tiers: []string{"ok/key", "not a key"}}, want: "not a key"},
+		{name: "an unknown style", keys: LabelKeys{Style: "topograph-v2"}, want: `--label-style "topograph-v2" is not one of topograph-v1, nvidia-v0, custom`},
+		{name: "a named style with keys not its own", keys: edited, want: "are not those of --label-style=topograph-v1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.keys.Validate()
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+		})
 	}
 }
 

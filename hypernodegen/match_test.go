@@ -9,7 +9,7 @@ import (
 )
 
 func TestMemberMatcher(t *testing.T) {
-	block := map[string]string{"network.topology.nvidia.com/block": "leaf-a"}
+	block := map[string]string{DefaultTierKeys[0]: "leaf-a"}
 	for _, tc := range []struct {
 		name   string
 		sel    topologyv1alpha1.MemberSelector

@@ -46,10 +46,10 @@ func TestNodeMemberSelectors(t *testing.T) {
 		{"one regular expression matching exactly the names", Options{NodeSelector: SelectorRegex}, map[string][]string{
 			"nvl-x": {`regex:^(?:n1|n2)$`}, "leaf-b": {`regex:^(?:n3|n3\.rack|n33)$`}}},
 		{"the node labels fabricmap writes", Options{NodeSelector: SelectorLabel, LabelKeys: keys}, map[string][]string{
-			"nvl-x":  {"label:network.topology.nvidia.com/accelerator=0f1e2d3c-0000-4000-8000-00000000beef.7"},
-			"leaf-b": {"label:network.topology.nvidia.com/block=leaf-b"}}},
+			"nvl-x":  {"label:" + DefaultAcceleratorKey + "=0f1e2d3c-0000-4000-8000-00000000beef.7"},
+			"leaf-b": {"label:" + DefaultTierKeys[0] + "=leaf-b"}}},
 		{"a tier without a key falls back to names", Options{NodeSelector: SelectorLabel, LabelKeys: LabelKeys{Accelerator: DefaultAcceleratorKey}}, map[string][]string{
-			"nvl-x":  {"label:network.topology.nvidia.com/accelerator=0f1e2d3c-0000-4000-8000-00000000beef.7"},
+			"nvl-x":  {"label:" + DefaultAcceleratorKey + "=0f1e2d3c-0000-4000-8000-00000000beef.7"},
 			"leaf-b": {"exact:n3", "exact:n3.rack", "exact:n33"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,27 +35,26 @@ func dualRackTree(t *testing.T) *topology.Tree {
 
 func TestNodeLabelsMultiRackNVLink(t *testing.T) {
 	const (
-		nvl  = "7c3f0e2a-9b1d-4e6f-8a2c-3b4d5e6f7081.1"
-		sub  = "accelerator.topograph.run/sub-domain"
-		dom  = TopographAcceleratorDomainKey
-		leaf = "fabric.topograph.run/tier-1"
+		nvl                = "7c3f0e2a-9b1d-4e6f-8a2c-3b4d5e6f7081.1"
+		sub                = "accelerator.topograph.run/sub-domain"
+		dom                = "accelerator.topograph.run/domain"
+		leaf, spine, third = "fabric.topograph.run/tier-0", "fabric.topograph.run/tier-1", "fabric.topograph.run/tier-2"
 	)
-	keys := LabelKeys{Accelerator: dom, AcceleratorSubDomain: sub, Tiers: []string{leaf, "fabric.topograph.run/tier-2", "fabric.topograph.run/tier-3"}}
+	keys := LabelKeys{Accelerator: dom, AcceleratorSubDomain: sub, Tiers: []string{leaf, spine, third}}
 	got := NodeLabels(dualRackTree(t), nil, keys)
 	want := map[string]map[string]string{
-		"cpu-1": {leaf: "leaf-3", "fabric.topograph.run/tier-2": "spine-2", "fabric.topograph.run/tier-3": "fabric"},
+		"cpu-1": {leaf: "leaf-3", spine: "spine-2", third: "fabric"},
 	}
 	for r, rack := range []string{"1821724000123", "1821724000456"} {
 		for i := 1; i <= 3; i++ {
 			// The NVLink domain hangs below spine-1, beside the leaves: its nodes have no leaf label.
-			want[fmt.Sprintf("gb-r%d-t%02d", r+1, i)] = map[string]string{dom: nvl, sub: rack,
-				"fabric.topograph.run/tier-2": "spine-1", "fabric.topograph.run/tier-3": "fabric"}
+			want[fmt.Sprintf("gb-r%d-t%02d", r+1, i)] = map[string]string{dom: nvl, sub: rack, spine: "spine-1", third: "fabric"}
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{dom, sub, leaf, "fabric.topograph.run/tier-2", "fabric.topograph.run/tier-3"}, keys.All()); diff != "" {
+	if diff := cmp.Diff([]string{dom, sub, leaf, spine, third}, keys.All()); diff != "" {
 		t.Errorf("All (-want +got):\n%s", diff)
 	}
 }

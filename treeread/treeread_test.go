@@ -147,7 +147,10 @@ func TestTreeFromHyperNodesSelectors(t *testing.T) {
 // hierarchy form) and rebuilds the tree from the node labels fabricmap writes.
 func TestTreeFromClusterNetworkTopology(t *testing.T) {
 	tr := fabricTree(t)
-	keys := hypernodegen.DefaultLabelKeys()
+	keys, err := hypernodegen.StyleKeys(hypernodegen.LabelStyleNVIDIAV0) // the seed's hierarchy below names these keys
+	if err != nil {
+		t.Fatal(err)
+	}
 	cnt, err := hypernodegen.ClusterNetworkTopology(keys, tr)
 	if err != nil {
 		t.Fatal(err)

@@ -75,6 +75,9 @@ func Main(ctx context.Context, args []string) error {
 	} else if err != nil {
 		return err
 	}
+	if err := conf.LabelKeys.Resolve(fs); err != nil {
+		return err
+	}
 	if err := conf.LabelKeys.Validate(); err != nil {
 		return err
 	}
@@ -134,7 +137,7 @@ func Main(ctx context.Context, args []string) error {
 	}
 	log.Info("aggregator starting", "leaderElection", mc.LeaderElection, "leaseNamespace", mc.LeaderElectionNamespace,
 		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mc.HeartbeatNamespace,
-		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelKeys", conf.LabelKeys.All())
+		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelStyle", conf.LabelKeys.Style, "labelKeys", conf.LabelKeys.All())
 	return mgr.Start(ctx)
 }
 

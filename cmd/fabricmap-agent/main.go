@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/agent/app"
 	"github.com/fabricmap/fabricmap/internal/memlimit"
+	"github.com/fabricmap/fabricmap/internal/version"
 )
 
 // defaultGOGC is the agent's garbage-collection target unless GOGC says otherwise. Its live heap is a few
@@ -21,6 +22,9 @@ import (
 const defaultGOGC = 25
 
 func main() {
+	if version.PrintIfRequested(os.Stdout, "fabricmap-agent", os.Args[1:]) {
+		return
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGOGC)
 	}

@@ -12,9 +12,13 @@ import (
 
 	"github.com/fabricmap/fabricmap/aggregator/app"
 	"github.com/fabricmap/fabricmap/internal/memlimit"
+	"github.com/fabricmap/fabricmap/internal/version"
 )
 
 func main() {
+	if version.PrintIfRequested(os.Stdout, "fabricmap-aggregator", os.Args[1:]) {
+		return
+	}
 	if _, err := memlimit.Set(memlimit.Options{}); err != nil {
 		slog.Warn("GOMEMLIMIT not set from the container's memory limit", "err", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/internal/demo"
+	"github.com/fabricmap/fabricmap/internal/version"
 )
 
 func main() {
@@ -20,7 +21,12 @@ func main() {
 	binDir := flag.String("bin-dir", filepath.Dir(self), "folder holding fabricmap-agent, fabricmap-aggregator and fabricmap")
 	verbose := flag.Bool("v", false, "show the agents' and aggregator's logs")
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait for the HyperNodes")
+	printVersion := flag.Bool(version.Flag, false, "print the version, git commit and Go version, and exit")
 	flag.Parse()
+	if *printVersion {
+		fmt.Println(version.Get().String("fabricmap-demo"))
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logs := io.Discard

@@ -11,10 +11,14 @@ import (
 	"syscall"
 
 	"github.com/fabricmap/fabricmap/internal/memlimit"
+	"github.com/fabricmap/fabricmap/internal/version"
 	placer "github.com/fabricmap/fabricmap/placer/app"
 )
 
 func main() {
+	if version.PrintIfRequested(os.Stdout, "fabricmap-placer", os.Args[1:]) {
+		return
+	}
 	if _, err := memlimit.Set(memlimit.Options{}); err != nil {
 		slog.Warn("GOMEMLIMIT not set from the container's memory limit", "err", err)
 	}

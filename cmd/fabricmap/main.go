@@ -19,6 +19,7 @@ import (
 	aggregator "github.com/fabricmap/fabricmap/aggregator/app"
 	"github.com/fabricmap/fabricmap/ctl"
 	"github.com/fabricmap/fabricmap/internal/memlimit"
+	"github.com/fabricmap/fabricmap/internal/version"
 	placer "github.com/fabricmap/fabricmap/placer/app"
 )
 
@@ -37,6 +38,9 @@ func main() {
 	defer stop()
 	name := filepath.Base(os.Args[0])
 	if run, ok := programs[name]; ok {
+		if version.PrintIfRequested(os.Stdout, name, os.Args[1:]) {
+			return
+		}
 		if err := run(ctx, os.Args[1:]); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 			stop()

@@ -26,9 +26,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 version=${VERSION:-dev}
 revision=${REVISION:-unknown}
 
-# The -X targets are main.version and main.revision of each command. A command that does not declare them
-# is unaffected (the linker ignores an -X for a missing variable).
-ldflags="-s -w -X main.version=$version -X main.revision=$revision"
+# The -X targets are the version and revision of internal/version, the one home of every binary's --version
+# (unset, it falls back to the Go build info, then to dev / unknown).
+ldflags="-s -w -X github.com/fabricmap/fabricmap/internal/version.version=$version -X github.com/fabricmap/fabricmap/internal/version.revision=$revision"
 # go-nvml's cgo prologue references functions NVML marks deprecated; the warnings say nothing about this build.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 

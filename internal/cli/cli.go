@@ -9,7 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fabricmap/fabricmap/internal/version"
 )
 
 // NewLogger returns a structured logger writing to stderr in the given format ("json" or "text") and level.
@@ -30,18 +31,9 @@ func NewLogger(format, level string) (*slog.Logger, error) {
 }
 
 // RESTConfig loads the client configuration: the named kubeconfig file, else $KUBECONFIG or
-// ~/.kube/config, else the in-cluster service account.
+// ~/.kube/config, else the in-cluster service account (ClusterFlags.RESTConfig with only a kubeconfig).
 func RESTConfig(kubeconfig string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading Kubernetes client configuration: %w", err)
-	}
-	cfg.QPS, cfg.Burst = 50, 100
-	return cfg, nil
+	return ClusterFlags{Kubeconfig: kubeconfig}.RESTConfig()
 }
 
 // EnvOr returns the environment variable key, or def when it is unset or empty.
@@ -79,11 +71,13 @@ type Process struct {
 	Rate APIRate
 }
 
-// AddFlags registers --kubeconfig, --log-format and --log-level.
+// AddFlags registers --kubeconfig, --log-format and --log-level, and --version (which the binary's main acts
+// on before it parses anything: version.PrintIfRequested).
 func (p *Process) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&p.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	fs.StringVar(&p.Kubeconfig, "kubeconfig", "", KubeconfigUsage)
 	fs.StringVar(&p.LogFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&p.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	version.AddFlag(fs)
 }
 
 // Logger returns the logger the flags ask for.

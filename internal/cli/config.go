@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fabricmap/fabricmap/internal/version"
 )
 
 // ApplyConfigFile sets flags of fs from a YAML file whose keys are flag names (without the dashes) and whose
@@ -31,7 +33,7 @@ func ApplyConfigFile(fs *pflag.FlagSet, path string) error {
 	values := make(map[string]string, len(keys))
 	for _, k := range keys {
 		f := fs.Lookup(k)
-		if f == nil || k == "config" {
+		if f == nil || k == "config" || k == version.Flag {
 			return fmt.Errorf("config file %s: %q is not a setting (settings are the flags' names, see --help)", path, k)
 		}
 		v, err := flagValue(settings[k])

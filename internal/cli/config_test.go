@@ -22,6 +22,7 @@ func TestApplyConfigFile(t *testing.T) {
 	newFlags := func(s *settings) *pflag.FlagSet {
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		fs.String("config", "", "")
+		fs.Bool("version", false, "")
 		fs.DurationVar(&s.grace, "delete-grace-period", 10*time.Minute, "")
 		fs.StringSliceVar(&s.keys, "label-keys", []string{"a", "b"}, "")
 		fs.BoolVar(&s.labels, "node-labels", true, "")
@@ -44,6 +45,7 @@ func TestApplyConfigFile(t *testing.T) {
 			want: settings{grace: 10 * time.Minute, keys: []string{"a", "b"}, labels: true, root: "fabric", workers: 1, ratio: 0.5}},
 		{name: "an unknown key", file: "root-name: x\ndelete-grace: 1m\n", err: `"delete-grace" is not a setting`},
 		{name: "config in config", file: "config: other.yaml\n", err: `"config" is not a setting`},
+		{name: "version in config", file: "version: true\n", err: `"version" is not a setting`},
 		{name: "a bad value", file: "delete-grace-period: soon\n", err: "delete-grace-period: invalid argument"},
 		{name: "a nested object", file: "root-name: {a: b}\n", err: "root-name: a nested object"},
 		{name: "not YAML", file: "root-name: [\n", err: "config file"},

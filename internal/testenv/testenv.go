@@ -35,13 +35,9 @@ func RepoRoot() string {
 }
 
 // CRDDirs are the folders whose CRDs every environment installs: fabricmap's own and the third-party CRDs
-// the chart carries.
+// the chart carries (its templates render them from there).
 func CRDDirs() []string {
-	root := RepoRoot()
-	return []string{
-		filepath.Join(root, "charts", "fabricmap", "crds"),
-		filepath.Join(root, "charts", "fabricmap", "files", "crds"),
-	}
+	return []string{filepath.Join(RepoRoot(), "charts", "fabricmap", "files", "crds")}
 }
 
 // ErrNoAssets means the control-plane binaries are missing; `make tools` builds them.

@@ -30,11 +30,11 @@ import (
 const Name = "labels"
 
 // Node labels that give a node's NVLink domain and its rack within it: the clique GPU Feature Discovery writes
-// ("<clusterUUID>.<cliqueId>", as the agents report it) and topograph's sub-domain label (the default of
-// hypernodegen's accelerator sub-domain key).
+// ("<clusterUUID>.<cliqueId>", as the agents report it) and topograph's sub-domain label (also the
+// accelerator sub-domain key of hypernodegen's label styles).
 const (
 	CliqueLabel    = "nvidia.com/gpu.clique"
-	SubDomainLabel = hypernodegen.DefaultAcceleratorSubDomainKey
+	SubDomainLabel = hypernodegen.TopographAcceleratorSubDomainKey
 )
 
 // switchKind is the kind of the pseudo-switches' identifiers (see topology.SwitchID).

@@ -23,10 +23,10 @@ const aggregatorSA = "fabricmap-aggregator" // the chart's aggregator service ac
 
 // The chart's default node-label keys (aggregator.nodeLabels).
 const (
-	blockKey       = "network.topology.nvidia.com/block"
-	acceleratorKey = "network.topology.nvidia.com/accelerator"
+	blockKey       = "fabric.topograph.run/tier-0"
+	acceleratorKey = "accelerator.topograph.run/domain"
 	subDomainKey   = "accelerator.topograph.run/sub-domain"
-	// oldTierKey is under the same prefix, but not among the keys: one an older configuration wrote.
+	// oldTierKey is under the prefix of another style's keys, but not among the keys: one an older configuration wrote.
 	oldTierKey = "network.topology.nvidia.com/old-tier"
 )
 

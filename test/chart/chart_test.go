@@ -51,8 +51,14 @@ func valuesFiles(t *testing.T) []string {
 
 func render(t *testing.T, values string) []*unstructured.Unstructured {
 	t.Helper()
-	out := helm(t, "template", "fabricmap", chartDir(), "--namespace", namespace, "--kube-version", "1.36.3",
-		"--include-crds", "-f", values)
+	return renderRelease(t, "fabricmap", "--include-crds", "-f", values)
+}
+
+// renderRelease renders the chart as release with helm template's further args (values files, --set) and
+// decodes every object.
+func renderRelease(t *testing.T, release string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out := helm(t, append([]string{"template", release, chartDir(), "--namespace", namespace, "--kube-version", "1.36.3"}, args...)...)
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
 	var objs []*unstructured.Unstructured
 	for {
@@ -84,6 +90,7 @@ func TestRenderedManifestsPassServerSideDryRun(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.Shared.Client
 	ensureNamespace(t, ctx, c)
+	installServiceMonitorCRD(t, ctx, c)
 	for _, v := range valuesFiles(t) {
 		t.Run(filepath.Base(v), func(t *testing.T) {
 			objs := render(t, v)

@@ -19,7 +19,7 @@ func TestNotes(t *testing.T) {
 	// A release and namespace of their own: helm checks, even in a dry run, that no object it would create
 	// exists outside the release, and other tests of this package apply the chart's objects for "fabricmap".
 	notes := func(t *testing.T, set ...string) string {
-		args := []string{"install", "notes-check", chartDir(), "--namespace", "fabricmap-notes", "--dry-run=client", "--kubeconfig", kc}
+		args := []string{"install", "notes-check", chartDir(), "--namespace", "fabricmap-notes", "--dry-run=client", "--take-ownership", "--kubeconfig", kc}
 		for _, s := range set {
 			args = append(args, "--set", s)
 		}

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +26,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/proctest"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/sources/ufm"
+	"github.com/fabricmap/fabricmap/sources/ufm/ufmtest"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -143,25 +142,14 @@ func BenchmarkConverge10k(b *testing.B) {
 
 	systems, links := loadUFM()
 	want := expectedDomains(reports, systems, links)
-	answers := map[string][]byte{}
+	answers := ufmtest.Answers{}
 	// No ports: the load's UFM evidence needs only its switches and the cables between them.
 	for name, v := range map[string]any{"systems": systems, "links": links, "ports": []ufm.Port{}} {
 		if answers[name], err = json.Marshal(v); err != nil {
 			b.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != "load" || p != "load-pass" {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		body, ok := answers[strings.TrimPrefix(r.URL.Path, "/ufmRest/resources/")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write(body)
-	}))
+	srv := httptest.NewServer(ufmtest.Handler("load", "load-pass", answers))
 	defer srv.Close()
 	dir := b.TempDir()
 	for name, v := range map[string]string{"user": "load", "pass": "load-pass"} {

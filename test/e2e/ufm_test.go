@@ -6,11 +6,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/fabricmap/fabricmap/sources/ufm"
+	"github.com/fabricmap/fabricmap/sources/ufm/ufmtest"
 )
 
 // ufmHost is the host only UFM knows (no agent runs on it), behind the InfiniBand leaf ufmLeaf.
@@ -42,7 +42,7 @@ func newFakeUFM(t *testing.T) *fakeUFM {
 			{Name: leafGUID + "_1", GUID: leafGUID, SystemID: leafGUID, SystemName: ufmLeaf, NodeDescription: ufmLeaf + ":1", Module: "N/A"},
 		},
 	}
-	bodies := map[string][]byte{}
+	bodies := ufmtest.Answers{}
 	for k, v := range answers {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -52,11 +52,8 @@ func newFakeUFM(t *testing.T) *fakeUFM {
 	}
 	u := &fakeUFM{}
 	u.mode.Store("")
+	ufmAPI := ufmtest.Handler("e2e", "e2e-pass", bodies)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if user, pass, ok := r.BasicAuth(); !ok || user != "e2e" || pass != "e2e-pass" {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
 		switch u.mode.Load() {
 		case "500":
 			http.Error(w, "internal error", http.StatusInternalServerError)
@@ -65,12 +62,7 @@ func newFakeUFM(t *testing.T) *fakeUFM {
 			_, _ = w.Write([]byte("<html>maintenance</html>"))
 			return
 		}
-		body, ok := bodies[strings.TrimPrefix(r.URL.Path, "/ufmRest/resources/")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write(body)
+		ufmAPI.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()

@@ -2,9 +2,11 @@ package install
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,15 +17,21 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/vishvananda/netns"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
+	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/netlab"
 	"github.com/fabricmap/fabricmap/internal/testenv"
@@ -44,7 +52,7 @@ const (
 	// otherLeaf is a switch only emulated nodes are cabled to.
 	otherLeaf = "leaf-install-2"
 	// blockKey is the chart's default label key of a node's leaf domain.
-	blockKey = "network.topology.nvidia.com/block"
+	blockKey = hypernodegen.TopographTierKeyPrefix + "0"
 )
 
 // TestChartOnKubeletCluster installs the chart on a real kubelet-backed cluster and follows it through
@@ -151,7 +159,7 @@ func TestChartOnKubeletCluster(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
 				return false, err.Error()
 			}
-			return n.Labels[blockKey] == leaf && n.Labels["network.topology.nvidia.com/accelerator"] != "",
+			return n.Labels[blockKey] == leaf && n.Labels[hypernodegen.TopographAcceleratorDomainKey] != "",
 				fmt.Sprintf("labels %v, want %s=%s and an accelerator label", n.Labels, blockKey, leaf)
 		})
 		var lease coordinationv1.Lease
@@ -228,25 +236,107 @@ func TestChartOnKubeletCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("helm uninstall", func(t *testing.T) {
-		kept := objectUIDs(t, c)
-		admin.run("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "3m")
-		testenv.Eventually(t, 2*time.Minute, "the workloads gone", func() (bool, string) {
+	t.Run("helm uninstall runs the cleanup hook: what fabricmap made goes, the rest stays", func(t *testing.T) {
+		// Beside fabricmap's: a HyperNode Volcano made (no fabricmap label), and the admin's label on the node.
+		foreign := &topologyv1alpha1.HyperNode{ObjectMeta: metav1.ObjectMeta{Name: "volcano-made"},
+			Spec: topologyv1alpha1.HyperNodeSpec{Tier: 1, Members: []topologyv1alpha1.MemberSpec{{Type: topologyv1alpha1.MemberTypeNode,
+				Selector: topologyv1alpha1.MemberSelector{ExactMatch: &topologyv1alpha1.ExactMatch{Name: "emu-3"}}}}}}
+		if err := c.Create(ctx, foreign); err != nil {
+			t.Fatal(err)
+		}
+		crds := map[string]string{}
+		for _, crd := range []string{"hypernodes.topology.volcano.sh", "nodefabricreports.fabricmap.io"} {
+			uid, err := crdUID(ctx, c, crd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crds[crd] = uid
+		}
+		// Each node's labels as they must be after the cleanup: without those the aggregator's field manager owns.
+		wantLabels := map[string]map[string]string{}
+		var nodes corev1.NodeList
+		if err := c.List(ctx, &nodes); err != nil {
+			t.Fatal(err)
+		}
+		owned := 0
+		for _, n := range nodes.Items {
+			keep := maps.Clone(n.Labels)
+			for _, k := range labelsOwnedBy(t, n.ManagedFields, aggregator.LabelFieldManager) {
+				delete(keep, k)
+				owned++
+			}
+			wantLabels[n.Name] = keep
+		}
+		if owned == 0 || wantLabels[node]["nvidia.com/gpu.present"] != "true" {
+			t.Fatalf("before uninstall: %d labels owned by the aggregator, the node's labels to keep %v", owned, wantLabels[node])
+		}
+
+		// The post-delete hook Job must have run to its end for helm to return without an error.
+		admin.run("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "4m")
+		testenv.Eventually(t, 2*time.Minute, "the workloads and the hook's Job gone", func() (bool, string) {
 			var ds appsv1.DaemonSetList
 			var deps appsv1.DeploymentList
+			var jobs batchv1.JobList
 			var pods corev1.PodList
-			for _, l := range []client.ObjectList{&ds, &deps, &pods} {
+			for _, l := range []client.ObjectList{&ds, &deps, &jobs, &pods} {
 				if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
 					return false, err.Error()
 				}
 			}
-			return len(ds.Items)+len(deps.Items)+len(pods.Items) == 0,
-				fmt.Sprintf("%d DaemonSets, %d Deployments, %d pods left", len(ds.Items), len(deps.Items), len(pods.Items))
+			return len(ds.Items)+len(deps.Items)+len(jobs.Items)+len(pods.Items) == 0,
+				fmt.Sprintf("%d DaemonSets, %d Deployments, %d Jobs, %d pods left", len(ds.Items), len(deps.Items), len(jobs.Items), len(pods.Items))
 		})
-		// What the README promises to keep: the topology as last written (HyperNodes, reports, node labels), and
-		// the CRDs (fabricmap's own under crds/, which helm never deletes; Volcano's, kept by resource policy).
-		if diff := cmp.Diff(kept, objectUIDs(t, c)); diff != "" {
-			t.Errorf("objects removed by uninstall that the README says stay (-before +after):\n%s", diff)
+
+		var hns topologyv1alpha1.HyperNodeList
+		var reports v1alpha1.NodeFabricReportList
+		var leases coordinationv1.LeaseList
+		if err := c.List(ctx, &hns); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.List(ctx, &reports); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.List(ctx, &leases, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.HeartbeatLabel: v1alpha1.HeartbeatLabelValue}); err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		for _, h := range hns.Items {
+			left = append(left, "HyperNode "+h.Name)
+		}
+		for _, r := range reports.Items {
+			left = append(left, "NodeFabricReport "+r.Name)
+		}
+		for _, l := range leases.Items {
+			left = append(left, "Lease "+l.Name)
+		}
+		if diff := cmp.Diff([]string{"HyperNode volcano-made"}, left); diff != "" {
+			t.Errorf("HyperNodes, reports and heartbeat Leases after uninstall (-want +got):\n%s", diff)
+		}
+		gotLabels := map[string]map[string]string{}
+		if err := c.List(ctx, &nodes); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes.Items {
+			gotLabels[n.Name] = n.Labels
+		}
+		if diff := cmp.Diff(wantLabels, gotLabels, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("node labels after uninstall (-want +got):\n%s", diff)
+		}
+		for crd, uid := range crds {
+			if got, err := crdUID(ctx, c, crd); err != nil || got != uid {
+				t.Errorf("CRD %s after uninstall: %v (UID %s, was %s): the CRDs stay", crd, err, got, uid)
+			}
+		}
+		// The hook's account and RBAC went with it.
+		for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-cleanup"}, obj); !apierrors.IsNotFound(err) {
+				t.Errorf("%T %s-cleanup after uninstall: %v, want it deleted by helm", obj, release, err)
+			}
+		}
+		for _, obj := range []client.Object{&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}} {
+			if err := c.Get(ctx, client.ObjectKey{Name: release + "-cleanup"}, obj); !apierrors.IsNotFound(err) {
+				t.Errorf("%T %s-cleanup after uninstall: %v, want it deleted by helm", obj, release, err)
+			}
 		}
 	})
 
@@ -558,4 +648,29 @@ func objectUIDs(t *testing.T, c client.Client) map[string]string {
 		uids["CustomResourceDefinition/"+crd] = u
 	}
 	return uids
+}
+
+// labelsOwnedBy lists the label keys manager applied (server-side apply) on an object, from its managed fields.
+func labelsOwnedBy(t *testing.T, fields []metav1.ManagedFieldsEntry, manager string) []string {
+	t.Helper()
+	var keys []string
+	for _, f := range fields {
+		if f.Manager != manager || f.Operation != metav1.ManagedFieldsOperationApply || f.FieldsV1 == nil {
+			continue
+		}
+		var set struct {
+			Metadata struct {
+				Labels map[string]any `json:"f:labels"`
+			} `json:"f:metadata"`
+		}
+		if err := json.Unmarshal(f.FieldsV1.Raw, &set); err != nil {
+			t.Fatalf("managed fields of %s: %v", manager, err)
+		}
+		for k := range set.Metadata.Labels {
+			if key, ok := strings.CutPrefix(k, "f:"); ok {
+				keys = append(keys, key)
+			}
+		}
+	}
+	return keys
 }

@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,7 +25,8 @@ import (
 
 // testWebPage reaches the aggregator's web page the way a user in the cluster would, through the chart's
 // Service (its ClusterIP, which kube-proxy balances over both replicas), and expects every answer to show the
-// leader's tree: a standby must not answer with an empty one.
+// leader's tree: a standby must not answer with an empty one. The tree's JSON knows the cluster's nodes, and
+// the map (/api/map.svg) is an SVG document with a box per domain.
 func testWebPage(t *testing.T, cl *testenv.KubeletCluster, domains []string) {
 	var svc corev1.Service
 	if err := cl.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "fabricmap-aggregator"}, &svc); err != nil {
@@ -46,7 +48,8 @@ func testWebPage(t *testing.T, cl *testenv.KubeletCluster, domains []string) {
 	for i := range 12 {
 		body := get(t, hc, base+"/api/tree")
 		var tree struct {
-			Ready bool `json:"ready"`
+			Ready      bool `json:"ready"`
+			NodesKnown bool `json:"nodesKnown"`
 		}
 		if err := json.Unmarshal([]byte(body), &tree); err != nil {
 			t.Fatalf("answer %d of /api/tree is no JSON: %v\n%.300s", i, err, body)
@@ -54,6 +57,18 @@ func testWebPage(t *testing.T, cl *testenv.KubeletCluster, domains []string) {
 		for _, d := range domains {
 			if !tree.Ready || !strings.Contains(body, `"`+d+`"`) {
 				t.Fatalf("answer %d of /api/tree through the Service does not show the leader's tree (ready %v, want %s):\n%.500s", i, tree.Ready, d, body)
+			}
+		}
+		if !tree.NodesKnown {
+			t.Fatalf("answer %d of /api/tree does not know the cluster's nodes, so it cannot list those without a report:\n%.500s", i, body)
+		}
+		svg := get(t, hc, base+"/api/map.svg")
+		if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+			t.Fatalf("answer %d of /api/map.svg is no XML: %v\n%.300s", i, err, svg)
+		}
+		for _, d := range domains {
+			if !strings.Contains(svg, `data-name="`+d+`"`) {
+				t.Fatalf("answer %d of /api/map.svg through the Service has no box for %s:\n%.500s", i, d, svg)
 			}
 		}
 		hc.CloseIdleConnections()

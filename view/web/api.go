@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/view"
 )
 
 // TreeJSON is the body of /api/tree.
@@ -19,10 +20,48 @@ type TreeJSON struct {
 	DomainCount int `json:"domainCount"`
 	// Roots are the top domains, each with everything below it.
 	Roots []DomainJSON `json:"roots"`
-	// Unplaced are the nodes without topology, sorted.
+	// Unplaced are the nodes with a report but without topology (no evidence places them), sorted.
 	Unplaced []string `json:"unplaced"`
+	// Missing are the cluster's other nodes without a place in the tree, and why, sorted.
+	Missing []MissingNode `json:"missing"`
+	// NodesKnown is set when the cluster's nodes are known, so that Missing is complete.
+	NodesKnown bool `json:"nodesKnown"`
 	// Conflicts are the evidence that was not used.
 	Conflicts []Conflict `json:"conflicts"`
+	// Health is the state of the sources and of the agents' heartbeats.
+	Health HealthJSON `json:"health"`
+	// Gangs are the gangs placed on the tree's nodes (none until something fills State.Gangs).
+	Gangs []view.Gang `json:"gangs"`
+}
+
+// Why a node of the cluster has no place in the tree (MissingNode.Reason).
+const (
+	// ReasonNoReport: the node has no NodeFabricReport (no agent runs there, or it has not reported yet).
+	ReasonNoReport = "no-report"
+	// ReasonReportDropped: its agent stayed silent past the report expiry and the grace period.
+	ReasonReportDropped = "report-dropped"
+	// ReasonReportUnusable: its report cannot be used and there is no earlier good evidence.
+	ReasonReportUnusable = "report-unusable"
+)
+
+// MissingNode is a node of the cluster that is neither in the tree nor among the unplaced.
+type MissingNode struct {
+	// Node is the node's name.
+	Node string `json:"node"`
+	// Reason is ReasonNoReport, ReasonReportDropped or ReasonReportUnusable.
+	Reason string `json:"reason"`
+}
+
+// HealthJSON is what the page's health strip shows.
+type HealthJSON struct {
+	// Sources are the fabric-wide sources beside the reports.
+	Sources []SourceHealth `json:"sources"`
+	// Expired are the nodes whose report expired but is still used, sorted.
+	Expired []string `json:"expired"`
+	// Dropped are the nodes whose report expired and was left out of the tree, sorted.
+	Dropped []string `json:"dropped"`
+	// ExpirySuspended is set while most agents are silent together, when no report expires.
+	ExpirySuspended bool `json:"expirySuspended"`
 }
 
 // DomainJSON is one domain and everything below it.
@@ -35,6 +74,10 @@ type DomainJSON struct {
 	TierName string `json:"tierName,omitempty"`
 	// Source names the evidence the domain came from.
 	Source string `json:"source,omitempty"`
+	// Switches are the identifiers of the switches the domain stands for.
+	Switches []string `json:"switches,omitempty"`
+	// NVLinkDomain is the NVLink domain an accelerator domain stands for.
+	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
 	// NodeCount is the number of nodes at or below the domain.
 	NodeCount int `json:"nodeCount"`
 	// Children are the domains directly below.
@@ -45,13 +88,19 @@ type DomainJSON struct {
 
 // treeJSON converts s into the JSON the page reads. A parent chain that loops is cut where it repeats.
 func treeJSON(s State) TreeJSON {
-	out := TreeJSON{Roots: []DomainJSON{}, Unplaced: []string{}, Conflicts: []Conflict{}}
-	if len(s.Unplaced) > 0 {
-		out.Unplaced = slices.Sorted(slices.Values(s.Unplaced))
-	}
+	out := TreeJSON{Roots: []DomainJSON{}, Unplaced: sorted(s.Unplaced), Missing: []MissingNode{}, Conflicts: []Conflict{},
+		NodesKnown: s.Nodes != nil, Gangs: []view.Gang{},
+		Health: HealthJSON{Sources: []SourceHealth{}, Expired: sorted(s.Expired), Dropped: sorted(s.Dropped), ExpirySuspended: s.ExpirySuspended}}
 	if len(s.Conflicts) > 0 {
 		out.Conflicts = s.Conflicts
 	}
+	if len(s.Sources) > 0 {
+		out.Health.Sources = s.Sources
+	}
+	if len(s.Gangs) > 0 {
+		out.Gangs = s.Gangs
+	}
+	out.Missing = missing(s)
 	if s.Tree == nil {
 		return out
 	}
@@ -69,11 +118,42 @@ func treeJSON(s State) TreeJSON {
 	return out
 }
 
+// missing lists the cluster's nodes that are neither in the tree nor unplaced, with the reason. Without a
+// tree there is nothing to compare with, so nothing is listed.
+func missing(s State) []MissingNode {
+	out := []MissingNode{}
+	if s.Tree == nil || s.Nodes == nil {
+		return out
+	}
+	known := map[string]bool{}
+	for _, d := range s.Tree.Domains {
+		for _, n := range d.Nodes {
+			known[n] = true
+		}
+	}
+	for _, n := range s.Unplaced {
+		known[n] = true
+	}
+	reported, dropped := set(s.Reports), set(s.Dropped)
+	for _, n := range sorted(s.Nodes) {
+		switch {
+		case known[n]:
+		case dropped[n]:
+			out = append(out, MissingNode{Node: n, Reason: ReasonReportDropped})
+		case reported[n]:
+			out = append(out, MissingNode{Node: n, Reason: ReasonReportUnusable})
+		default:
+			out = append(out, MissingNode{Node: n, Reason: ReasonNoReport})
+		}
+	}
+	return out
+}
+
 func domainJSON(t *topology.Tree, name string, seen map[string]bool) DomainJSON {
 	seen[name] = true
 	d := t.Domains[name]
-	out := DomainJSON{Name: d.Name, Tier: d.Tier, TierName: d.TierName, Source: d.Source,
-		Children: []DomainJSON{}, Nodes: append([]string{}, d.Nodes...)}
+	out := DomainJSON{Name: d.Name, Tier: d.Tier, TierName: d.TierName, Source: d.Source, Switches: d.Switches,
+		NVLinkDomain: d.NVLinkDomain, Children: []DomainJSON{}, Nodes: append([]string{}, d.Nodes...)}
 	out.NodeCount = len(d.Nodes)
 	for _, c := range d.Children {
 		if _, ok := t.Domains[c]; !ok || seen[c] {
@@ -84,4 +164,20 @@ func domainJSON(t *topology.Tree, name string, seen map[string]bool) DomainJSON 
 		out.Children = append(out.Children, child)
 	}
 	return out
+}
+
+// sorted returns a sorted copy of names, empty (not nil) when there are none: the page reads lists, not nulls.
+func sorted(names []string) []string {
+	if len(names) == 0 {
+		return []string{}
+	}
+	return slices.Sorted(slices.Values(names))
+}
+
+func set(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }

@@ -1,22 +1,57 @@
 package web
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// fixture is a two-leaf fabric with one node out of the tree and one rejected piece of evidence.
+// fixture is a two-leaf fabric with one node out of the tree, one rejected piece of evidence, one expired
+// report, and three more nodes of the cluster: one without a report, one whose agent went silent (its report
+// dropped) and one whose report cannot be used. UFM's last poll failed; the capture is fine.
 func fixture() State {
+	leafA := []topology.SwitchLink{{SwitchID: "mac:02:00:00:00:00:0a", SwitchName: "sw-leaf-a"}}
+	leafB := []topology.SwitchLink{{SwitchID: "mac:02:00:00:00:00:0b", SwitchName: "sw-leaf-b"}}
 	t, problems := topology.Build(topology.Input{Nodes: []topology.NodeEvidence{
-		{Node: "gpu-a1", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "1", SwitchName: "sw-leaf-a"}}},
-		{Node: "gpu-a2", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "1", SwitchName: "sw-leaf-a"}}},
-		{Node: "gpu-a3", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "1", SwitchName: "sw-leaf-a"}}},
-		{Node: "gpu-b1", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "2", SwitchName: "sw-leaf-b"}}},
-		{Node: "gpu-b2", Source: "reports", Links: []topology.SwitchLink{{SwitchID: "2", SwitchName: "sw-leaf-b"}}},
+		{Node: "gpu-a1", Source: "reports", Links: leafA},
+		{Node: "gpu-a2", Source: "reports", Links: leafA},
+		{Node: "gpu-a3", Source: "reports", Links: leafA},
+		{Node: "gpu-b1", Source: "reports", Links: leafB},
+		{Node: "gpu-b2", Source: "reports", Links: leafB},
 		{Node: "gpu-lonely"},
 	}}, topology.BuildOptions{})
 	conflicts := ConflictsFromProblems(problems)
 	conflicts = append(conflicts, Conflict{Node: "gpu-b2", Source: "ufm", Reason: "ufm places the node behind another switch than reports; reports wins"})
-	return State{Tree: t, Unplaced: t.Unplaced, Conflicts: conflicts, Updated: time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC)}
+	built := time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC)
+	return State{Tree: t, Unplaced: t.Unplaced, Conflicts: conflicts, Updated: built,
+		Nodes:   []string{"gpu-a1", "gpu-a2", "gpu-a3", "gpu-b1", "gpu-b2", "gpu-lonely", "gpu-noreport", "gpu-silent", "gpu-broken"},
+		Reports: []string{"gpu-a1", "gpu-a2", "gpu-a3", "gpu-b1", "gpu-b2", "gpu-lonely", "gpu-silent", "gpu-broken"},
+		Expired: []string{"gpu-a2"},
+		Dropped: []string{"gpu-silent"},
+		Sources: []SourceHealth{
+			{Name: "ufm", Ready: true, Stale: true, Error: "source ufm: GET /ufmRest/resources/ports: 503 Service Unavailable", LastSuccess: built.Add(-time.Hour)},
+			{Name: "capture", Ready: true, LastSuccess: built},
+		},
+	}
+}
+
+// bigFabric is a generated fabric: hosts named gpu-00000… behind leaves of perLeaf hosts, leavesPerSpine leaves
+// per spine, with every node of the cluster reporting.
+func bigFabric(hosts, perLeaf, leavesPerSpine int) State {
+	var in topology.Input
+	var nodes []string
+	for h := range hosts {
+		leaf := h / perLeaf
+		in.Nodes = append(in.Nodes, topology.NodeEvidence{Node: fmt.Sprintf("gpu-%05d", h), Source: "reports",
+			Links: []topology.SwitchLink{{SwitchID: fmt.Sprintf("mac:%d", leaf), SwitchName: fmt.Sprintf("leaf-%03d", leaf)}}})
+		nodes = append(nodes, fmt.Sprintf("gpu-%05d", h))
+	}
+	for l := range (hosts + perLeaf - 1) / perLeaf {
+		spine := fmt.Sprintf("mac:s%d", l/leavesPerSpine)
+		in.SwitchLinks = append(in.SwitchLinks, topology.SwitchEdge{A: fmt.Sprintf("mac:%d", l), B: spine, Source: "capture"})
+		in.SwitchNames = append(in.SwitchNames, topology.SwitchName{SwitchID: spine, Name: fmt.Sprintf("spine-%02d", l/leavesPerSpine)})
+	}
+	t, _ := topology.Build(in, topology.BuildOptions{})
+	return State{Tree: t, Nodes: nodes, Reports: nodes, Updated: time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC)}
 }

@@ -14,8 +14,8 @@ var static embed.FS
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Handler returns the read-only page: "/" the HTML, "/static/" its CSS and JavaScript, "/api/tree" the
-// current state as TreeJSON. state is called on every API request and must be safe for concurrent use. Only
-// GET and HEAD are answered; any other method gets 405.
+// current state as TreeJSON, "/api/map.svg" the drawn map (see mapHandler). state is called on every API
+// request and must be safe for concurrent use. Only GET and HEAD are answered; any other method gets 405.
 func Handler(state func() State) http.Handler {
 	files, err := fs.Sub(static, "static")
 	if err != nil {
@@ -33,6 +33,7 @@ func Handler(state func() State) http.Handler {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(treeJSON(state())) // a client that went away is no error of ours
 	})
+	mux.Handle("GET /api/map.svg", mapHandler(state))
 	return readOnly(mux)
 }
 

@@ -1,14 +1,16 @@
-// Package web serves a small read-only web page of the live topology tree: a collapsible tree of domains with
-// their node counts, the nodes without topology and the conflicts, and the JSON (/api/tree) the page fetches.
-// Everything the page needs is embedded; it loads nothing from elsewhere. The package is a plain
-// http.Handler over a function that returns the current state, so the aggregator (or a test) decides where
-// the tree comes from.
+// Package web serves a small read-only web page of the live topology tree: a health strip (sources, conflicts,
+// expired reports, nodes without a report), a search box, a collapsible list of domains with their node counts
+// beside a drawn map of the fabric (view.SVG, served as /api/map.svg), the nodes without topology and the
+// conflicts, and the JSON (/api/tree) the page fetches. Everything the page needs is embedded; it loads
+// nothing from elsewhere. The package is a plain http.Handler over a function that returns the current state,
+// so the aggregator (or a test) decides where the tree comes from.
 package web
 
 import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/view"
 )
 
 // State is what the page shows: the last tree, when it was built, and what kept nodes out of it.
@@ -21,6 +23,39 @@ type State struct {
 	Conflicts []Conflict
 	// Updated is when the tree was built; zero before the first one.
 	Updated time.Time
+	// Nodes are the names of the cluster's Node objects; nil when unknown. A node here that is neither in the
+	// tree nor in Unplaced is listed as without topology, with the reason (see Reports and Dropped).
+	Nodes []string
+	// Reports are the nodes that have a NodeFabricReport; a node of Nodes not here has none.
+	Reports []string
+	// Expired are the nodes whose agent stopped renewing its heartbeat: their report is still used, for the
+	// grace period.
+	Expired []string
+	// Dropped are the nodes whose agent stayed silent through the grace period too: left out of the tree.
+	Dropped []string
+	// ExpirySuspended is set while most agents are silent together, when no report expires.
+	ExpirySuspended bool
+	// Sources are the fabric-wide sources beside the reports, and how their polls fare.
+	Sources []SourceHealth
+	// Gangs are the gangs placed on the tree's nodes, drawn on the map. Nothing fills them yet: the
+	// aggregator does not watch pods; the placer's placements are the data meant for them.
+	Gangs []view.Gang
+}
+
+// SourceHealth is how one fabric-wide source (UFM, a capture, node labels) fares.
+type SourceHealth struct {
+	// Name names the source.
+	Name string `json:"name"`
+	// Ready is set once the source has given usable evidence.
+	Ready bool `json:"ready"`
+	// Stale is set when its last poll failed: its last good evidence (if any) is in use.
+	Stale bool `json:"stale"`
+	// Error says why the last poll failed; empty when it did not.
+	Error string `json:"error,omitempty"`
+	// LastSuccess is when it was last read successfully; zero before.
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
+	// Held counts the nodes it lost at once whose last good evidence stays in use (its shrink guard).
+	Held int `json:"held,omitempty"`
 }
 
 // Conflict is one piece of evidence that was not used, and why.

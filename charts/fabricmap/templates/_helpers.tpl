@@ -1,18 +1,36 @@
-{{/* Common names and labels. */}}
-{{- define "fabricmap.name" -}}{{ .Chart.Name }}{{- end -}}
+{{/*
+Common names and labels. fabricmap.name is the chart's name (nameOverride replaces it); fabricmap.fullname
+prefixes every object's name: fullnameOverride, else the release name when it holds the name, else
+<release>-<name>. Both stop at 50 characters, which leaves room for the longest suffix ("-aggregator") within a
+Service name's 63.
+*/}}
+{{- define "fabricmap.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
 {{- define "fabricmap.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}{{ .Release.Name | trunc 50 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" }}{{- end -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "fabricmap.name" . -}}
+{{- if contains $name .Release.Name -}}{{ .Release.Name | trunc 50 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- /* The image reference: repository@digest when a digest is given (it pins the content), else repository:tag. */ -}}
 {{- define "fabricmap.image" -}}
 {{- if .Values.image.digest -}}{{ .Values.image.repository }}@{{ .Values.image.digest }}
 {{- else -}}{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{- end -}}
 {{- end -}}
+{{- /* The labels of every object the chart renders (and of its pods): Kubernetes' recommended ones, then
+commonLabels (whose keys may not be these: the schema refuses them). */ -}}
 {{- define "fabricmap.labels" -}}
 app.kubernetes.io/name: {{ include "fabricmap.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 {{- define "fabricmap.selector" -}}
 app.kubernetes.io/name: {{ include "fabricmap.name" .root }}
@@ -50,3 +68,78 @@ namespace, and the peers of networkPolicy.metricsFrom.
 {{ toYaml . }}
 {{- end }}
 {{- end -}}
+
+{{/*
+Where a component's pod may run and at what priority, from the component's values (.values): priorityClassName,
+nodeSelector, tolerations, affinity and topologySpreadConstraints, whose constraints without a labelSelector get
+the component's own pods (.component); then the pod's securityContext (.podSecurityContext). Called with
+(dict "root" $ "component" "agent" "values" .Values.agent "podSecurityContext" $psc), indented under the pod's spec.
+*/}}
+{{- define "fabricmap.podPlacement" -}}
+{{- with .values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.topologySpreadConstraints }}
+{{- $own := include "fabricmap.selector" (dict "root" $.root "component" $.component) | fromYaml }}
+topologySpreadConstraints:
+  {{- range . }}
+  {{- $constraint := deepCopy . }}
+  {{- if not $constraint.labelSelector }}
+  {{- $_ := set $constraint "labelSelector" (dict "matchLabels" $own) }}
+  {{- end }}
+  - {{ toYaml $constraint | indent 4 | trim }}
+  {{- end }}
+{{- end }}
+{{- with .podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A pod's annotations: the component's podAnnotations, under those the chart sets itself (.chart, which win).
+Called with (dict "values" .Values.agent "chart" (dict ...)), indented under the pod's metadata.
+*/}}
+{{- define "fabricmap.podAnnotations" -}}
+{{- with merge (deepCopy (.chart | default dict)) (.values.podAnnotations | default dict) }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* A container's extraArgs (appended to the chart's: of a flag given twice, the last one counts), indented under args. */}}
+{{- define "fabricmap.extraArgs" -}}
+{{- range .extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The node-label keys the aggregator writes, as a JSON list, resolved from aggregator.nodeLabels.style as
+hypernodegen.StyleKeys resolves --label-style: the admission policy and NOTES use them.
+*/}}
+{{- define "fabricmap.nodeLabelKeys" -}}
+{{- $nl := .Values.aggregator.nodeLabels -}}
+{{- $keys := list -}}
+{{- if eq $nl.style "topograph-v1" -}}
+{{- range $i := until 8 }}{{ $keys = append $keys (printf "fabric.topograph.run/tier-%d" $i) }}{{ end -}}
+{{- $keys = concat $keys (list "accelerator.topograph.run/domain" "accelerator.topograph.run/sub-domain") -}}
+{{- else if eq $nl.style "nvidia-v0" -}}
+{{- $keys = list "network.topology.nvidia.com/block" "network.topology.nvidia.com/spine" "network.topology.nvidia.com/datacenter" "network.topology.nvidia.com/accelerator" "accelerator.topograph.run/sub-domain" -}}
+{{- else -}}
+{{- $keys = concat $nl.tierKeys (compact (list $nl.acceleratorKey $nl.acceleratorSubDomainKey)) -}}
+{{- end -}}
+{{- toJson (compact $keys) -}}
+{{- end }}
