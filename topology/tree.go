@@ -53,6 +53,10 @@ type Domain struct {
 	NVLinkSubDomain string `json:"nvlinkSubDomain,omitempty"`
 	// Source names the evidence the domain came from (lldp, ibnetdiscover, ufm, labels, …).
 	Source string `json:"source,omitempty"`
+	// DegradedUplinks counts the domain's links towards its parent's switches that fabric health judged
+	// degraded or down (see the health package); placement ranks such a domain after a healthy one of the
+	// same tier. Zero when healthy or not judged.
+	DegradedUplinks int `json:"degradedUplinks,omitempty"`
 }
 
 // Tree is a forest-free tree of domains: every domain but the root has exactly one parent.

@@ -164,6 +164,50 @@ type RDMAPort struct {
 	// Class is compute or storage; storage rails never merge compute domains.
 	// +optional
 	Class PortClass `json:"class,omitempty"`
+	// RateGbps is the trained link rate in Gb/s, read from Rate (e.g. 400); 0 when not known.
+	// +optional
+	RateGbps int32 `json:"rateGbps,omitempty"`
+	// Width is the trained link width (e.g. "4X"); empty when not known.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8
+	Width string `json:"width,omitempty"`
+	// Health is the port's link health as the agent judges it from its state, its trained rate and width and
+	// its error counters between cycles; nil when it was not judged. It changes only when the condition or its
+	// reason does, so a report is not rewritten for counters that tick.
+	// +optional
+	Health *LinkHealth `json:"health,omitempty"`
+}
+
+// LinkCondition is a port's link health: Healthy, Degraded or Down.
+// +kubebuilder:validation:Enum=Healthy;Degraded;Down
+type LinkCondition string
+
+// Link conditions.
+const (
+	// LinkHealthy is a port that is up, trained as it can and not erring.
+	LinkHealthy LinkCondition = "Healthy"
+	// LinkDegraded is a port that is up but slower or narrower than it can be, erring or flapping.
+	LinkDegraded LinkCondition = "Degraded"
+	// LinkDown is a port whose link is not up.
+	LinkDown LinkCondition = "Down"
+)
+
+// LinkHealth is a port's link health and why.
+type LinkHealth struct {
+	// Condition is Healthy, Degraded or Down.
+	Condition LinkCondition `json:"condition"`
+	// Reason is one CamelCase word saying why (e.g. SymbolErrors, LinkDowned, Flapping, SlowerThanCapable,
+	// NarrowerThanCapable, PortDown); empty when Healthy.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+	// Message says it for a person, with the figures seen when the condition began.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+	// Since is when the condition (and its reason) began, as the agent saw it.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
 }
 
 // PortClass tells whether a link carries compute (training) traffic or storage traffic.

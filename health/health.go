@@ -1,0 +1,123 @@
+// Package health judges the fabric's links from what the agents report of their ports (trained rate and
+// width, link conditions from error counters across cycles), the switch links a capture or UFM gives, the
+// tree and, where an admin approved one, the expected tree: mis-cabled rails, links slower or narrower than
+// their tier's mode, erroring, flapping and down links, and drift from the plan. It is pure: no clients, no
+// clocks; the aggregator and `fabricmap get health` call Assess on the same input and get the same findings.
+package health
+
+import "github.com/fabricmap/fabricmap/topology"
+
+// Kind is what a finding is about. The values are the `kind` label of fabricmap_aggregator_link_findings.
+type Kind string
+
+// Kinds of findings.
+const (
+	// KindMiscabledRail is a host whose rail-r HCA reaches the leaf that serves another rail of its unit.
+	KindMiscabledRail Kind = "miscabled-rail"
+	// KindDegradedLink is a link slower or narrower than the mode of the links of its tier.
+	KindDegradedLink Kind = "degraded-link"
+	// KindErroringLink is a port whose error counters climb (the agent's Degraded condition for errors).
+	KindErroringLink Kind = "erroring-link"
+	// KindFlappingLink is a port whose link went down and up between cycles.
+	KindFlappingLink Kind = "flapping-link"
+	// KindLinkDown is a compute port whose link is down.
+	KindLinkDown Kind = "link-down"
+	// KindDrift is a difference from the expected tree (a node in another domain, a domain missing or new).
+	KindDrift Kind = "drift"
+)
+
+// Severity orders findings, worst first.
+type Severity int
+
+// Severities.
+const (
+	// SeverityInfo is worth knowing (e.g. a new domain the plan did not have).
+	SeverityInfo Severity = 1
+	// SeverityWarning slows jobs (a degraded or erroring link, a moved node).
+	SeverityWarning Severity = 2
+	// SeverityCritical breaks the topology's promise (a crossed rail, a down compute link, a missing domain).
+	SeverityCritical Severity = 3
+)
+
+// Finding is one thing wrong with the fabric.
+type Finding struct {
+	// Kind is what it is about.
+	Kind Kind `json:"kind"`
+	// Severity ranks it.
+	Severity Severity `json:"severity"`
+	// Node is the Kubernetes node concerned; empty for a switch-to-switch link or a domain.
+	Node string `json:"node,omitempty"`
+	// Domain is the tree domain concerned: the node's leaf domain, or the domain whose uplink it is.
+	Domain string `json:"domain,omitempty"`
+	// Switches are the switches concerned, by their tree identifiers (a crossed rail names both leaves).
+	Switches []string `json:"switches,omitempty"`
+	// Port is the node's port concerned, as "<device>/<port>" (e.g. "mlx5_3/1").
+	Port string `json:"port,omitempty"`
+	// Message says it for a person, naming what and where.
+	Message string `json:"message"`
+}
+
+// Port is one RDMA port of a node, as its report gives it.
+type Port struct {
+	// Device and Number name the port (mlx5_3, 1).
+	Device string
+	Number int32
+	// Rail is the GPU index nearest the HCA (the report's nearestGPU), which is its rail in a rail-optimised
+	// unit; -1 when not known.
+	Rail int
+	// Switch is the tree identifier of the switch the port is cabled to (as topology evidence names it, e.g.
+	// "guid:…"); empty when not known.
+	Switch string
+	// RateGbps and Width are the trained rate and width; 0 and "" when not known.
+	RateGbps int32
+	Width    string
+	// Storage marks a storage port: it is judged but never counts for placement.
+	Storage bool
+	// Condition, Reason and Message are the agent's LinkHealth ("Healthy", "Degraded", "Down"; empty: not
+	// judged).
+	Condition, Reason, Message string
+}
+
+// NodePorts are one node's ports.
+type NodePorts struct {
+	Node  string
+	Ports []Port
+}
+
+// Link is a switch-to-switch link with its trained speed, from a capture or UFM.
+type Link struct {
+	// From and To are the switches' tree identifiers.
+	From, To string
+	// RateGbps and Width are the trained rate and width; 0 and "" when not known.
+	RateGbps int32
+	Width    string
+	// Source is the source that gave it ("ibnetdiscover", "ufm").
+	Source string
+}
+
+// Input is what Assess judges.
+type Input struct {
+	// Tree is the inferred tree.
+	Tree *topology.Tree
+	// Nodes are the nodes' ports, from their reports.
+	Nodes []NodePorts
+	// SwitchLinks are switch-to-switch links with speeds, from fabric-wide sources.
+	SwitchLinks []Link
+	// Expected is the tree an admin approved (--expected-topology); nil: no drift check.
+	Expected *topology.Tree
+}
+
+// Assessment is what Assess found.
+type Assessment struct {
+	// Findings are sorted worst first, then by kind, node, port and message.
+	Findings []Finding `json:"findings,omitempty"`
+	// DegradedNodes maps each node with a degraded or down compute link (or a crossed rail) to the condition
+	// ("degraded" or "down"): placement may treat them as unavailable.
+	DegradedNodes map[string]string `json:"degradedNodes,omitempty"`
+	// DegradedUplinks maps each domain to the number of its uplinks (links to its parent's switches) judged
+	// degraded or down; domains with none are absent.
+	DegradedUplinks map[string]int `json:"degradedUplinks,omitempty"`
+}
+
+// Assess judges the links of in. TEMPORARY: being implemented (issue 21); returns nothing yet.
+func Assess(in Input) Assessment { return Assessment{} }
