@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -42,6 +43,8 @@ type Metrics struct {
 	labelConflicts *prometheus.GaugeVec
 	// whether HyperNodes are served (hypernodecrd.go)
 	hyperNodeCRDInstalled prometheus.Gauge
+	// the link findings of fabric health (healthpass.go)
+	linkFindings *prometheus.GaugeVec
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -145,7 +148,27 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "1 when the API server serves Volcano's HyperNodes (their CRD installed), 0 when it does not: no HyperNode is written then, node labels and the other outputs are. Every replica looks.",
 	})
 	reg.MustRegister(m.hyperNodeCRDInstalled)
+	m.linkFindings = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "fabricmap_aggregator_link_findings",
+		Help: "Findings of the last assessment of the fabric's links (mis-cabled rails, degraded, erroring, flapping and down links, drift from --expected-topology), by kind; 0 for a kind with none.",
+	}, []string{"kind"})
+	reg.MustRegister(m.linkFindings)
 	return m
+}
+
+// observeFindings sets the findings gauge: every kind, 0 for those with none.
+func (m *Metrics) observeFindings(findings []health.Finding) {
+	perKind := map[health.Kind]int{}
+	for _, k := range health.Kinds { // each a value of the kind label, 0 when there is none of it
+		perKind[k] = 0
+	}
+	for _, f := range findings {
+		perKind[f.Kind]++ // a kind health.Kinds lacks is counted too
+	}
+	m.linkFindings.Reset()
+	for k, n := range perKind {
+		m.linkFindings.WithLabelValues(string(k)).Set(float64(n))
+	}
 }
 
 func (m *Metrics) observeTree(t *topology.Tree, reports int) {

@@ -45,12 +45,13 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 			desired[n] = map[string]string{}
 		}
 	}
+	keys := append(r.Config.LabelKeys.All(), hypernodegen.LinkHealthLabel)
+	r.withLinkHealth(desired, nodes, keys) // fabric health's label (healthpass.go)
 	names := make([]string, 0, len(desired))
 	for n := range desired {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	keys := r.Config.LabelKeys.All()
 	var todo []string
 	conflicts := map[string][]labelConflict{}
 	for _, n := range names {

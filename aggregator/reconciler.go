@@ -57,6 +57,9 @@ type Config struct {
 	// ReportedGUIDs, when set, receives the GUIDs of the reports' RDMA devices at every rebuild, for the
 	// sources that name hosts by them (sources.Options.Reported).
 	ReportedGUIDs *sources.ReportedGUIDs
+	// ExpectedTopology is the tree an admin approved (--expected-topology), for fabric health's drift check;
+	// nil: none.
+	ExpectedTopology *ExpectedTopology
 }
 
 // Reconciler rebuilds the whole tree from all reports on every change and applies the difference. Every event
@@ -96,6 +99,8 @@ type Reconciler struct {
 	guard guardState
 	// previousTree is the last tree built, whose names the next one keeps (see keepNames).
 	previousTree *topology.Tree
+	// fabricHealth is what fabric health keeps between passes (healthpass.go).
+	fabricHealth linkHealth
 }
 
 // Request is the one request every event is folded into.
@@ -138,6 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	r.keepNames(tree, existing, nodes)
+	r.assessHealth(tree, live, dropped, nodes) // the uplinks on the domains, the findings for the labels and the page
 	r.publishSnapshot(tree, problems, nodes, live, start)
 	for _, p := range problems {
 		r.rejectEvidence(p, nodes)
@@ -160,7 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if oerr := r.syncOutputs(ctx, tree); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
-	for _, d := range []time.Duration{requeueFabric, r.nextExpiry()} {
+	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.nextPlanCheck()} {
 		if d > 0 && (requeue == 0 || d < requeue) {
 			requeue = d
 		}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/view/web"
 )
@@ -35,6 +36,7 @@ type surroundings struct {
 	nodes, reports, expired, dropped []string
 	expirySuspended                  bool
 	sources                          []web.SourceHealth
+	findings                         []health.Finding // fabric health's, worst first
 }
 
 // RecordConflict notes that two sources disagreed about a node while the next tree was being built; the next
@@ -104,22 +106,23 @@ func (s *TreeSnapshot) WebState() web.State {
 	}
 	if around != nil {
 		st.Nodes, st.Reports, st.Expired, st.Dropped = around.nodes, around.reports, around.expired, around.dropped
-		st.ExpirySuspended, st.Sources = around.expirySuspended, around.sources
+		st.ExpirySuspended, st.Sources, st.Findings = around.expirySuspended, around.sources, around.findings
 	}
 	return st
 }
 
 // publishSnapshot hands the web page the tree just built and the evidence it could not use, with what this
 // pass knew around it: the cluster's nodes (so that the page lists those without any report), which have a
-// report, the reports expired or dropped, and how each source's polls fare. Reconcile calls it once the tree
-// has its names.
+// report, the reports expired or dropped, how each source's polls fare and fabric health's findings.
+// Reconcile calls it once the tree has its names and its health is assessed.
 func (r *Reconciler) publishSnapshot(tree *topology.Tree, problems []topology.Problem, nodes map[string]*metav1.PartialObjectMetadata,
 	reports []v1alpha1.NodeFabricReport, built time.Time) {
 	if r.Snapshot == nil {
 		return
 	}
 	around := &surroundings{nodes: slices.Sorted(maps.Keys(nodes)), reports: make([]string, 0, len(reports)), expired: []string{},
-		dropped: []string{}, expirySuspended: r.expirySuspended, sources: []web.SourceHealth{}}
+		dropped: []string{}, expirySuspended: r.expirySuspended, sources: []web.SourceHealth{},
+		findings: slices.Clone(r.fabricHealth.last.Findings)}
 	for i := range reports {
 		around.reports = append(around.reports, reports[i].Name)
 	}

@@ -31,7 +31,7 @@ type placeFlags struct {
 	topology, nodes, pods, gang string
 	allocatable                 string
 	output                      *outputFlag
-	preempt                     bool
+	preempt, avoidDegraded      bool
 }
 
 func newPlace() *cobra.Command {
@@ -64,7 +64,7 @@ func newPlace() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := fl.cluster(cmd, g.Name)
+			c, err := fl.cluster(cmd, g)
 			if err != nil {
 				return err
 			}
@@ -86,6 +86,7 @@ func newPlace() *cobra.Command {
 	f.StringVar(&fl.allocatable, "node-allocatable", "nvidia.com/gpu=8,pods=110", "what every node has when there is no Nodes dump")
 	f.BoolVar(&fl.preempt, "preempt", false, "when the gang does not fit, say which lower-priority preemptible gangs (in any form the placer reads; "+
 		"priority from spec.priority; preemptible when every pod is labelled "+placer.PreemptibleLabel+"=true or "+placer.KoordinatorPreemptibleLabel+"=true) it would evict")
+	placer.AddAvoidDegradedFlag(f, &fl.avoidDegraded)
 	fl.output = addOutputFlag(cmd, "text", "json", "yaml")
 	return cmd
 }
@@ -174,7 +175,7 @@ func quantity(name, v string) (int64, error) {
 
 // cluster builds the placement snapshot from the files or the cluster with the placer's adapter
 // (placer.Snapshot): the same nodes, usage, reservations, taints and running gangs the placer would see.
-func (fl *placeFlags) cluster(cmd *cobra.Command, gang string) (*placement.Cluster, error) {
+func (fl *placeFlags) cluster(cmd *cobra.Command, g placement.Gang) (*placement.Cluster, error) {
 	var st *placer.Snapshot
 	var err error
 	if fl.topology == "" {
@@ -185,11 +186,13 @@ func (fl *placeFlags) cluster(cmd *cobra.Command, gang string) (*placement.Clust
 	if err != nil {
 		return nil, err
 	}
-	c, ignored, err := st.Cluster(gang, nil, placer.Preemption{Enabled: true})
+	st.AvoidDegraded = fl.avoidDegraded
+	c, ignored, err := st.Cluster(g.Name, nil, placer.Preemption{Enabled: true})
 	if err != nil {
 		return nil, err
 	}
 	warnAll(cmd.ErrOrStderr(), "nodes outside the topology, not used", ignored)
+	warnAll(cmd.ErrOrStderr(), "nodes skipped for degraded links (--avoid-degraded)", st.SkippedForLinks(g.Name, nil, g.PodRequest()))
 	return c, nil
 }
 

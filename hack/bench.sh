@@ -7,6 +7,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench . -benchtime "${BENCHTIME:-50x}" -count 1 ./test/footprint/ | tee "$out"
 go test -run '^$' -bench Merge10k -benchtime "${SCALE_BENCHTIME:-5x}" -count 1 ./topology/ | tee -a "$out"
+go test -run '^$' -bench Assess10k -benchtime "${SCALE_BENCHTIME:-5x}" -count 1 ./health/ | tee -a "$out"
 # An ibnetdiscover capture of 15,000 hosts (1.1 million lines): to a tree, and one agent's probe run on it.
 go test -p 1 -run '^$' -bench 'CaptureToTree|ProbeFabric' -benchtime "${SCALE_BENCHTIME:-5x}" -count 1 \
   ./sources/ibfabric/ ./discovery/ibnetdiscover/ | tee -a "$out"
@@ -37,6 +38,7 @@ awk '$1 ~ /^BenchmarkAgentBinary(-[0-9]+)?$/ { for (i = 3; i < NF; i++) if ($(i+
      END { if (na && nw) { v = a / na - w / nw; printf "%-34s %10.2f %-14s target %6.1f  ratio %.2f\n", "agent binary, CPU net of baseline", v, "cpu-ms/cycle", 50, v / 50 } }' "$out"
 ratio "merge 10k reports, wall" BenchmarkMerge10kReports ns/op 2000000000
 ratio "merge 10k reports, peak heap" BenchmarkMerge10kReports peak-heap-MiB 1024
+ratio "merge and fabric health 10k nodes, wall" BenchmarkAssess10k ns/op 2000000000
 ratio "IB capture 15k hosts to tree, wall" BenchmarkCaptureToTree/15k ns/op 5000000000
 ratio "IB probe 15k hosts, peak heap" BenchmarkProbeFabric/15k/file peak-heap-MiB 16
 ratio "IB probe 15k hosts (tool), heap" BenchmarkProbeFabric/15k/tool peak-heap-MiB 16

@@ -5,7 +5,11 @@
 // clocks; the aggregator and `fabricmap get health` call Assess on the same input and get the same findings.
 package health
 
-import "github.com/fabricmap/fabricmap/topology"
+import (
+	"fmt"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
 
 // Kind is what a finding is about. The values are the `kind` label of fabricmap_aggregator_link_findings.
 type Kind string
@@ -26,6 +30,9 @@ const (
 	KindDrift Kind = "drift"
 )
 
+// Kinds are every kind of finding, in the order people read them.
+var Kinds = []Kind{KindMiscabledRail, KindDegradedLink, KindErroringLink, KindFlappingLink, KindLinkDown, KindDrift}
+
 // Severity orders findings, worst first.
 type Severity int
 
@@ -38,6 +45,19 @@ const (
 	// SeverityCritical breaks the topology's promise (a crossed rail, a down compute link, a missing domain).
 	SeverityCritical Severity = 3
 )
+
+// String names the severity for people: critical, warning, info.
+func (s Severity) String() string {
+	switch s {
+	case SeverityCritical:
+		return "critical"
+	case SeverityWarning:
+		return "warning"
+	case SeverityInfo:
+		return "info"
+	}
+	return fmt.Sprintf("severity %d", int(s))
+}
 
 // Finding is one thing wrong with the fabric.
 type Finding struct {
@@ -119,5 +139,20 @@ type Assessment struct {
 	DegradedUplinks map[string]int `json:"degradedUplinks,omitempty"`
 }
 
-// Assess judges the links of in. TEMPORARY: being implemented (issue 21); returns nothing yet.
-func Assess(in Input) Assessment { return Assessment{} }
+// Assess judges the links of in: crossed rails in each rail-optimised unit (rails.go), host and switch links
+// slower or narrower than their tier's mode (hostspeeds.go, switchlinks.go), the agents' link conditions
+// (conditions.go) and, when in.Expected is set, every difference from the plan (drift.go). It reads in and
+// changes nothing (the tree's Domain.DegradedUplinks is the caller's to set from the result); the same input
+// gives the same Assessment. A nil Tree is an empty one.
+func Assess(in Input) Assessment {
+	idx := newTreeIndex(in.Tree)
+	r := newReport()
+	judgeRails(r, idx, in.Nodes)
+	judgeHostSpeeds(r, idx, in.Nodes)
+	judgeConditions(r, idx, in.Nodes)
+	judgeSwitchLinks(r, idx, in.SwitchLinks)
+	if in.Expected != nil {
+		judgeDrift(r, idx.tree, in.Expected)
+	}
+	return r.assessment()
+}

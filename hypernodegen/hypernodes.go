@@ -5,6 +5,7 @@ package hypernodegen
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,17 @@ const (
 	// identity, which outlives its name. The aggregator reads it back when it starts, so that a domain keeps
 	// its name across restarts (topology.KeepNames) although the switch it was named after has gone.
 	SwitchesAnnotation = "fabricmap.io/switches"
+	// DegradedUplinksAnnotation gives, in decimal, how many of a HyperNode's domain's uplinks (its links to
+	// its parent's switches) fabric health judged degraded or down (topology.Domain.DegradedUplinks); absent
+	// when none. Placement ranks such a domain after a healthy one of the same tier.
+	DegradedUplinksAnnotation = "fabricmap.io/degraded-uplinks"
+	// LinkHealthLabel is on a node whose compute link fabric health judged sick, with the value
+	// LinkHealthDegraded or LinkHealthDown; absent when the node's links are healthy. The placer treats such
+	// nodes as unavailable for new placements (--avoid-degraded).
+	LinkHealthLabel = "fabricmap.io/link-health"
+	// LinkHealthDegraded and LinkHealthDown are LinkHealthLabel's values.
+	LinkHealthDegraded = "degraded"
+	LinkHealthDown     = "down"
 )
 
 // OwnedSelector is the label selector that matches every object fabricmap owns.
@@ -36,7 +48,8 @@ func OwnedSelector() map[string]string { return map[string]string{ManagedByLabel
 // HyperNodes returns one HyperNode per domain of t, sorted by name. A domain's members are its child domains
 // (type HyperNode, each by exact name) or its nodes (type Node, selected as opts.NodeSelector says); spec.tier and spec.tierName are the domain's,
 // so accelerator domains become tier-1 HyperNodes of tierName "accelerator" with node members, below leaves
-// with HyperNode members. status.nodeCount holds the number of nodes at or below the domain. An invalid tree
+// with HyperNode members. status.nodeCount holds the number of nodes at or below the domain; the annotations
+// SwitchesAnnotation and DegradedUplinksAnnotation its switches and its degraded uplinks. An invalid tree
 // yields an error and no objects: fabricmap never writes an invalid HyperNode.
 func HyperNodes(t *topology.Tree, opts Options) ([]topologyv1alpha1.HyperNode, error) {
 	if err := opts.Validate(); err != nil {
@@ -81,13 +94,24 @@ func hyperNode(t *topology.Tree, d *topology.Domain, opts Options, accelTier int
 		hn.Labels[SourceLabel] = topology.SafeName(d.Source)
 	}
 	if len(d.Switches) > 0 {
-		hn.Annotations = map[string]string{SwitchesAnnotation: strings.Join(d.Switches, ",")}
+		setAnnotation(&hn, SwitchesAnnotation, strings.Join(d.Switches, ","))
+	}
+	if d.DegradedUplinks > 0 {
+		setAnnotation(&hn, DegradedUplinksAnnotation, strconv.Itoa(d.DegradedUplinks))
 	}
 	for _, c := range d.Children {
 		hn.Spec.Members = append(hn.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, c))
 	}
 	hn.Spec.Members = append(hn.Spec.Members, opts.nodeMembers(d, accelTier)...)
 	return hn
+}
+
+// setAnnotation sets one annotation on hn.
+func setAnnotation(hn *topologyv1alpha1.HyperNode, key, value string) {
+	if hn.Annotations == nil {
+		hn.Annotations = map[string]string{}
+	}
+	hn.Annotations[key] = value
 }
 
 func member(typ topologyv1alpha1.MemberType, name string) topologyv1alpha1.MemberSpec {

@@ -103,3 +103,27 @@ func TestHyperNodesWithAcceleratorDomains(t *testing.T) {
 		t.Errorf("HyperNodes (-want +got):\n%s", diff)
 	}
 }
+
+// TestHyperNodeAnnotations: a domain's switches and its degraded uplinks become annotations; a domain with no
+// degraded uplink has no degraded-uplinks annotation, and one with neither has no annotations at all.
+func TestHyperNodeAnnotations(t *testing.T) {
+	tree := sampleTree(t)
+	tree.Domains["leaf-a"].DegradedUplinks = 2
+	tree.Domains["fabric"].Switches = nil
+	hns, err := HyperNodes(tree, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]string{}
+	for _, hn := range hns {
+		got[hn.Name] = hn.Annotations
+	}
+	want := map[string]map[string]string{
+		"fabric": nil,
+		"leaf-a": {SwitchesAnnotation: "mac:1", DegradedUplinksAnnotation: "2"},
+		"leaf-b": {SwitchesAnnotation: "mac:2"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+}

@@ -14,6 +14,9 @@ type Node struct {
 	Allocatable Resources
 	// Used is what is already requested on the node, the pods of running gangs included.
 	Used Resources
+	// Unavailable nodes take no new pod (cordoned, reserved for another gang, a sick link): the snapshot
+	// counts them as full, while what runs there stays and still counts (a gang on it may be a victim).
+	Unavailable bool
 }
 
 // Running is a gang that runs on the cluster: its pods per node, each with the same request.
@@ -47,7 +50,8 @@ type Cluster struct {
 }
 
 // NewCluster builds a snapshot. Nodes not in the fabric are returned as ignored (they have no place in the
-// tree); fabric nodes without a Node have nothing allocatable. A running gang on an unknown node is an error.
+// tree); fabric nodes without a Node have nothing allocatable; an Unavailable node is full whatever runs there,
+// even once victims leave it. A running gang on an unknown node is an error.
 func NewCluster(f *Fabric, nodes []Node, running []Running) (*Cluster, []string, error) {
 	c := &Cluster{fabric: f, res: map[string]int{}, running: map[string]*Running{}}
 	var ignored []string
@@ -65,6 +69,11 @@ func NewCluster(f *Fabric, nodes []Node, running []Running) (*Cluster, []string,
 		}
 		for r, q := range n.Used {
 			c.used[c.column(r)][i] += q
+		}
+		if n.Unavailable {
+			for r, q := range n.Allocatable {
+				c.used[c.column(r)][i] += q
+			}
 		}
 	}
 	for col := range c.alloc {
@@ -149,7 +158,7 @@ func (c *Cluster) Bind(p *Plan, g Gang) error {
 	for _, n := range p.Ranks {
 		pods[n]++
 	}
-	return c.AddRunning(Running{Name: g.Name, Priority: g.Priority, Preemptible: g.Preemptible, Pods: pods, Request: g.podRequest()}, true)
+	return c.AddRunning(Running{Name: g.Name, Priority: g.Priority, Preemptible: g.Preemptible, Pods: pods, Request: g.PodRequest()}, true)
 }
 
 // Running returns the running gangs, sorted by name.

@@ -26,10 +26,11 @@ func lessFrom(a, b *dpVec, top int) bool {
 	return false
 }
 
-// dpCell is the best vector for one amount (ties broken by the fewest slots left free in the domains used,
-// key 4's best fit), or unreachable.
+// dpCell is the best vector for one amount (ties broken by the fewest degraded uplinks of the domains used,
+// the ladder's key 4, then by the fewest slots left free in them, key 5's best fit), or unreachable.
 type dpCell struct {
 	v    dpVec
+	deg  int64
 	left int64
 	ok   bool
 }
@@ -91,7 +92,8 @@ func (sn *snapshot) exactCost(d int32, units int, limit int64) int64 {
 	return cost
 }
 
-// exactFill places m pods in domain d with the lexicographically fewest domains per level, top down.
+// exactFill places m pods in domain d with the lexicographically fewest domains per level, top down, then
+// the fewest degraded uplinks below d.
 func (sn *snapshot) exactFill(d int32, m int, out []pick) []pick {
 	e := &exact{sn: sn, choice: map[int32]choices{}}
 	t := e.solve(d, m)
@@ -113,7 +115,7 @@ func (e *exact) solve(d int32, units int) []dpCell {
 	}
 	choice := choices{rows: rows, width: units + 1, b: make([]int32, rows*(units+1))}
 	row := 0
-	add := func(capa int, lvl int, sub []dpCell) {
+	add := func(capa int, lvl int, sub []dpCell, deg int64) {
 		ch := choice.b[row*(units+1) : (row+1)*(units+1)]
 		row++
 		for a := units; a >= 1; a-- {
@@ -124,15 +126,16 @@ func (e *exact) solve(d int32, units int) []dpCell {
 				}
 				v := prev.v
 				v[lvl]++
-				left := prev.left + int64(capa-b)
+				left, dg := prev.left+int64(capa-b), prev.deg+deg
 				if sub != nil {
 					for i := range v {
 						v[i] += sub[b].v[i]
 					}
 					left += sub[b].left
+					dg += sub[b].deg
 				}
-				if !g[a].ok || lessFrom(&v, &g[a].v, exactLevels) || v == g[a].v && left < g[a].left {
-					g[a] = dpCell{v: v, left: left, ok: true}
+				if !g[a].ok || lessFrom(&v, &g[a].v, exactLevels) || v == g[a].v && (dg < g[a].deg || dg == g[a].deg && left < g[a].left) {
+					g[a] = dpCell{v: v, deg: dg, left: left, ok: true}
 					ch[a] = int32(b)
 				}
 			}
@@ -140,7 +143,7 @@ func (e *exact) solve(d int32, units int) []dpCell {
 	}
 	if dd.leaf {
 		for n := dd.lo; n < dd.hi; n++ {
-			add(int(sn.slots[n]), 0, nil)
+			add(int(sn.slots[n]), 0, nil, 0)
 		}
 	} else {
 		for _, c := range dd.children {
@@ -149,7 +152,7 @@ func (e *exact) solve(d int32, units int) []dpCell {
 				row++
 				continue
 			}
-			add(capa, f.levelIndex(f.domains[c].tier), e.solve(c, capa))
+			add(capa, f.levelIndex(f.domains[c].tier), e.solve(c, capa), int64(sn.degradedOf(c)))
 		}
 	}
 	e.choice[d] = choice

@@ -85,9 +85,9 @@ func spanTier(tr *topology.Tree, nodes []string) int {
 	return 1 << 20
 }
 
-// exhaustive returns the best (gang tier, group tier) over every assignment of groups to nodes that respects
-// the free slots and the caps; ok is false when none exists.
-func exhaustive(tr *topology.Tree, nodes []string, slots map[string]int, groups, p, hard, groupCap int) (gangTier, groupTier int, use []int, ok bool) {
+// exhaustive returns the best (gang tier, group tier, domains used per tier, degraded uplinks) over every
+// assignment of groups to nodes that respects the free slots and the caps; ok is false when none exists.
+func exhaustive(tr *topology.Tree, nodes []string, slots map[string]int, groups, p, hard, groupCap int) (gangTier, groupTier int, use []int, deg int, ok bool) {
 	best := [2]int{1 << 30, 1 << 30}
 	left := maps.Clone(slots)
 	ranks := make([]string, 0, groups*p)
@@ -99,9 +99,10 @@ func exhaustive(tr *topology.Tree, nodes []string, slots map[string]int, groups,
 			if gt > hard {
 				return
 			}
-			u := usage(tr, ranks, gt)
-			if gt < best[0] || gt == best[0] && (groupMax < best[1] || groupMax == best[1] && slices.Compare(u, use) < 0) {
-				best, use = [2]int{gt, groupMax}, u
+			u, dg := usage(tr, ranks, gt), degradedSum(tr, ranks, gt)
+			c := slices.Compare(u, use)
+			if gt < best[0] || gt == best[0] && (groupMax < best[1] || groupMax == best[1] && (c < 0 || c == 0 && dg < deg)) {
+				best, use, deg = [2]int{gt, groupMax}, u, dg
 			}
 			return
 		}
@@ -130,7 +131,23 @@ func exhaustive(tr *topology.Tree, nodes []string, slots map[string]int, groups,
 		}
 	}
 	place(0, 0)
-	return best[0], best[1], use, best[0] < 1<<30
+	return best[0], best[1], use, deg, best[0] < 1<<30
+}
+
+// degradedSum adds the degraded uplinks of the distinct domains of tier at most gangTier that the nodes use:
+// the gang's domain and those below it.
+func degradedSum(tr *topology.Tree, nodes []string, gangTier int) int {
+	seen := map[string]bool{}
+	sum := 0
+	for _, n := range nodes {
+		for _, d := range tr.PathOf(n) {
+			if d.Tier <= gangTier && !seen[d.Name] {
+				seen[d.Name] = true
+				sum += d.DegradedUplinks
+			}
+		}
+	}
+	return sum
 }
 
 // usage counts the distinct domains of each tier below gangTier (top down, nodes last) that the nodes use.
@@ -157,14 +174,33 @@ func usage(tr *topology.Tree, nodes []string, gangTier int) []int {
 // equal the exhaustive search's best, and so do the domains it uses per tier (keys 1 to 3 of the ladder)
 // wherever PP groups do not constrain the fill.
 func TestOptimalAgainstExhaustive(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
+	checkAgainstExhaustive(t, rand.New(rand.NewPCG(7, 11)), false)
+}
+
+// TestDegradedAgainstExhaustive is the same property test on fabrics some of whose domains have degraded
+// uplinks: keys 1 to 3 stay as optimal as without them, and where PP groups do not constrain the fill the
+// plan's degraded uplinks (key 4) are the fewest any placement that good has.
+func TestDegradedAgainstExhaustive(t *testing.T) {
+	checkAgainstExhaustive(t, rand.New(rand.NewPCG(13, 17)), true)
+}
+
+// checkAgainstExhaustive runs the property test; with degrade, a third of the domains get 1 or 2 degraded
+// uplinks.
+func checkAgainstExhaustive(t *testing.T, rng *rand.Rand, degrade bool) {
 	iterations := 3000
 	if testing.Short() {
 		iterations = 300
 	}
-	placed, worseUse := 0, 0
+	placed, worseUse, avoided := 0, 0, 0
 	for it := range iterations {
 		tr, free := randomFabric(rng, 2+rng.IntN(6))
+		if degrade {
+			for _, name := range tr.Names() {
+				if rng.IntN(3) == 0 {
+					tr.Domains[name].DegradedUplinks = 1 + rng.IntN(2)
+				}
+			}
+		}
 		used := map[string]int64{}
 		for n, f := range free {
 			used[n] = 3 - f
@@ -200,9 +236,18 @@ func TestOptimalAgainstExhaustive(t *testing.T) {
 		if total < m {
 			continue
 		}
-		wantGang, wantGroup, wantUse, ok := exhaustive(tr, nodes, slots, g.DP, g.PP, hard, groupCap)
+		wantGang, wantGroup, wantUse, wantDeg, ok := exhaustive(tr, nodes, slots, g.DP, g.PP, hard, groupCap)
 		p, err := c.Place(g)
 		desc := fmt.Sprintf("iteration %d: tree %v free %v gang %+v", it, tr.Outline(), free, g)
+		if degrade {
+			deg := map[string]int{}
+			for n, d := range tr.Domains {
+				if d.DegradedUplinks > 0 {
+					deg[n] = d.DegradedUplinks
+				}
+			}
+			desc += fmt.Sprintf(" degraded %v", deg)
+		}
 		if !ok {
 			if !errors.Is(err, ErrNoPlacement) {
 				t.Fatalf("%s: exhaustive finds nothing, Place gives %v, %v", desc, p, err)
@@ -220,6 +265,12 @@ func TestOptimalAgainstExhaustive(t *testing.T) {
 				t.Fatalf("%s: node %s gets %d pods, has %d slots", desc, n, count[n], slots[n])
 			}
 		}
+		if got := degradedSum(tr, p.Ranks, p.GangTier); got != p.DegradedUplinks {
+			t.Fatalf("%s: the plan says %d degraded uplinks, its domains have %d", desc, p.DegradedUplinks, got)
+		}
+		if len(p.Avoided) > 0 {
+			avoided++
+		}
 		gotGang := spanTier(tr, p.Ranks)
 		gotGroup := 0
 		for i := 0; i < m; i += g.PP {
@@ -229,7 +280,12 @@ func TestOptimalAgainstExhaustive(t *testing.T) {
 			t.Fatalf("%s: got %v (gang tier %d, group tier %d; plan says %d, %d), exhaustive best (%d, %d)",
 				desc, p.Ranks, gotGang, gotGroup, p.GangTier, p.GroupTier, wantGang, wantGroup)
 		}
-		if gotUse := usage(tr, p.Ranks, gotGang); !slices.Equal(gotUse, wantUse) {
+		podMode := g.DP <= 1 || g.PP == 1 || p.GroupTier == p.GangTier
+		gotUse := usage(tr, p.Ranks, gotGang)
+		if podMode && slices.Equal(gotUse, wantUse) && p.DegradedUplinks != wantDeg {
+			t.Errorf("%s: %d degraded uplinks in the domains used, exhaustive best %d", desc, p.DegradedUplinks, wantDeg)
+		}
+		if !slices.Equal(gotUse, wantUse) {
 			worseUse++
 			first := func(u []int) int {
 				for _, v := range u {
@@ -249,7 +305,6 @@ func TestOptimalAgainstExhaustive(t *testing.T) {
 			}
 			// Without PP groups to keep whole (one group, one pod a group, or groups as wide as the gang) the
 			// small instances here take the exact fill: the whole vector must be the best.
-			podMode := g.DP <= 1 || g.PP == 1 || p.GroupTier == p.GangTier
 			if podMode {
 				t.Errorf("%s: domains used per tier %v, exhaustive best %v", desc, gotUse, wantUse)
 			}
@@ -258,7 +313,11 @@ func TestOptimalAgainstExhaustive(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d placed; domain-use vector worse than the exhaustive best in %d (only ever with PP groups kept whole)", placed, worseUse)
+	t.Logf("%d placed; domain-use vector worse than the exhaustive best in %d (only ever with PP groups kept whole); %d passed over a degraded domain",
+		placed, worseUse, avoided)
+	if degrade && avoided == 0 {
+		t.Fatalf("no placement passed over a degraded domain: the generator does not exercise key 4")
+	}
 	if placed < iterations/4 {
 		t.Fatalf("only %d of %d random cases were placeable: the generator is too tight", placed, iterations)
 	}

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -28,6 +29,8 @@ type Fabric struct {
 	levels []int
 	// tierNames maps a tier to its name (the first name seen, by domain name order).
 	tierNames map[int]string
+	// anyDegraded is set when a domain has degraded uplinks.
+	anyDegraded bool
 }
 
 // domain is one domain of a Fabric.
@@ -43,11 +46,14 @@ type domain struct {
 	leaf bool
 	// below is the number of domains in the subtree, the domain itself included.
 	below int32
+	// degraded is the number of the domain's uplinks judged degraded or down (topology.Domain.DegradedUplinks).
+	degraded int32
 }
 
 // NewFabric compiles t. A node in two domains, a missing parent or child, a parent whose tier is not higher
-// than its child's, a cycle, a domain that holds both domains and nodes, or an empty tree is an error naming
-// the domain; a forest gets a ClusterDomain root one tier above its highest root.
+// than its child's, a cycle, a domain that holds both domains and nodes, a negative count of degraded uplinks,
+// or an empty tree is an error naming the domain; a forest gets a ClusterDomain root one tier above its highest
+// root.
 func NewFabric(t *topology.Tree) (*Fabric, error) {
 	if t == nil || len(t.Domains) == 0 {
 		return nil, inputErr("tree", "the topology tree has no domains")
@@ -77,6 +83,8 @@ func NewFabric(t *topology.Tree) (*Fabric, error) {
 		d := t.Domains[name]
 		i := f.addDomain(d.Name, d.Tier, d.TierName, parent)
 		f.domains[i].lo = int32(len(f.nodes))
+		f.domains[i].degraded = int32(d.DegradedUplinks)
+		f.anyDegraded = f.anyDegraded || d.DegradedUplinks > 0
 		if len(d.Nodes) > 0 {
 			f.domains[i].leaf = true
 			for _, n := range sortedCopy(d.Nodes) {
@@ -139,6 +147,9 @@ func checkTree(t *topology.Tree) (int, error) {
 		}
 		if d.Tier < 1 {
 			return 0, inputErr(field+".tier", "tier %d is below 1", d.Tier)
+		}
+		if d.DegradedUplinks < 0 || d.DegradedUplinks > math.MaxInt32 {
+			return 0, inputErr(field+".degradedUplinks", "%d is not a count of uplinks", d.DegradedUplinks)
 		}
 		if d.Parent != "" {
 			p, ok := t.Domains[d.Parent]

@@ -17,8 +17,8 @@ import (
 const searchBudget = 1 << 24
 
 // level returns the best option at level index l: the lowest group level any scope reaches with every
-// eligible gang in it evicted, then the fewest victims, the fewest GPU-hours, the first scope; nil when no
-// scope at this level makes room.
+// eligible gang in it evicted, then the fewest victims, the fewest GPU-hours, the fewest degraded uplinks of
+// the scope's own, the first scope; nil when no scope at this level makes room.
 func (pr *preemption) level(l int) *option {
 	type cand struct {
 		scope   int32
@@ -217,7 +217,7 @@ func (vs *victimSearch) search(i int, got int64, hours float64) {
 	if !ok || vs.pr.work > searchBudget {
 		return
 	}
-	if !before(vs.tau, len(vs.chosen)+more, hours+float64(more)*vs.minHours[i], vs.ordinal(), vs.best) {
+	if !before(vs.tau, len(vs.chosen)+more, hours+float64(more)*vs.minHours[i], vs.pr.degradedOf(vs.scope), vs.ordinal(), vs.best) {
 		return
 	}
 	if more == 0 {
@@ -268,6 +268,14 @@ func (vs *victimSearch) fewestMore(i int, missing int64) (int, bool) {
 	return sort.Search(n-i, func(k int) bool { return vs.pre[i+k]-vs.pre[i] >= missing }), true
 }
 
+// degradedOf returns a scope's own degraded uplinks: a domain's, none for a node.
+func (pr *preemption) degradedOf(scope int32) int {
+	if scope < 0 {
+		return 0
+	}
+	return pr.sn.degradedOf(scope)
+}
+
 // ordinal is the scope's tie-break rank among options: its first node.
 func (vs *victimSearch) ordinal() int32 {
 	lo, _ := vs.pr.rangeOf(vs.scope)
@@ -284,7 +292,7 @@ func (vs *victimSearch) option() *option {
 func (pr *preemption) newOption(scope int32, tau int, victims []*victim) *option {
 	slices.SortFunc(victims, func(a, b *victim) int { return cmp.Compare(a.Name, b.Name) })
 	lo, _ := pr.rangeOf(scope)
-	o := &option{scope: scope, tau: tau, victims: victims, scopeOrdinal: lo}
+	o := &option{scope: scope, tau: tau, victims: victims, degraded: pr.degradedOf(scope), scopeOrdinal: lo}
 	for _, v := range victims {
 		o.gpuHours += v.GPUHours
 	}

@@ -10,13 +10,14 @@ import (
 // the fewest members of the level that hold the gang, chosen among the children of the members chosen one
 // level up (pooled, as Kueue's TAS does), so that each level's count is the fewest given the levels above.
 
-// item is a member (node or domain) of the level being filled, with its capacity in the fill's units and
-// its free pod slots (which break ties: of two members that hold as many groups, the fuller one is used, to
-// keep the emptier one whole).
+// item is a member (node or domain) of the level being filled, with its capacity in the fill's units, its
+// degraded uplinks and its free pod slots (which break ties: of two members that hold as many groups, the
+// healthier one is used, then the fuller one, to keep the emptier one whole).
 type item struct {
 	idx  int32
 	node bool
 	capa int
+	deg  int32 // degraded uplinks (a domain's own; 0 for a node)
 	pods int64
 	take int // units the fill puts there
 }
@@ -64,7 +65,7 @@ func (sn *snapshot) fillAt(doms []int32, need int, tau int, out []pick, depth in
 				v = int(sn.gcapAt(gl)[ch])
 			}
 			if v > 0 {
-				items = append(items, item{idx: ch, capa: v, pods: sn.domSlots(ch)})
+				items = append(items, item{idx: ch, capa: v, deg: int32(sn.degradedOf(ch)), pods: sn.domSlots(ch)})
 			}
 		}
 	}
@@ -95,10 +96,11 @@ func (sn *snapshot) fillAt(doms []int32, need int, tau int, out []pick, depth in
 }
 
 // chooseItems sets take on the fewest items (sorted by sortItems) that hold need units: the largest whole
-// until the rest fits in one, the smallest that fits it. When they hold more than need, each chosen item,
-// largest first, is then swapped for the smallest unchosen one that still lets them hold need: as many
-// items, but fuller ones, so that the emptier ones stay whole (the best fit of the set, as the exact fill's).
-// The units go to the chosen items largest first.
+// until the rest fits in one, the smallest that fits it (of one capacity, the healthiest first). When they
+// hold more than need, each chosen item, largest first, is then swapped for the smallest unchosen one, with
+// no more degraded uplinks, that still lets them hold need: as many items, but fuller ones, so that the
+// emptier ones stay whole (the best fit of the set, as the exact fill's). The units go to the chosen items
+// largest first.
 func chooseItems(items []item, need int) {
 	rest, slack := need, 0
 	for i := 0; rest > 0 && i < len(items); i++ {
@@ -124,7 +126,8 @@ func chooseItems(items []item, need int) {
 		// capacity: the fewest free pods).
 		swap := -1
 		for u := len(items) - 1; u > i && items[u].capa < items[i].capa; u-- {
-			if items[u].take == 0 && items[u].capa >= items[i].capa-slack && (swap < 0 || items[u].capa <= items[swap].capa) {
+			if items[u].take == 0 && items[u].capa >= items[i].capa-slack && items[u].deg <= items[i].deg &&
+				(swap < 0 || items[u].capa <= items[swap].capa) {
 				swap = u
 			}
 		}
@@ -145,8 +148,8 @@ func chooseItems(items []item, need int) {
 	}
 }
 
-// sortItems orders items by capacity, largest first, then by free pods, fewest first, then in index
-// (depth-first, name) order; sorted input is left as it is.
+// sortItems orders items by capacity, largest first, then by degraded uplinks, fewest first, then by free
+// pods, fewest first, then in index (depth-first, name) order; sorted input is left as it is.
 func sortItems(items []item) {
 	switch {
 	case slices.IsSortedFunc(items, itemCmp):
@@ -167,6 +170,8 @@ func itemCmp(a, b item) int {
 	switch {
 	case a.capa != b.capa:
 		return cmp.Compare(b.capa, a.capa)
+	case a.deg != b.deg:
+		return cmp.Compare(a.deg, b.deg)
 	case a.pods != b.pods:
 		return cmp.Compare(a.pods, b.pods)
 	case a.node != b.node: // a mixed level: domains before nodes, indices being of two kinds

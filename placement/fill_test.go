@@ -121,7 +121,7 @@ func TestPooledFill(t *testing.T) {
 				}
 				pods += p.pods
 			}
-			if got := sn.counts(root, picks, nil); pods != 8 || !slices.Equal(got, []int{2, 2, 8}) {
+			if got, _ := sn.counts(root, picks, nil); pods != 8 || !slices.Equal(got, []int{2, 2, 8}) {
 				t.Errorf("%d pods, domains used per tier %v; want 8 pods on 2 spines, 2 leaves, 8 nodes", pods, got)
 			}
 		})

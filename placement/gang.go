@@ -49,8 +49,8 @@ type Role struct {
 	Request Resources
 }
 
-// podRequest returns what each pod is placed with: Request, or with Roles their element-wise largest request.
-func (g *Gang) podRequest() Resources {
+// PodRequest returns what each pod is placed with: Request, or with Roles their element-wise largest request.
+func (g *Gang) PodRequest() Resources {
 	if len(g.Roles) == 0 {
 		return g.Request
 	}
@@ -85,7 +85,7 @@ func (g *Gang) applyRoles() error {
 	if g.Pods != 0 && g.Pods != total {
 		return inputErr("gang.pods", "%d, but the roles add up to %d", g.Pods, total)
 	}
-	g.Pods, g.Request = total, g.podRequest()
+	g.Pods, g.Request = total, g.PodRequest()
 	return nil
 }
 

@@ -14,7 +14,7 @@ func (c *Cluster) Place(g Gang) (*Plan, error) {
 		return nil, err
 	}
 	defer sn.release()
-	p := sn.best()
+	p := sn.decide()
 	if p == nil {
 		return nil, ErrNoPlacement
 	}
@@ -57,8 +57,10 @@ type candidate struct {
 	tau    int // level index of the highest group span
 	picks  []pick
 	counts []int // used domains per level, from the level below the gang's down to nodes
-	left   int64 // pod slots left in the gang's domain
-	fit    float64
+	// deg is the degraded uplinks of the domains used: the gang's domain and those below it holding its pods.
+	deg  int
+	left int64 // pod slots left in the gang's domain
+	fit  float64
 	// lb is a lower bound on counts[0] (0 when unknown): the fewest children that can hold the gang.
 	lb int
 }
@@ -126,7 +128,7 @@ func (sn *snapshot) best() *Plan {
 		for pass := range 2 {
 			for _, c := range cands {
 				first := c.lb == minLB && c.left == minLeft
-				if first != (pass == 0) || pass == 1 && !canWin(c, bestC) {
+				if first != (pass == 0) || pass == 1 && !sn.canWin(c, bestC) {
 					continue
 				}
 				sn.fillCandidate(c, bestC)
@@ -151,13 +153,16 @@ func (sn *snapshot) best() *Plan {
 	return nil
 }
 
-// better orders candidates of one gang tier and group level: fewer domains per tier from the top, then the
-// tighter fit (fewer of the gang's pod slots left in its domain, then the lower weighted share of free
-// resources, then the fuller enclosing domains, bottom-up); name order (the search's order) breaks the
-// remaining ties.
+// better orders candidates of one gang tier and group level: fewer domains per tier from the top, then fewer
+// degraded uplinks in the domains used, then the tighter fit (fewer of the gang's pod slots left in its
+// domain, then the lower weighted share of free resources, then the fuller enclosing domains, bottom-up);
+// name order (the search's order) breaks the remaining ties.
 func (sn *snapshot) better(a, b *candidate) bool {
 	if c := slices.Compare(a.counts, b.counts); c != 0 {
 		return c < 0
+	}
+	if a.deg != b.deg {
+		return a.deg < b.deg
 	}
 	if a.left != b.left {
 		return a.left < b.left
@@ -171,12 +176,20 @@ func (sn *snapshot) better(a, b *candidate) bool {
 	return a.dom < b.dom
 }
 
-// canWin reports whether candidate c, not yet filled, may still beat best.
-func canWin(c, best *candidate) bool {
-	if best == nil || c.lb == 0 {
+// canWin reports whether candidate c, not yet filled, may still beat best. When the child count is the whole
+// vector (a domain of nodes), c's degraded uplinks are its own, so with as many nodes it wins only with fewer
+// of them, or as many and no more slots left.
+func (sn *snapshot) canWin(c, best *candidate) bool {
+	switch {
+	case best == nil || c.lb == 0 || c.lb < best.counts[0]:
+		return true
+	case c.lb > best.counts[0]:
+		return false
+	case len(best.counts) > 1:
 		return true
 	}
-	return c.lb < best.counts[0] || c.lb == best.counts[0] && (len(best.counts) > 1 || c.left <= best.left)
+	own := sn.degradedOf(c.dom)
+	return own < best.deg || own == best.deg && c.left <= best.left
 }
 
 // childBound is a lower bound on how many children of candidate d the fill uses, for counts[0]: the units
@@ -238,21 +251,23 @@ func (sn *snapshot) fillCandidate(c *candidate, best *candidate) {
 	default:
 		c.picks = sn.fill(c.dom, s.groups, tau, buf)
 	}
-	c.counts = sn.counts(c.dom, c.picks, c.counts)
+	c.counts, c.deg = sn.counts(c.dom, c.picks, c.counts)
 	dd := &f.domains[c.dom]
 	c.left = sn.domSlots(c.dom) - int64(s.m)
 	c.fit = math.Inf(1)
-	if best == nil || slices.Equal(c.counts, best.counts) && c.left == best.left {
+	if best == nil || slices.Equal(c.counts, best.counts) && c.deg == best.deg && c.left == best.left {
 		c.fit = sn.fitOf(dd.lo, dd.hi)
 	}
 }
 
-// counts returns, for the levels below d's tier from the top down to nodes, how many domains the picks use.
-func (sn *snapshot) counts(d int32, picks []pick, buf []int) []int {
+// counts returns, for the levels below d's tier from the top down to nodes, how many domains the picks use,
+// and the degraded uplinks of d and of the domains below it that the picks use.
+func (sn *snapshot) counts(d int32, picks []pick, buf []int) ([]int, int) {
 	f := sn.f
 	top := f.levelIndex(f.domains[d].tier)
 	out := slices.Grow(buf[:0], top)[:top]
 	clear(out)
+	deg := sn.degradedOf(d)
 	if sn.stamp == nil {
 		sn.stamp = make([]int32, len(f.domains))
 	}
@@ -265,9 +280,10 @@ func (sn *snapshot) counts(d int32, picks []pick, buf []int) []int {
 			}
 			sn.stamp[x] = sn.gen
 			out[top-1-f.levelIndex(f.domains[x].tier)]++
+			deg += sn.degradedOf(x)
 		}
 	}
-	return out
+	return out, deg
 }
 
 // fitOf is the weighted share of the gang domain's (nodes [lo, hi)) requested resources left free after

@@ -28,6 +28,12 @@ type Plan struct {
 	FreeLeft int64 `json:"freeLeft"`
 	// Fit is the weighted share of the gang domain's requested resources left free (lower is tighter).
 	Fit float64 `json:"fit"`
+	// DegradedUplinks is how many uplinks of the domains the gang uses (its own domain and those below it
+	// holding its pods) fabric health judged degraded or down.
+	DegradedUplinks int `json:"degradedUplinks,omitempty"`
+	// Avoided are the domains with degraded uplinks that the ladder without its degraded-uplinks key would
+	// have used and this plan does not use, sorted: each lost to a healthier domain of its tier.
+	Avoided []string `json:"avoided,omitempty"`
 	// Victims are the gangs to preempt first, sorted (Preempt only).
 	Victims []string `json:"victims,omitempty"`
 	// Explanation says in one line why this placement.
@@ -83,8 +89,78 @@ func (sn *snapshot) plan(c *candidate) *Plan {
 		p.GroupTier = max(p.GroupTier, tier)
 	}
 	p.GroupTierName = f.TierName(p.GroupTier)
+	if c.node < 0 && f.anyDegraded {
+		for _, d := range f.degradedUsed(c.dom, idx) {
+			p.DegradedUplinks += int(f.domains[d].degraded)
+		}
+	}
 	p.Explanation = sn.explain(p)
 	return p
+}
+
+// decide returns the best plan (nil when there is none). When the fabric has degraded uplinks, it also runs
+// the search blind to them and records in the plan the domains with degraded uplinks that the blind choice
+// would use and this one does not (Plan.Avoided). Both searches get the same budget for exact fills.
+func (sn *snapshot) decide() *Plan {
+	spent := sn.exactSpent
+	p := sn.best()
+	if p == nil || p.GangTier == 0 || !sn.f.anyDegraded {
+		return p
+	}
+	after := sn.exactSpent
+	sn.exactSpent, sn.blind = spent, true
+	alt := sn.best()
+	sn.exactSpent, sn.blind = after, false
+	if alt == nil || alt.DegradedUplinks <= p.DegradedUplinks {
+		return p
+	}
+	f := sn.f
+	used := map[int32]bool{}
+	for _, d := range f.degradedUsed(f.byName[p.GangDomain], f.indices(p.Ranks)) {
+		used[d] = true
+	}
+	for _, d := range f.degradedUsed(f.byName[alt.GangDomain], f.indices(alt.Ranks)) {
+		if !used[d] {
+			p.Avoided = append(p.Avoided, f.domains[d].name)
+		}
+	}
+	slices.Sort(p.Avoided)
+	p.Explanation = sn.explain(p)
+	return p
+}
+
+// indices returns the fabric indices of the named nodes.
+func (f *Fabric) indices(nodes []string) []int32 {
+	out := make([]int32, len(nodes))
+	for i, n := range nodes {
+		out[i] = f.nodeIdx[n]
+	}
+	return out
+}
+
+// degradedUsed returns the domains with degraded uplinks among domain d and the domains below it that hold
+// any of nodes (fabric indices), each once.
+func (f *Fabric) degradedUsed(d int32, nodes []int32) []int32 {
+	var out []int32
+	if f.domains[d].degraded > 0 {
+		out = append(out, d)
+	}
+	for _, n := range nodes {
+		for x := f.nodeDom[n]; x != d && x >= 0; x = f.domains[x].parent {
+			if f.domains[x].degraded > 0 && !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// uplinks says "1 degraded uplink" or "n degraded uplinks".
+func uplinks(n int) string {
+	if n == 1 {
+		return "1 degraded uplink"
+	}
+	return fmt.Sprintf("%d degraded uplinks", n)
 }
 
 // explain writes the plan's one-line explanation.
@@ -105,6 +181,22 @@ func (sn *snapshot) explain(p *Plan) string {
 			parts[i] = fmt.Sprintf("%s %d", u.Name, u.Domains)
 		}
 		fmt.Fprintf(&b, "; domains used: %s", strings.Join(parts, ", "))
+	}
+	if p.DegradedUplinks > 0 {
+		fmt.Fprintf(&b, "; %s in the domains used", uplinks(p.DegradedUplinks))
+	}
+	if len(p.Avoided) > 0 {
+		f := sn.f
+		parts := make([]string, len(p.Avoided))
+		for i, name := range p.Avoided {
+			d := &f.domains[f.byName[name]]
+			parts[i] = fmt.Sprintf("%s %s (%s)", f.TierName(d.tier), name, uplinks(int(d.degraded)))
+		}
+		if len(parts) == 1 {
+			fmt.Fprintf(&b, "; %s lost to a healthier %s at the same tier", parts[0], f.TierName(f.domains[f.byName[p.Avoided[0]]].tier))
+		} else {
+			fmt.Fprintf(&b, "; %s lost to healthier domains at the same tiers", strings.Join(parts, ", "))
+		}
 	}
 	fmt.Fprintf(&b, "; %d more such pods fit there", p.FreeLeft)
 	if len(p.Victims) > 0 {

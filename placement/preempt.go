@@ -9,7 +9,8 @@ import (
 
 // Preempt places g, evicting whole lower-priority preemptible gangs when, and only when, g does not fit on
 // free capacity within its hard limit. It chooses the option with the lowest gang tier, then the lowest PP-group
-// tier, then the fewest victim gangs, then the fewest victim GPU-hours, then the rest of the ladder. The plan's
+// tier, then the fewest victim gangs, then the fewest victim GPU-hours, then the scope with the fewest degraded
+// uplinks of its own, then the rest of the ladder. The plan's
 // Victims name the gangs to evict; the cluster is left unchanged (Remove the victims and Bind the plan).
 // Non-preemptible gangs and gangs of equal or higher priority are never chosen. The fewest-victims step is
 // exact: a branch and bound over the gangs with pods in each candidate domain (see fewest.go), within a work
@@ -22,7 +23,7 @@ func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 	}
 	defer sn.release()
 	s := sn.s
-	if p := sn.best(); p != nil {
+	if p := sn.decide(); p != nil {
 		return p, nil
 	}
 	pr := c.newPreemption(sn)
@@ -37,7 +38,7 @@ func (c *Cluster) Preempt(g Gang) (*Plan, error) {
 		}
 		pr.evict(best.victims, -1)
 		sn.refresh(0, int32(len(f.nodes)))
-		p := sn.best()
+		p := sn.decide()
 		pr.evict(best.victims, 1)
 		if p == nil {
 			return nil, fmt.Errorf("gang %q: preemption option in scope %d vanished (a bug)", g.Name, best.scope)
@@ -78,18 +79,20 @@ type option struct {
 	tau          int
 	victims      []*victim
 	gpuHours     float64
+	degraded     int // the scope's own degraded uplinks (0 for a node)
 	scopeOrdinal int32
 }
 
-// less orders options: group level, then fewer victims, then fewer GPU-hours, then scope order.
+// less orders options: group level, then fewer victims, then fewer GPU-hours, then fewer degraded uplinks,
+// then scope order.
 func (o *option) less(b *option) bool {
-	return before(o.tau, len(o.victims), o.gpuHours, o.scopeOrdinal, b)
+	return before(o.tau, len(o.victims), o.gpuHours, o.degraded, o.scopeOrdinal, b)
 }
 
 // before reports whether an option with these figures orders before b (see less).
-func before(tau, victims int, gpuHours float64, scopeOrdinal int32, b *option) bool {
+func before(tau, victims int, gpuHours float64, degraded int, scopeOrdinal int32, b *option) bool {
 	return cmp.Or(cmp.Compare(tau, b.tau), cmp.Compare(victims, len(b.victims)),
-		cmp.Compare(gpuHours, b.gpuHours), cmp.Compare(scopeOrdinal, b.scopeOrdinal)) < 0
+		cmp.Compare(gpuHours, b.gpuHours), cmp.Compare(degraded, b.degraded), cmp.Compare(scopeOrdinal, b.scopeOrdinal)) < 0
 }
 
 func (c *Cluster) newPreemption(sn *snapshot) *preemption {

@@ -244,7 +244,7 @@ func exhaustiveVictims(tr *topology.Tree, c *Cluster, nodes []string, eligible [
 			}
 		}
 		var ok bool
-		cand.gangTier, cand.groupTier, _, ok = exhaustive(tr, nodes, slots, g.Pods/max(g.PP, 1), g.PP, 1<<20, 1<<20)
+		cand.gangTier, cand.groupTier, _, _, ok = exhaustive(tr, nodes, slots, g.Pods/max(g.PP, 1), g.PP, 1<<20, 1<<20)
 		if !ok {
 			continue
 		}

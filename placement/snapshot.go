@@ -37,6 +37,9 @@ type snapshot struct {
 	free      []freeCap
 	// exactSpent is the exact fills' work so far, against exactBudget.
 	exactSpent int64
+	// blind makes the search ignore degraded uplinks (key 4 of the ladder): the choice it would make without
+	// them, which the plan's explanation compares with.
+	blind bool
 }
 
 // newSnapshot computes the slots of every node for s from the cluster's free resources.
@@ -168,6 +171,14 @@ func (sn *snapshot) gcapAt(l int) []int32 {
 		}
 	}
 	return g
+}
+
+// degradedOf returns domain d's degraded uplinks as the search counts them: none when blind.
+func (sn *snapshot) degradedOf(d int32) int {
+	if sn.blind {
+		return 0
+	}
+	return int(sn.f.domains[d].degraded)
 }
 
 // levelIndex returns the index in levels of the highest level at most tier.

@@ -12,6 +12,8 @@ type DomainInfo struct {
 	// Children are the child domains; Nodes the nodes directly in the domain (bottom domains only).
 	Children []string
 	Nodes    []string
+	// DegradedUplinks is the number of the domain's uplinks judged degraded or down.
+	DegradedUplinks int
 }
 
 // Domains returns every domain, children before parents (tier ascending), ties in depth-first order.
@@ -19,7 +21,7 @@ func (f *Fabric) Domains() []DomainInfo {
 	out := make([]DomainInfo, 0, len(f.domains))
 	for _, i := range f.order {
 		d := &f.domains[i]
-		di := DomainInfo{Name: d.name, Tier: d.tier, TierName: f.TierName(d.tier)}
+		di := DomainInfo{Name: d.name, Tier: d.tier, TierName: f.TierName(d.tier), DegradedUplinks: int(d.degraded)}
 		if d.parent >= 0 {
 			di.Parent = f.domains[d.parent].name
 		}

@@ -295,11 +295,13 @@ func (b *bed) startPlacerWith(reservationTimeout time.Duration) (stop func()) {
 	return b.startPlacerOptions(o)
 }
 
-// testOptions are the options of the tests' placers: quick passes, no servers, preemption as the binary's
-// defaults have it (on, up to DefaultMaxVictims gangs, every namespace).
+// testOptions are the options of the tests' placers: quick passes, no servers, preemption and sick links as
+// the binary's defaults have them (preemption on, up to DefaultMaxVictims gangs, every namespace; nodes with
+// sick links avoided).
 func testOptions() Config {
 	return Config{MetricsAddr: "0", HealthAddr: "0", ReservationTimeout: 5 * time.Minute, Resync: 3 * time.Second,
-		Retry: 500 * time.Millisecond, SkipNameValidation: true, Preemption: Preemption{Enabled: true, MaxVictims: DefaultMaxVictims}}
+		Retry: 500 * time.Millisecond, SkipNameValidation: true, Preemption: Preemption{Enabled: true, MaxVictims: DefaultMaxVictims},
+		AvoidDegraded: true}
 }
 
 // startPlacerOptions runs a placer with the given options (a registry of its own when o has none).

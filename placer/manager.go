@@ -46,6 +46,9 @@ type Config struct {
 	ReservationTimeout, Resync, Retry time.Duration
 	// Preemption limits whom the placer evicts (the zero value: nobody).
 	Preemption Preemption
+	// AvoidDegraded keeps new placements off nodes labelled hypernodegen.LinkHealthLabel=degraded or down
+	// (--avoid-degraded).
+	AvoidDegraded bool
 	// Registry receives the placer's metrics (controller-runtime's registry, served on /metrics, when nil).
 	Registry prometheus.Registerer
 	// SkipNameValidation lets one process build several managers (tests restarting the controller).
@@ -104,6 +107,7 @@ func NewManager(cfg *rest.Config, o Config, log *slog.Logger) (manager.Manager, 
 		Reader: mgr.GetClient(), Client: live, Core: cs.CoreV1().RESTClient(), Events: mgr.GetEventRecorder("fabricmap-placer"),
 		Log: log, Metrics: NewMetrics(reg),
 		ReservationTimeout: o.ReservationTimeout, Resync: o.Resync, Retry: o.Retry, Preemption: o.Preemption,
+		AvoidDegraded: o.AvoidDegraded,
 	}
 	all := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{Request}

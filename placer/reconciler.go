@@ -55,6 +55,8 @@ type Reconciler struct {
 	Retry time.Duration
 	// Preemption limits whom the placer evicts; the zero value evicts nobody.
 	Preemption Preemption
+	// AvoidDegraded keeps new placements off nodes whose compute link is sick (Snapshot.AvoidDegraded).
+	AvoidDegraded bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -108,7 +110,12 @@ func (r *Reconciler) now() time.Time {
 
 // read takes the pass's snapshot: pods, nodes, the tree and the reservations.
 func (r *Reconciler) read(ctx context.Context) (*Snapshot, error) {
-	return ReadSnapshot(ctx, r.Reader, r.Client, r.now())
+	st, err := ReadSnapshot(ctx, r.Reader, r.Client, r.now())
+	if err != nil {
+		return nil, err
+	}
+	st.AvoidDegraded = r.AvoidDegraded
+	return st, nil
 }
 
 // pendingGangs groups the live pods of every gang that has at least one gated pod.
@@ -229,6 +236,10 @@ func (r *Reconciler) handle(ctx context.Context, st *Snapshot, key string, pods 
 		log.Error("cannot build the placement snapshot", "err", err)
 		return soon
 	}
+	skipped := st.SkippedForLinks(g.Key, g.Pods[0].Spec.Tolerations, req.PodRequest())
+	if len(skipped) > 0 {
+		log.Info("nodes skipped for degraded links", "nodes", skipped)
+	}
 	if log.Enabled(ctx, slog.LevelDebug) {
 		free := map[string]int64{}
 		for _, n := range st.fabric.Nodes() {
@@ -247,10 +258,11 @@ func (r *Reconciler) handle(ctx context.Context, st *Snapshot, key string, pods 
 		log.Info("gang can never fit", "reason", err)
 		return waiting
 	case err != nil:
-		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonUnplaceable, "Place", "gang %s stays gated: %v", key, err)
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonUnplaceable, "Place", "gang %s stays gated: %v%s", key, err, skippedNote(skipped))
 		log.Info("gang unplaceable", "reason", err)
 		return waiting
 	}
+	plan.Explanation += skippedNote(skipped)
 	if len(plan.Victims) > 0 {
 		return r.preempt(ctx, st, g, plan, log)
 	}

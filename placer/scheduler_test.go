@@ -31,6 +31,7 @@ func TestOnRealScheduler(t *testing.T) {
 		{"ReservationLapses", testReservationLapses},
 		{"RestartMidway", testRestartMidway},
 		{"TreeFromClusterNetworkTopology", testTreeFromClusterNetworkTopology},
+		{"AvoidDegraded", testAvoidDegraded},
 		{"Binary", testBinary},
 	} {
 		t.Run(tc.name, tc.run)

@@ -20,6 +20,11 @@ import (
 // and the live reservations. It is the one adapter from Kubernetes objects to placement's model; the placer
 // and `fabricmap place` both build theirs with NewSnapshot (or ReadSnapshot) and Cluster.
 type Snapshot struct {
+	// AvoidDegraded keeps new pods off nodes whose compute link fabric health judged sick (labelled
+	// hypernodegen.LinkHealthLabel=degraded or down): --avoid-degraded. NewSnapshot sets it; pods already
+	// placed there stay.
+	AvoidDegraded bool
+
 	pods   []*corev1.Pod
 	nodes  map[string]*corev1.Node
 	fabric *placement.Fabric
@@ -30,16 +35,16 @@ type Snapshot struct {
 	now      time.Time
 }
 
-// NewSnapshot builds the snapshot of a cluster from its topology tree, Nodes and Pods at time now. A node
-// reservation (ReservedTaint) is live while its gang has an unbound pod and its time is not up; the others
-// are left for the placer to release.
+// NewSnapshot builds the snapshot of a cluster from its topology tree, Nodes and Pods at time now, avoiding
+// nodes with sick links (AvoidDegraded). A node reservation (ReservedTaint) is live while its gang has an
+// unbound pod and its time is not up; the others are left for the placer to release.
 func NewSnapshot(tree *topology.Tree, nodes []corev1.Node, pods []corev1.Pod, now time.Time) (*Snapshot, error) {
 	f, err := placement.NewFabric(tree)
 	if err != nil {
 		return nil, fmt.Errorf("the topology: %w", err)
 	}
 	st := &Snapshot{nodes: make(map[string]*corev1.Node, len(nodes)), fabric: f, inFabric: map[string]bool{},
-		reserved: map[string]Reservation{}, now: now}
+		reserved: map[string]Reservation{}, now: now, AvoidDegraded: true}
 	for i := range pods {
 		st.pods = append(st.pods, &pods[i])
 	}
@@ -143,30 +148,20 @@ func targetNode(p *corev1.Pod) string {
 // tolerations: every node's allocatable, the requests of the pods bound or pinned to it (the gang's own pods
 // aside), and the other gangs (in every form GangOf reads) as running gangs, preemptible as p allows
 // (terminating pods count as used, but are no victims: they are leaving already). A node the gang cannot use
-// (unschedulable, reserved for another gang, a taint its pods do not tolerate) is made full. It returns the
-// nodes outside the topology as well, which are not used.
+// (unschedulable, reserved for another gang, a taint its pods do not tolerate, a sick link under
+// AvoidDegraded) is placement.Node.Unavailable. It returns the nodes outside the topology as well, which are
+// not used.
 func (st *Snapshot) Cluster(gang string, tolerations []corev1.Toleration, p Preemption) (*placement.Cluster, []string, error) {
 	evictable := p.evictable(st.pods)
-	used := map[string]placement.Resources{}
+	used := st.used(gang)
 	running := map[string]*placement.Running{}
 	for _, p := range st.pods {
 		n := targetNode(p)
 		key, _ := GangOf(p)
-		if n == "" || finished(p) || (key != "" && key == gang) {
+		if n == "" || finished(p) || key == "" || key == gang || p.DeletionTimestamp != nil || st.nodes[n] == nil || !st.inFabric[n] {
 			continue
 		}
 		req := PodRequest(p)
-		u := used[n]
-		if u == nil {
-			u = placement.Resources{}
-			used[n] = u
-		}
-		for k, q := range req {
-			u[k] += q
-		}
-		if key == "" || p.DeletionTimestamp != nil || st.nodes[n] == nil || !st.inFabric[n] {
-			continue
-		}
 		r := running[key]
 		if r == nil {
 			r = &placement.Running{Name: key, Pods: map[string]int{}, Request: req}
@@ -181,15 +176,8 @@ func (st *Snapshot) Cluster(gang string, tolerations []corev1.Toleration, p Pree
 	nodes := make([]placement.Node, 0, len(st.nodes))
 	for _, name := range slices.Sorted(maps.Keys(st.nodes)) {
 		node := st.nodes[name]
-		pn := placement.Node{Name: name, Allocatable: ResourceList(node.Status.Allocatable), Used: used[name]}
-		if !st.usable(node, gang, tolerations) {
-			full := maps.Clone(pn.Allocatable)
-			for k, q := range pn.Used {
-				full[k] += q
-			}
-			pn.Used = full
-		}
-		nodes = append(nodes, pn)
+		nodes = append(nodes, placement.Node{Name: name, Allocatable: ResourceList(node.Status.Allocatable), Used: used[name],
+			Unavailable: !st.usable(node, gang, tolerations) || st.sickLink(node) != ""})
 	}
 	rs := make([]placement.Running, 0, len(running))
 	for _, k := range slices.Sorted(maps.Keys(running)) {
@@ -200,6 +188,28 @@ func (st *Snapshot) Cluster(gang string, tolerations []corev1.Toleration, p Pree
 		return nil, nil, fmt.Errorf("the placement snapshot: %w", err)
 	}
 	return c, ignored, nil
+}
+
+// used returns, per node, the requests of the pods bound or pinned to it that hold resources, the pods of
+// gang aside.
+func (st *Snapshot) used(gang string) map[string]placement.Resources {
+	used := map[string]placement.Resources{}
+	for _, p := range st.pods {
+		n := targetNode(p)
+		key, _ := GangOf(p)
+		if n == "" || finished(p) || (key != "" && key == gang) {
+			continue
+		}
+		u := used[n]
+		if u == nil {
+			u = placement.Resources{}
+			used[n] = u
+		}
+		for k, q := range PodRequest(p) {
+			u[k] += q
+		}
+	}
+	return used
 }
 
 // usable says whether the pods of gang, carrying tolerations, may go to node: schedulable, not reserved for

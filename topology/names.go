@@ -81,13 +81,13 @@ func KeepNames(t, prev *Tree) {
 	}
 	prevIDs := map[string]identity{}
 	for _, p := range prev.Domains {
-		if renamable(p) && !reserved[p.Name] {
+		if IsSwitchDomain(p) && !reserved[p.Name] {
 			prevIDs[p.Name] = identityOf(prev, p)
 		}
 	}
 	var pairs []pair
 	for _, d := range t.Domains {
-		if !renamable(d) || reserved[d.Name] {
+		if !IsSwitchDomain(d) || reserved[d.Name] {
 			continue
 		}
 		id := identityOf(t, d)
@@ -177,9 +177,12 @@ func identityOf(t *Tree, d *Domain) identity {
 	return identity{switches: d.Switches, nodes: nodes}
 }
 
-// renamable reports whether KeepNames may carry d's name over: not the root, not an accelerator domain.
-func renamable(d *Domain) bool {
-	return d.TierName != TierNameRoot && d.NVLinkDomain == "" && d.TierName != TierNameAccelerator
+// IsSwitchDomain reports whether d stands for switches below the root: not the root, not an accelerator (NVLink)
+// domain or sub-domain. Only such domains keep names across trees (KeepNames) and are paired with a plan
+// (the health package's drift check).
+func IsSwitchDomain(d *Domain) bool {
+	return d.TierName != TierNameRoot && d.NVLinkDomain == "" && d.TierName != TierNameAccelerator &&
+		d.TierName != TierNameAcceleratorSubDomain
 }
 
 // overlap counts the strings two sorted lists share.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
@@ -15,8 +16,9 @@ import (
 // TreeFromHyperNodes builds a tree from Volcano HyperNodes, strictly, as placement needs it: a member selected
 // by regex or label is resolved against nodeLabels (node name → labels: the cluster's nodes; nil when every
 // node member is selected by name), and a node or HyperNode claimed by two HyperNodes, an unknown member
-// HyperNode, a selector that cannot be read or cannot be resolved is a *placement.InputError naming the
-// HyperNode's field.
+// HyperNode, a selector that cannot be read or cannot be resolved, or a degraded-uplinks annotation
+// (hypernodegen.DegradedUplinksAnnotation, read into Domain.DegradedUplinks) that is no count is a
+// *placement.InputError naming the HyperNode's field.
 func TreeFromHyperNodes(hns []topologyv1alpha1.HyperNode, nodeLabels map[string]map[string]string) (*topology.Tree, error) {
 	t, problems := readHyperNodes(hns, nodeLabels)
 	if len(problems) > 0 {
@@ -77,6 +79,17 @@ func readHyperNodes(hns []topologyv1alpha1.HyperNode, nodeLabels map[string]map[
 		if sw := hn.Annotations[hypernodegen.SwitchesAnnotation]; sw != "" {
 			d.Switches = strings.Split(sw, ",")
 			slices.Sort(d.Switches)
+		}
+		if v, ok := hn.Annotations[hypernodegen.DegradedUplinksAnnotation]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				key := hypernodegen.DegradedUplinksAnnotation
+				bad("hyperNodes["+hn.Name+"].metadata.annotations["+key+"]",
+					fmt.Sprintf("HyperNode %q: annotation %s=%q is not a count of uplinks; read as none", hn.Name, key, v),
+					"%q is not a count of uplinks (want a decimal number, 0 or more)", v)
+			} else {
+				d.DegradedUplinks = n
+			}
 		}
 		if err := t.Add(d); err != nil {
 			bad("hyperNodes["+hn.Name+"]", err.Error(), "%v", err)

@@ -383,3 +383,86 @@ func TestNeedsNodeLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestDegradedUplinksRoundTrip: a domain's degraded uplinks, written as a HyperNode annotation, read back into
+// the tree by the strict reader, the viewer and ParseTree (a List of HyperNodes and the tree's own JSON).
+func TestDegradedUplinksRoundTrip(t *testing.T) {
+	tr := fabricTree(t)
+	tr.Domains["leaf-b"].DegradedUplinks = 2
+	tr.Domains["spine-a"].DegradedUplinks = 1
+	want := map[string]int{"fabric": 0, "spine-a": 1, "spine-b": 0, "leaf-a": 0, "leaf-b": 2, "leaf-c": 0}
+	hns, err := hypernodegen.HyperNodes(tr, hypernodegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := topologyv1alpha1.HyperNodeList{Items: hns}
+	list.Kind = "List"
+	listJSON, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	treeJSON, err := json.Marshal(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]func() (*topology.Tree, error){
+		"strict": func() (*topology.Tree, error) { return TreeFromHyperNodes(hns, nil) },
+		"viewer": func() (*topology.Tree, error) {
+			got, warnings := ViewHyperNodes(hns, nil)
+			if len(warnings) > 0 {
+				return nil, fmt.Errorf("warnings %q", warnings)
+			}
+			return got, nil
+		},
+		"ParseTree, HyperNode list": func() (*topology.Tree, error) { return ParseTree(listJSON, nil) },
+		"ParseTree, tree":           func() (*topology.Tree, error) { return ParseTree(treeJSON, nil) },
+	}
+	for name, readTree := range read {
+		t.Run(name, func(t *testing.T) {
+			got, err := readTree()
+			if err != nil {
+				t.Fatal(err)
+			}
+			degraded := map[string]int{}
+			for n, d := range got.Domains {
+				degraded[n] = d.DegradedUplinks
+			}
+			if diff := cmp.Diff(want, degraded); diff != "" {
+				t.Errorf("degraded uplinks (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDegradedUplinksBad: an annotation that is no count is an InputError naming the HyperNode and the
+// annotation for the strict reader, and a warning (the domain read as healthy) for viewers.
+func TestDegradedUplinksBad(t *testing.T) {
+	for _, v := range []string{"two", "-1", ""} {
+		t.Run(v, func(t *testing.T) {
+			hns, err := hypernodegen.HyperNodes(fabricTree(t), hypernodegen.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range hns {
+				if hns[i].Name == "leaf-b" {
+					hns[i].Annotations = map[string]string{hypernodegen.DegradedUplinksAnnotation: v}
+				}
+			}
+			_, err = TreeFromHyperNodes(hns, nil)
+			var ie *placement.InputError
+			wantField := "hyperNodes[leaf-b].metadata.annotations[" + hypernodegen.DegradedUplinksAnnotation + "]"
+			if !errors.As(err, &ie) || ie.Field != wantField {
+				t.Errorf("strict reader: %v, want an InputError on %s", err, wantField)
+			}
+			got, warnings := ViewHyperNodes(hns, nil)
+			wantWarned := []string{fmt.Sprintf("HyperNode \"leaf-b\": annotation %s=%q is not a count of uplinks; read as none",
+				hypernodegen.DegradedUplinksAnnotation, v)}
+			if diff := cmp.Diff(wantWarned, warnings); diff != "" {
+				t.Errorf("viewer warnings (-want +got):\n%s", diff)
+			}
+			if n := got.Domains["leaf-b"].DegradedUplinks; n != 0 {
+				t.Errorf("viewer: leaf-b has %d degraded uplinks, want 0", n)
+			}
+		})
+	}
+}

@@ -35,6 +35,7 @@ func Main(ctx context.Context, args []string) error {
 		conf    aggregator.Config
 		srcs    sources.Options
 		guard   aggregator.DeletionGuard
+		plan    string
 	)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	fs.Usage = func() {
@@ -64,6 +65,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&conf.Outputs.KueueTopology, "kueue-topology", "", "name of a Kueue Topology to write (levels = the node-label keys, kubernetes.io/hostname last; empty: none)")
 	fs.StringVar(&conf.Outputs.TreeConfigMap, "tree-configmap", "", "namespace/name of a ConfigMap to hold the whole tree as JSON (empty: none)")
 	fs.StringSliceVar(&conf.SourcePriority, "source-priority", aggregator.DefaultSourcePriority, "sources in the order they win conflicts about a node's switches")
+	fs.StringVar(&plan, "expected-topology", "", "JSON `FILE` of the tree an admin approved (what fabricmap topology -o json prints, a List of HyperNodes, the tree ConfigMap's JSON), read again when it changes: fabric health reports every difference from it as drift (empty: no drift check)")
 	srcs.AddFlags(fs)
 	srcs.AddPollFlags(fs)
 	if err := addDeprecatedCaptureFlags(fs, &srcs.Capture); err != nil {
@@ -106,6 +108,12 @@ func Main(ctx context.Context, args []string) error {
 	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels {
 		return errors.New("--cluster-network-topology and --kueue-topology name node-label keys: they need --node-labels")
 	}
+	if plan != "" {
+		conf.ExpectedTopology = &aggregator.ExpectedTopology{Path: plan}
+		if _, err := conf.ExpectedTopology.Load(); err != nil {
+			return fmt.Errorf("--expected-topology: %w", err)
+		}
+	}
 	log, err := proc.Logger()
 	if err != nil {
 		return err
@@ -137,7 +145,7 @@ func Main(ctx context.Context, args []string) error {
 	}
 	log.Info("aggregator starting", "leaderElection", mc.LeaderElection, "leaseNamespace", mc.LeaderElectionNamespace,
 		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mc.HeartbeatNamespace,
-		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelStyle", conf.LabelKeys.Style, "labelKeys", conf.LabelKeys.All())
+		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelStyle", conf.LabelKeys.Style, "labelKeys", conf.LabelKeys.All(), "expectedTopology", plan)
 	return mgr.Start(ctx)
 }
 

@@ -46,6 +46,7 @@ func flags(args []string) (*options, error) {
 	fs.BoolVar(&c.Preemption.Enabled, "preemption-enabled", true, "evict whole lower-priority gangs whose pods all carry "+placer.PreemptibleLabel+"=true when a gang does not fit otherwise")
 	fs.StringSliceVar(&c.Preemption.Namespaces, "preemption-namespaces", nil, "namespaces whose gangs may be evicted (empty: all)")
 	fs.IntVar(&c.Preemption.MaxVictims, "preemption-max-victims", placer.DefaultMaxVictims, "most gangs evicted to place one gang; a plan needing more is not carried out")
+	placer.AddAvoidDegradedFlag(fs, &c.AvoidDegraded)
 	o.proc.Rate.AddFlags(fs, 100, 200, "placing a gang writes each of its pods twice, pin and ungate")
 	if err := cli.ParseWithConfig(fs, args, "config"); err != nil {
 		return nil, err
@@ -81,6 +82,6 @@ func Main(ctx context.Context, args []string) error {
 	c := o.conf
 	log.Info("placer starting", "leaderElection", c.LeaderElection, "leaseNamespace", c.LeaderElectionNamespace,
 		"reservationTimeout", c.ReservationTimeout, "resync", c.Resync, "preemption", c.Preemption.Enabled,
-		"preemptionNamespaces", c.Preemption.Namespaces, "preemptionMaxVictims", c.Preemption.MaxVictims)
+		"preemptionNamespaces", c.Preemption.Namespaces, "preemptionMaxVictims", c.Preemption.MaxVictims, "avoidDegraded", c.AvoidDegraded)
 	return mgr.Start(ctx)
 }

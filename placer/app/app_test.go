@@ -20,7 +20,7 @@ func TestFlags(t *testing.T) {
 	}
 	defaults := placer.Config{LeaderElection: true, LeaderElectionNamespace: "default", LeaderElectionID: "fabricmap-placer",
 		MetricsAddr: ":8080", HealthAddr: ":8081", ReservationTimeout: 5 * time.Minute, Resync: 30 * time.Second,
-		Retry: 2 * time.Second, Preemption: placer.Preemption{Enabled: true, MaxVictims: placer.DefaultMaxVictims}}
+		Retry: 2 * time.Second, Preemption: placer.Preemption{Enabled: true, MaxVictims: placer.DefaultMaxVictims}, AvoidDegraded: true}
 	cases := []struct {
 		name    string
 		args    []string
@@ -28,8 +28,8 @@ func TestFlags(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", change: func(*placer.Config) {}},
-		{name: "flags", args: []string{"--leader-elect=false", "--preemption-namespaces", "a,b", "--resync", "5s"}, change: func(c *placer.Config) {
-			c.LeaderElection, c.Preemption.Namespaces, c.Resync = false, []string{"a", "b"}, 5*time.Second
+		{name: "flags", args: []string{"--leader-elect=false", "--preemption-namespaces", "a,b", "--resync", "5s", "--avoid-degraded=false"}, change: func(c *placer.Config) {
+			c.LeaderElection, c.Preemption.Namespaces, c.Resync, c.AvoidDegraded = false, []string{"a", "b"}, 5*time.Second, false
 		}},
 		{name: "config file, a flag wins", args: []string{"--config", file, "--preemption-max-victims", "4"}, change: func(c *placer.Config) {
 			c.ReservationTimeout, c.Preemption.MaxVictims = 10*time.Minute, 4

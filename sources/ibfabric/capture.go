@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -73,6 +74,10 @@ type Capture struct {
 
 	rulesErr error // why the host rules did not check
 
+	// good is the last good evidence's fabric and host notes, read without mu: a poll holds mu through a long
+	// parse, and the reconcile must not wait for it.
+	good atomic.Pointer[goodCapture]
+
 	mu    sync.Mutex
 	notes []ib.HostNote // the host notes of input
 	file  ib.CaptureFile
@@ -126,14 +131,31 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 		c.logNotes(notes)
 	}
 	c.fabric, c.input, c.notes = fab, in, notes
+	c.good.Store(&goodCapture{fabric: fab, notes: notes})
 	return c.input, nil
+}
+
+// goodCapture is what the last good evidence came from.
+type goodCapture struct {
+	fabric *ib.Fabric
+	notes  []ib.HostNote
+}
+
+// Fabric returns the parsed fabric of the last good evidence (its switch links with their widths and speeds,
+// for fabric health); nil before the first. The caller must not change it.
+func (c *Capture) Fabric() *ib.Fabric {
+	if g := c.good.Load(); g != nil {
+		return g.fabric
+	}
+	return nil
 }
 
 // Notes returns the notes of the hosts the last good evidence re-identified or left out (see Evidence).
 func (c *Capture) Notes() []ib.HostNote {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.notes)
+	if g := c.good.Load(); g != nil {
+		return slices.Clone(g.notes)
+	}
+	return nil
 }
 
 // maxLoggedNotes is how many host notes one log line quotes; the rest are counted.

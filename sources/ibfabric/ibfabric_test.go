@@ -3,8 +3,10 @@ package ibfabric
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -121,4 +123,41 @@ func evidence(t *testing.T, f *ib.Fabric, opts Options) topology.Input {
 		t.Fatal(err)
 	}
 	return in
+}
+
+// The capture hands fabric health the fabric its last good evidence came from, and keeps it when the file
+// turns bad; before the first good poll there is none.
+func TestCaptureFabricIsTheLastGood(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "fabric.txt")
+	c := NewCapture(file)
+	if c.Fabric() != nil {
+		t.Fatal("a fabric before the first poll")
+	}
+	good, err := os.ReadFile("testdata/threetier.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Evidence(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fab := c.Fabric()
+	if fab == nil || len(fab.Switches) == 0 || len(fab.Links) == 0 {
+		t.Fatalf("fabric = %+v, want the capture's switches and links", fab)
+	}
+	if err := os.WriteFile(file, []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(time.Minute)
+	if err := os.Chtimes(file, future, future); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Evidence(context.Background()); err == nil {
+		t.Fatal("a garbage capture gave no error")
+	}
+	if c.Fabric() != fab {
+		t.Error("the last good fabric was replaced by a bad poll")
+	}
 }

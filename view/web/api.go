@@ -1,9 +1,11 @@
 package web
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
+	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/view"
 )
@@ -62,6 +64,9 @@ type HealthJSON struct {
 	Dropped []string `json:"dropped"`
 	// ExpirySuspended is set while most agents are silent together, when no report expires.
 	ExpirySuspended bool `json:"expirySuspended"`
+	// Findings are what fabric health found wrong with the links, worst first (severity 3 critical, 2
+	// warning, 1 info).
+	Findings []health.Finding `json:"findings"`
 }
 
 // DomainJSON is one domain and everything below it.
@@ -90,7 +95,8 @@ type DomainJSON struct {
 func treeJSON(s State) TreeJSON {
 	out := TreeJSON{Roots: []DomainJSON{}, Unplaced: sorted(s.Unplaced), Missing: []MissingNode{}, Conflicts: []Conflict{},
 		NodesKnown: s.Nodes != nil, Gangs: []view.Gang{},
-		Health: HealthJSON{Sources: []SourceHealth{}, Expired: sorted(s.Expired), Dropped: sorted(s.Dropped), ExpirySuspended: s.ExpirySuspended}}
+		Health: HealthJSON{Sources: []SourceHealth{}, Expired: sorted(s.Expired), Dropped: sorted(s.Dropped), ExpirySuspended: s.ExpirySuspended,
+			Findings: worstFirst(s.Findings)}}
 	if len(s.Conflicts) > 0 {
 		out.Conflicts = s.Conflicts
 	}
@@ -163,6 +169,22 @@ func domainJSON(t *topology.Tree, name string, seen map[string]bool) DomainJSON 
 		out.NodeCount += child.NodeCount
 		out.Children = append(out.Children, child)
 	}
+	return out
+}
+
+// worstFirst returns a copy of findings, the most severe first (their order kept within a severity), through
+// topology.Printable: empty (not nil) when there are none.
+func worstFirst(findings []health.Finding) []health.Finding {
+	out := make([]health.Finding, 0, len(findings))
+	for _, f := range findings {
+		f.Node, f.Domain, f.Port, f.Message = topology.Printable(f.Node), topology.Printable(f.Domain), topology.Printable(f.Port), topology.Printable(f.Message)
+		f.Switches = slices.Clone(f.Switches)
+		for i, sw := range f.Switches {
+			f.Switches[i] = topology.Printable(sw)
+		}
+		out = append(out, f)
+	}
+	slices.SortStableFunc(out, func(a, b health.Finding) int { return cmp.Compare(b.Severity, a.Severity) })
 	return out
 }
 

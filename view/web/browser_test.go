@@ -149,9 +149,13 @@ const healthJS = `Object.fromEntries([...document.querySelectorAll('#health li.c
 	['ok', 'warn', 'bad'].find(c => li.classList.contains(c)) + ' ' + li.querySelector('.chip-value').textContent,
 ]))`
 
+// findingsJS lists the rows of the link findings as severity, kind, node, domain and port or switches.
+const findingsJS = `[...document.querySelectorAll('#findings tbody tr')].map(tr =>
+	['severity', 'kind', 'node', 'domain', 'where'].map(c => tr.querySelector('td.' + c).textContent))`
+
 // TestPageInChromium opens the page of a standby replica (which forwards to the leader) in headless Chromium
 // over the DevTools protocol and checks what a reader sees: the leader's domains with node counts in the list
-// and on the map, the health strip, every node without topology with its reason (nodes without any report
+// and on the map, the health strip, the link findings worst first, every node without topology with its reason (nodes without any report
 // too), the conflicts; clicks that collapse and expand a domain in the list and on the map; the search box
 // opening a node's path (in a collapsed domain), a switch found by its identifier and a node without
 // topology. It keeps screenshots.
@@ -163,7 +167,7 @@ func TestPageInChromium(t *testing.T) {
 
 	var domains []domainView
 	var conflicts, summary string
-	var unplaced [][]string
+	var unplaced, findings [][]string
 	var health map[string]string
 	var mapDomains []string
 	run(t, browser, "loading "+page,
@@ -172,6 +176,7 @@ func TestPageInChromium(t *testing.T) {
 		chromedp.Evaluate(domainsJS, &domains),
 		chromedp.Evaluate(`[...document.querySelectorAll('#unplaced li.node')].map(li => [li.dataset.node, li.dataset.reason])`, &unplaced),
 		chromedp.Evaluate(healthJS, &health),
+		chromedp.Evaluate(findingsJS, &findings),
 		chromedp.Evaluate(mapDomainsJS, &mapDomains),
 		chromedp.Text(`#conflicts tbody`, &conflicts, chromedp.ByQuery),
 		chromedp.Text(`#summary`, &summary, chromedp.ByQuery),
@@ -185,7 +190,12 @@ func TestPageInChromium(t *testing.T) {
 	}{
 		{"nodes without topology", unplaced, [][]string{{"gpu-lonely", "no-evidence"}, {"gpu-broken", "report-unusable"}, {"gpu-noreport", "no-report"}, {"gpu-silent", "report-dropped"}}},
 		{"health strip", health, map[string]string{"source:ufm": "warn stale", "source:capture": "ok ok", "conflicts": "bad 1",
-			"expired": "warn 1 in use, 1 dropped", "no-report": "warn 1", "without-topology": "warn 4"}},
+			"expired": "warn 1 in use, 1 dropped", "no-report": "warn 1", "without-topology": "warn 4",
+			"link-findings": "bad 1 critical, 1 warning, 1 info"}},
+		{"link findings, worst first", findings, [][]string{
+			{"critical", "miscabled-rail", "gpu-b1", "sw-leaf-b", "mlx5_3/1"},
+			{"warning", "degraded-link", "gpu-a3", "sw-leaf-a", "mlx5_1/1"},
+			{"info", "drift", "—", "sw-leaf-b", "—"}}},
 		{"map", mapDomains, []string{"fabric:open", "sw-leaf-a:open", "sw-leaf-b:open"}},
 	} {
 		if diff := cmp.Diff(tc.want, tc.got); diff != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -33,6 +34,19 @@ func fixture() State {
 			{Name: "ufm", Ready: true, Stale: true, Error: "source ufm: GET /ufmRest/resources/ports: 503 Service Unavailable", LastSuccess: built.Add(-time.Hour)},
 			{Name: "capture", Ready: true, LastSuccess: built},
 		},
+		Findings: fixtureFindings(),
+	}
+}
+
+// fixtureFindings are fabric health's findings of the fixture, not in severity order: a slow port on
+// sw-leaf-a, a crossed rail on sw-leaf-b and a domain the expected topology lacks.
+func fixtureFindings() []health.Finding {
+	return []health.Finding{
+		{Kind: health.KindDegradedLink, Severity: health.SeverityWarning, Node: "gpu-a3", Domain: "sw-leaf-a", Port: "mlx5_1/1",
+			Switches: []string{"mac:02:00:00:00:00:0a"}, Message: "mlx5_1/1 trained at 200 Gb/s; the leaf's host links run at 400 Gb/s"},
+		{Kind: health.KindDrift, Severity: health.SeverityInfo, Domain: "sw-leaf-b", Message: "domain sw-leaf-b is not in the expected topology"},
+		{Kind: health.KindMiscabledRail, Severity: health.SeverityCritical, Node: "gpu-b1", Domain: "sw-leaf-b", Port: "mlx5_3/1",
+			Switches: []string{"mac:02:00:00:00:00:0a", "mac:02:00:00:00:00:0b"}, Message: "rail 3 reaches sw-leaf-a, the leaf of rail 0"},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -114,15 +115,31 @@ func TestTreeJSON(t *testing.T) {
 			if len(got.Conflicts) != 1 || got.Conflicts[0].Source != "ufm" {
 				t.Errorf("conflicts: %+v", got.Conflicts)
 			}
-			wantHealth := HealthJSON{Sources: fixture().Sources, Expired: []string{"gpu-a2"}, Dropped: []string{"gpu-silent"}}
+			f := fixtureFindings()
+			wantHealth := HealthJSON{Sources: fixture().Sources, Expired: []string{"gpu-a2"}, Dropped: []string{"gpu-silent"},
+				Findings: []health.Finding{f[2], f[0], f[1]}} // worst first
 			if diff := cmp.Diff(wantHealth, got.Health); diff != "" {
 				t.Errorf("health (-want +got):\n%s", diff)
 			}
 		}},
 		{"no tree yet", State{Nodes: []string{"n1"}}, func(t *testing.T, got TreeJSON) {
 			if got.Ready || got.Roots == nil || got.Unplaced == nil || got.Conflicts == nil || got.Missing == nil || len(got.Missing) != 0 ||
-				got.Health.Sources == nil || got.Health.Expired == nil || got.Gangs == nil {
+				got.Health.Sources == nil || got.Health.Expired == nil || got.Health.Findings == nil || got.Gangs == nil {
 				t.Errorf("want not ready with empty (not null) lists and nothing missing without a tree: %+v", got)
+			}
+		}},
+		{"findings printable, worst first, in order within a severity", State{Findings: []health.Finding{
+			{Kind: health.KindFlappingLink, Severity: health.SeverityWarning, Node: "n2", Message: "second warning"},
+			{Kind: health.KindLinkDown, Severity: health.SeverityCritical, Node: "n\x1b[31m1", Port: "mlx5_0/1", Message: "down\n"},
+			{Kind: health.KindErroringLink, Severity: health.SeverityWarning, Node: "n3", Message: "third warning"},
+		}}, func(t *testing.T, got TreeJSON) {
+			want := []health.Finding{
+				{Kind: health.KindLinkDown, Severity: health.SeverityCritical, Node: topology.Printable("n\x1b[31m1"), Port: "mlx5_0/1", Message: topology.Printable("down\n")},
+				{Kind: health.KindFlappingLink, Severity: health.SeverityWarning, Node: "n2", Message: "second warning"},
+				{Kind: health.KindErroringLink, Severity: health.SeverityWarning, Node: "n3", Message: "third warning"},
+			}
+			if diff := cmp.Diff(want, got.Health.Findings); diff != "" || strings.ContainsAny(got.Health.Findings[0].Node+got.Health.Findings[0].Message, "\x1b\n") {
+				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		}},
 		{"cluster nodes unknown", State{Tree: topology.NewTree()}, func(t *testing.T, got TreeJSON) {

@@ -1,7 +1,7 @@
 // Package web serves a small read-only web page of the live topology tree: a health strip (sources, conflicts,
-// expired reports, nodes without a report), a search box, a collapsible list of domains with their node counts
-// beside a drawn map of the fabric (view.SVG, served as /api/map.svg), the nodes without topology and the
-// conflicts, and the JSON (/api/tree) the page fetches. Everything the page needs is embedded; it loads
+// expired reports, nodes without a report, link findings), a search box, a collapsible list of domains with
+// their node counts beside a drawn map of the fabric (view.SVG, served as /api/map.svg), the link findings
+// worst first, the nodes without topology and the conflicts, and the JSON (/api/tree) the page fetches. Everything the page needs is embedded; it loads
 // nothing from elsewhere. The package is a plain http.Handler over a function that returns the current state,
 // so the aggregator (or a test) decides where the tree comes from.
 package web
@@ -9,6 +9,7 @@ package web
 import (
 	"time"
 
+	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/view"
 )
@@ -37,6 +38,8 @@ type State struct {
 	ExpirySuspended bool
 	// Sources are the fabric-wide sources beside the reports, and how their polls fare.
 	Sources []SourceHealth
+	// Findings are what fabric health found wrong with the links (health.Assess), worst first.
+	Findings []health.Finding
 	// Gangs are the gangs placed on the tree's nodes, drawn on the map. Nothing fills them yet: the
 	// aggregator does not watch pods; the placer's placements are the data meant for them.
 	Gangs []view.Gang

@@ -1,8 +1,8 @@
 // fabricmap's read-only topology page: fetches api/tree every 15 s and renders it (the health strip, the list
-// of domains, the nodes without topology, the conflicts) beside the drawn map (map.js); the search box opens
+// of domains, the link findings, the nodes without topology, the conflicts) beside the drawn map (map.js); the search box opens
 // a node's or switch's path in both. Built with DOM calls and textContent only, so no name from the cluster is
 // ever parsed as HTML.
-import { renderConflicts, renderHealth, renderSummary, renderUnplaced, revealUnplaced } from "./health.js";
+import { renderConflicts, renderFindings, renderHealth, renderSummary, renderUnplaced, revealUnplaced } from "./health.js";
 import { MapView } from "./map.js";
 import { Search } from "./search.js";
 import { TreeList } from "./tree.js";
@@ -52,6 +52,7 @@ function render(data) {
   document.getElementById("tree-empty").hidden = data.ready && data.roots.length > 0;
   renderSummary(data);
   renderHealth(data);
+  renderFindings(data);
   renderUnplaced(data);
   renderConflicts(data);
   search.index(data);

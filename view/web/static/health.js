@@ -1,4 +1,4 @@
-// The health strip, the summary line, the nodes without topology and the conflicts.
+// The health strip, the summary line, the link findings, the nodes without topology and the conflicts.
 import { el, flash, plural } from "./dom.js";
 
 const reasons = {
@@ -80,7 +80,48 @@ export function renderHealth(data) {
     data.nodesKnown ? "" : "this page does not know the cluster's nodes", noReport > 0 ? "unplaced-title" : null));
   const without = withoutTopology(data).length;
   items.push(chip("without-topology", without > 0 ? "warn" : "ok", "without topology", String(without), "", without > 0 ? "unplaced-title" : null));
+  items.push(findingsChip(h.findings));
   document.getElementById("health").replaceChildren(...items);
+}
+
+// The severities of fabric health's findings: 3 critical, 2 warning, 1 info (a name is taken as it is).
+const severities = { 3: "critical", 2: "warning", 1: "info" };
+const severityRank = { critical: 3, warning: 2, info: 1 };
+
+function severityName(s) {
+  return severities[s] || String(s);
+}
+
+// findingsChip counts the link findings by severity: bad with a critical one, warn with a warning, else ok.
+function findingsChip(findings) {
+  const count = {};
+  findings.forEach((f) => { const s = severityName(f.severity); count[s] = (count[s] || 0) + 1; });
+  const level = count.critical ? "bad" : count.warning ? "warn" : "ok";
+  const value = findings.length === 0 ? "none"
+    : ["critical", "warning", "info"].filter((s) => count[s]).map((s) => count[s] + " " + s).join(", ");
+  return chip("link-findings", level, "link findings", value,
+    findings.length === 0 ? "every judged link is healthy" : "", findings.length > 0 ? "findings-title" : null);
+}
+
+// renderFindings lists the link findings worst first (the order /api/tree gives, kept by severity here too).
+export function renderFindings(data) {
+  const findings = data.health.findings.slice().sort((a, b) =>
+    (severityRank[severityName(b.severity)] || 0) - (severityRank[severityName(a.severity)] || 0));
+  const body = document.querySelector("#findings tbody");
+  body.replaceChildren(...findings.map((f) => {
+    const sev = severityName(f.severity);
+    const tr = el("tr", "finding " + sev);
+    tr.dataset.kind = f.kind;
+    tr.dataset.severity = sev;
+    if (f.node) tr.dataset.node = f.node;
+    const where = f.port || (f.switches || []).join(" ↔ ");
+    tr.append(el("td", "severity", sev), el("td", "kind", f.kind), el("td", "node", f.node || "—"),
+      el("td", "domain", f.domain || "—"), el("td", "where", where || "—"), el("td", "reason", f.message));
+    return tr;
+  }));
+  document.getElementById("findings-count").textContent = "(" + findings.length + ")";
+  document.getElementById("findings").hidden = findings.length === 0;
+  document.getElementById("findings-empty").hidden = findings.length > 0;
 }
 
 export function renderUnplaced(data) {

@@ -1,0 +1,219 @@
+package ctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fabricmap/fabricmap/aggregator"
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/treeread"
+)
+
+func newGetHealth() *cobra.Command {
+	var o getOptions
+	var plan string
+	cmd := &cobra.Command{
+		Use:   "health",
+		Short: "Print what fabric health finds wrong with the links, worst first",
+		Long: "Judge the fabric's links as the aggregator does (the same assessment on the same input): the ports of the\n" +
+			"cluster's NodeFabricReports (trained rate and width, the agents' link conditions, the switch each is cabled\n" +
+			"to) on the tree of fabricmap's HyperNodes. It finds crossed rails, links slower or narrower than their tier's,\n" +
+			"erroring, flapping and down links and, with --expected-topology, every difference from the tree an admin\n" +
+			"approved. The findings print as a tree, worst first: by severity (critical, warning, info), then by domain.\n" +
+			"-o json or yaml prints the findings, the nodes judged degraded or down and each domain's degraded uplinks.\n" +
+			"Switch-to-switch links are judged by the aggregator alone, which reads the capture.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var expected *topology.Tree
+			if plan != "" {
+				t, err := aggregator.ReadExpectedTopology(plan)
+				if err != nil {
+					return fmt.Errorf("--expected-topology: %w", err)
+				}
+				expected = t
+			}
+			return runGet(cmd, o, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
+				a, err := assessCluster(ctx, r, errw, expected)
+				if err != nil {
+					return err
+				}
+				return printHealth(w, a, o.output.value)
+			})
+		},
+	}
+	o.output = addOutputFlag(cmd, "tree", "json", "yaml")
+	cmd.Flags().StringVar(&plan, "expected-topology", "", "JSON `FILE` of the tree an admin approved, as the aggregator's --expected-topology (what fabricmap topology -o json prints): its differences are drift findings")
+	return cmd
+}
+
+// assessCluster reads the cluster's NodeFabricReports and fabricmap's HyperNodes and judges the links with
+// aggregator.AssessHealth. Without the HyperNode CRD it judges the ports without the tree, saying so on errw.
+func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expected *topology.Tree) (health.Assessment, error) {
+	var reports v1alpha1.NodeFabricReportList
+	if err := r.List(ctx, &reports); err != nil {
+		if meta.IsNoMatchError(err) {
+			return health.Assessment{}, errors.New("NodeFabricReport CRD not installed: fabricmap's chart installs it")
+		}
+		return health.Assessment{}, fmt.Errorf("listing NodeFabricReports: %w", err)
+	}
+	hns, err := listHyperNodes(ctx, r, false)
+	if errors.Is(err, errNoHyperNodeCRD) {
+		fmt.Fprintln(errw, "warning: HyperNode CRD not installed (Volcano): the links are judged without the tree")
+		hns, err = nil, nil
+	}
+	if err != nil {
+		return health.Assessment{}, err
+	}
+	var nodes map[string]map[string]string
+	if treeread.NeedsNodeLabels(hns) {
+		if nodes, err = listNodeLabels(ctx, r); err != nil {
+			fmt.Fprintf(errw, "warning: cannot resolve regex and label members: %v\n", err)
+		}
+	}
+	tree, warnings := treeread.ViewHyperNodes(hns, nodes)
+	for _, warn := range warnings {
+		fmt.Fprintln(errw, "warning:", topology.Printable(warn))
+	}
+	return aggregator.AssessHealth(tree, reports.Items, nil, expected), nil
+}
+
+// healthJSON is what -o json and yaml print: every list and map present, empty when there is nothing.
+type healthJSON struct {
+	Findings        []health.Finding  `json:"findings"`
+	DegradedNodes   map[string]string `json:"degradedNodes"`
+	DegradedUplinks map[string]int    `json:"degradedUplinks"`
+}
+
+// printHealth writes an assessment in the chosen format.
+func printHealth(w io.Writer, a health.Assessment, output string) error {
+	switch output {
+	case "json", "yaml":
+		out := healthJSON{Findings: a.Findings, DegradedNodes: a.DegradedNodes, DegradedUplinks: a.DegradedUplinks}
+		if out.Findings == nil {
+			out.Findings = []health.Finding{}
+		}
+		if out.DegradedNodes == nil {
+			out.DegradedNodes = map[string]string{}
+		}
+		if out.DegradedUplinks == nil {
+			out.DegradedUplinks = map[string]int{}
+		}
+		return writeObject(w, out, output)
+	case "tree":
+		return healthText(w, a)
+	default:
+		return fmt.Errorf("--output %q: want tree, json or yaml", output)
+	}
+}
+
+// noDomain groups the findings that name no domain.
+const noDomain = "(no domain)"
+
+// healthText writes the findings as a tree: a summary line, then each severity (worst first) with its
+// domains (sorted; findings without one last) and their findings in the assessment's order; then the nodes
+// judged degraded or down and the domains with degraded uplinks. Every name goes through topology.Printable.
+func healthText(w io.Writer, a health.Assessment) error {
+	tw := &textWriter{w: w}
+	if len(a.Findings) == 0 {
+		tw.line("No link findings: every judged link is healthy.")
+		return tw.err
+	}
+	bySeverity := map[health.Severity]map[string][]health.Finding{}
+	var severities []health.Severity
+	for _, f := range a.Findings {
+		if bySeverity[f.Severity] == nil {
+			bySeverity[f.Severity] = map[string][]health.Finding{}
+			severities = append(severities, f.Severity)
+		}
+		d := f.Domain
+		if d == "" {
+			d = noDomain
+		}
+		bySeverity[f.Severity][d] = append(bySeverity[f.Severity][d], f)
+	}
+	slices.SortFunc(severities, func(x, y health.Severity) int { return int(y - x) })
+	counts := make([]string, 0, len(severities))
+	for _, s := range severities {
+		n := 0
+		for _, fs := range bySeverity[s] {
+			n += len(fs)
+		}
+		counts = append(counts, fmt.Sprintf("%d %s", n, s.String()))
+	}
+	noun := "link findings"
+	if len(a.Findings) == 1 {
+		noun = "link finding"
+	}
+	tw.line(fmt.Sprintf("%d %s: %s", len(a.Findings), noun, strings.Join(counts, ", ")))
+	for _, s := range severities {
+		domains := slices.Sorted(maps.Keys(bySeverity[s]))
+		if i := slices.Index(domains, noDomain); i >= 0 {
+			domains = append(slices.Delete(domains, i, i+1), noDomain)
+		}
+		n := 0
+		for _, d := range domains {
+			n += len(bySeverity[s][d])
+		}
+		tw.line(fmt.Sprintf("%s (%d)", s.String(), n))
+		for i, d := range domains {
+			branch, indent := branches(i == len(domains)-1)
+			tw.line(branch + d)
+			fs := bySeverity[s][d]
+			for j, f := range fs {
+				leaf, _ := branches(j == len(fs)-1)
+				tw.line(indent + leaf + findingLine(f))
+			}
+		}
+	}
+	if len(a.DegradedNodes) > 0 {
+		parts := make([]string, 0, len(a.DegradedNodes))
+		for _, n := range slices.Sorted(maps.Keys(a.DegradedNodes)) {
+			parts = append(parts, n+" ("+a.DegradedNodes[n]+")")
+		}
+		tw.line(fmt.Sprintf("nodes degraded or down (%d): %s", len(parts), strings.Join(parts, ", ")))
+	}
+	if len(a.DegradedUplinks) > 0 {
+		parts := make([]string, 0, len(a.DegradedUplinks))
+		for _, d := range slices.Sorted(maps.Keys(a.DegradedUplinks)) {
+			parts = append(parts, fmt.Sprintf("%s (%d)", d, a.DegradedUplinks[d]))
+		}
+		tw.line(fmt.Sprintf("domains with degraded uplinks (%d): %s", len(parts), strings.Join(parts, ", ")))
+	}
+	return tw.err
+}
+
+// branches returns the prefix of an item of a tree and the prefix of the lines below it.
+func branches(last bool) (branch, indent string) {
+	if last {
+		return "└── ", "    "
+	}
+	return "├── ", "│   "
+}
+
+// findingLine is one finding: its kind and its message, which names what and where.
+func findingLine(f health.Finding) string {
+	return string(f.Kind) + "  " + f.Message
+}
+
+// textWriter writes lines through topology.Printable, keeping the first error.
+type textWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (t *textWriter) line(s string) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintln(t.w, topology.Printable(s))
+	}
+}

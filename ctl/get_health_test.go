@@ -1,0 +1,157 @@
+package ctl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricmap/fabricmap/aggregator"
+	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// healthReports is the fixture of `get health`: a rail-optimised unit with a crossed rail, an erring, a slow
+// and a down port, and another leaf whose host's storage port flaps.
+var healthReports = filepath.Join("testdata", "health-reports.yaml")
+
+// TestGetHealthGolden runs `get health` against a real API server holding the fixture's reports and the
+// HyperNodes the aggregator makes of them: the findings as a tree (worst first, by severity then domain), as
+// JSON and YAML, with a plan to drift from, and its errors; the findings are the aggregator's on the tree it
+// inferred. Then, without the HyperNode CRD, the ports are judged without the tree.
+func TestGetHealthGolden(t *testing.T) {
+	env := testenv.StartForTest(t)
+	kubeconfig, reachable := twoContexts(t, env)
+	ctx := context.Background()
+	reports, err := readReportFile(healthReports, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in topology.Input
+	for i := range reports {
+		in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
+		if err := env.Client.Create(ctx, &reports[i]); err != nil {
+			t.Fatalf("creating report %s: %v", reports[i].Name, err)
+		}
+	}
+	tree, problems, _ := aggregator.Infer([]topology.SourceInput{{Name: aggregator.SourceReports, Input: in, Merge: topology.Merge}},
+		aggregator.Config{RootName: "fabric"})
+	if len(problems) > 0 {
+		t.Fatalf("the fixture's evidence was refused: %v", problems)
+	}
+	hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{LabelKeys: hypernodegen.DefaultLabelKeys()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range hns {
+		if err := env.Client.Create(ctx, &hns[i]); err != nil {
+			t.Fatalf("creating HyperNode %s: %v", hns[i].Name, err)
+		}
+	}
+	cluster := []string{"--kubeconfig", kubeconfig, "--context", reachable}
+	plan := filepath.Join("testdata", "health-expected.json")
+	for _, tc := range []goldenCase{
+		{"get-health", "fabricmap", []string{"get", "health"}},
+		{"get-health-json", PluginBinary, []string{"get", "health", "-o", "json"}},
+		{"get-health-yaml", "fabricmap", []string{"get", "health", "-o", "yaml"}},
+		{"get-health-expected", "fabricmap", []string{"get", "health", "--expected-topology", plan}},
+		{"get-health-expected-invalid", "fabricmap", []string{"get", "health", "--expected-topology", healthReports}},
+		{"get-health-output-invalid", "fabricmap", []string{"get", "health", "-o", "dot"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) { tc.check(t, cluster) })
+	}
+
+	t.Run("the aggregator's findings", func(t *testing.T) {
+		var out, errw bytes.Buffer
+		root := NewRoot()
+		root.SetArgs(append([]string{"get", "health", "-o", "json"}, cluster...))
+		root.SetOut(&out)
+		root.SetErr(&errw)
+		if err := root.ExecuteContext(ctx); err != nil {
+			t.Fatalf("get health: %v: %s", err, errw.String())
+		}
+		var got healthJSON
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := aggregator.AssessHealth(tree, reports, nil, nil)
+		if len(want.Findings) == 0 {
+			t.Fatal("the aggregator finds nothing wrong with the fixture")
+		}
+		if diff := cmp.Diff(want.Findings, got.Findings); diff != "" {
+			t.Errorf("get health judged the HyperNodes otherwise than the aggregator its tree (-aggregator +get health):\n%s", diff)
+		}
+		if diff := cmp.Diff(want.DegradedNodes, got.DegradedNodes); diff != "" {
+			t.Errorf("degraded nodes (-aggregator +get health):\n%s", diff)
+		}
+	})
+
+	deleteHyperNodeCRD(t, env)
+	for _, tc := range []goldenCase{
+		{"no-crd-get-health", "fabricmap", []string{"get", "health"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) { tc.check(t, cluster) })
+	}
+}
+
+// TestHealthText: the tree of findings groups them by severity, worst first, then by domain (sorted, the
+// findings without a domain last), each finding in the order given; then the nodes degraded or down and the
+// domains with degraded uplinks. Control characters in names are escaped.
+func TestHealthText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a    health.Assessment
+		want string
+	}{
+		{"none", health.Assessment{}, "No link findings: every judged link is healthy.\n"},
+		{"one", health.Assessment{Findings: []health.Finding{{Kind: health.KindLinkDown, Severity: health.SeverityCritical, Node: "n1", Port: "mlx5_0/1", Domain: "leaf-a", Message: "n1: down"}},
+			DegradedNodes: map[string]string{"n1": "down"}}, `1 link finding: 1 critical
+critical (1)
+└── leaf-a
+    └── link-down  n1: down
+nodes degraded or down (1): n1 (down)
+`},
+		{"grouped", health.Assessment{Findings: []health.Finding{
+			{Kind: health.KindMiscabledRail, Severity: health.SeverityCritical, Node: "n4", Port: "mlx5_0/1", Domain: "unit-b", Message: "crossed"},
+			{Kind: health.KindDrift, Severity: health.SeverityCritical, Domain: "leaf-\x1b[31mc", Message: "gone"},
+			{Kind: health.KindLinkDown, Severity: health.SeverityCritical, Node: "n3", Port: "mlx5_1/1", Domain: "unit-b", Message: "down"},
+			{Kind: health.KindDegradedLink, Severity: health.SeverityWarning, Switches: []string{"guid:1", "guid:2"}, Message: "slow uplink"},
+			{Kind: health.KindErroringLink, Severity: health.SeverityWarning, Node: "n1", Port: "mlx5_1/1", Domain: "unit-b", Message: "errs"},
+			{Kind: health.KindDrift, Severity: health.SeverityInfo, Domain: "leaf-d", Message: "new"},
+		}, DegradedNodes: map[string]string{"n4": "degraded", "n3": "down", "n1": "degraded"}, DegradedUplinks: map[string]int{"unit-b": 2}},
+			`6 link findings: 3 critical, 2 warning, 1 info
+critical (3)
+├── leaf-\x1b[31mc
+│   └── drift  gone
+└── unit-b
+    ├── miscabled-rail  crossed
+    └── link-down  down
+warning (2)
+├── unit-b
+│   └── erroring-link  errs
+└── (no domain)
+    └── degraded-link  slow uplink
+info (1)
+└── leaf-d
+    └── drift  new
+nodes degraded or down (3): n1 (degraded), n3 (down), n4 (degraded)
+domains with degraded uplinks (1): unit-b (2)
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := printHealth(&b, tc.a, "tree"); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+				t.Errorf("text (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package health
+
+import (
+	"fmt"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// hostModes are the modes host ports are judged against: compute ports against their leaf domain's mode when it
+// is clear (a leaf of another generation keeps its own), else the mode of every compute port of the fabric;
+// storage ports, whose switches are not in the tree, against the mode of every storage port.
+type hostModes struct {
+	leaf             map[*topology.Domain]figures
+	compute, storage figures
+}
+
+func newHostModes(idx *treeIndex, nodes []NodePorts) hostModes {
+	perLeaf := map[*topology.Domain]*tally{}
+	compute, storage := newTally(), newTally()
+	for _, np := range nodes {
+		leaf := idx.leaf[np.Node]
+		for _, p := range np.Ports {
+			if p.Condition == conditionDown {
+				continue // the figures of a port that is down are not its link's (conditions.go judges it)
+			}
+			f := linkFigures(p.RateGbps, p.Width)
+			if p.Storage {
+				storage.add(f)
+				continue
+			}
+			compute.add(f)
+			if leaf == nil {
+				continue
+			}
+			if perLeaf[leaf] == nil {
+				perLeaf[leaf] = newTally()
+			}
+			perLeaf[leaf].add(f)
+		}
+	}
+	m := hostModes{leaf: make(map[*topology.Domain]figures, len(perLeaf))}
+	m.compute, _, _ = compute.mode()
+	m.storage, _, _ = storage.mode()
+	for leaf, t := range perLeaf {
+		own, clearRate, clearLanes := t.mode()
+		if !clearRate {
+			own.rate = m.compute.rate
+		}
+		if !clearLanes {
+			own.lanes = m.compute.lanes
+		}
+		m.leaf[leaf] = own
+	}
+	return m
+}
+
+func (m hostModes) of(leaf *topology.Domain, p Port) figures {
+	if p.Storage {
+		return m.storage
+	}
+	if f, ok := m.leaf[leaf]; ok {
+		return f
+	}
+	return m.compute
+}
+
+// judgeHostSpeeds finds host ports slower or narrower than their tier's mode. A compute port that is makes its
+// node degraded; a storage port never does. A port that is down is left to judgeConditions: what it shows of
+// its rate (sysfs says 2.5 Gb/s, 1X) is not a link's.
+func judgeHostSpeeds(r *report, idx *treeIndex, nodes []NodePorts) {
+	modes := newHostModes(idx, nodes)
+	for _, np := range nodes {
+		leaf := idx.leaf[np.Node]
+		for _, p := range np.Ports {
+			if p.Condition == conditionDown {
+				continue
+			}
+			short := shortfall(linkFigures(p.RateGbps, p.Width), modes.of(leaf, p))
+			if short == "" {
+				continue
+			}
+			f := Finding{Kind: KindDegradedLink, Severity: SeverityWarning, Node: np.Node, Port: portName(p)}
+			if p.Switch != "" {
+				f.Switches = []string{p.Switch}
+			}
+			if leaf != nil {
+				f.Domain = leaf.Name
+			}
+			f.Message = fmt.Sprintf("%s: %s runs at %s", np.Node, describePort(p, leaf), short)
+			r.add(f)
+			if !p.Storage {
+				r.degrade(np.Node, nodeDegraded)
+			}
+		}
+	}
+}
+
+// describePort names a port for a message: "storage port mlx5_2/1", "port mlx5_3/1 (leaf ib-su1-rails)".
+func describePort(p Port, leaf *topology.Domain) string {
+	switch {
+	case p.Storage:
+		return "storage port " + portName(p)
+	case leaf != nil:
+		return fmt.Sprintf("port %s (leaf domain %s)", portName(p), leaf.Name)
+	}
+	return "port " + portName(p)
+}
