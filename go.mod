@@ -3,6 +3,7 @@ module github.com/fabricmap/fabricmap
 go 1.26.0
 
 require (
+	github.com/Mellanox/rdmamap v1.1.0
 	github.com/NVIDIA/go-nvml v0.13.3-0
 	github.com/chromedp/chromedp v0.13.6
 	github.com/go-logr/logr v1.4.4

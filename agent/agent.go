@@ -85,7 +85,8 @@ func (a *Agent) Cycle(ctx context.Context) (bool, error) {
 		a.Metrics.writeErrors.Inc()
 		return false, fmt.Errorf("reading the node's report back: %w", readErr)
 	}
-	report := buildReport(a.Publisher.NodeName, outcomes, a.Publisher.Previous, a.now().Truncate(time.Second))
+	report := buildReport(a.Publisher.NodeName, outcomes, a.Publisher.Previous, a.Publisher.previousHealth,
+		a.now().Truncate(time.Second))
 	w, err := a.Publisher.publish(ctx, report, stored)
 	if err != nil {
 		a.Metrics.writeErrors.Inc()

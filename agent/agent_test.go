@@ -161,7 +161,7 @@ func TestAgentPublishesOnlyOnChange(t *testing.T) {
 func TestAgentRefusesAnotherNodesReport(t *testing.T) {
 	testenv.Require(t)
 	p := &Publisher{Client: reportClient(t), NodeName: "node-a"}
-	r := buildReport("node-b", nil, nil, time.Now())
+	r := buildReport("node-b", nil, nil, nil, time.Now())
 	if _, err := p.Publish(context.Background(), r); err == nil {
 		t.Fatal("the publisher wrote another node's report")
 	}

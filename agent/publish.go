@@ -36,6 +36,9 @@ type Publisher struct {
 	loaded   bool
 	// Previous holds the probe conditions last published (or read back at start), for transition times.
 	Previous []v1alpha1.ProbeCondition
+	// previousHealth holds the ports' link health last published (or read back at start), by portKey, for
+	// their messages and since times.
+	previousHealth map[string]v1alpha1.LinkHealth
 }
 
 // published says what one publication did.
@@ -84,6 +87,7 @@ func (p *Publisher) read(ctx context.Context) (*v1alpha1.NodeFabricReport, error
 		p.loaded = true
 		p.lastHash = contentHash(cur)
 		p.Previous = cur.Status.Probes
+		p.previousHealth = linkHealthOf(&cur.Spec)
 		for _, ref := range cur.OwnerReferences {
 			if ref.APIVersion == "v1" && ref.Kind == "Node" && ref.Name == p.NodeName {
 				p.nodeUID = ref.UID
@@ -121,7 +125,7 @@ func (p *Publisher) publish(ctx context.Context, r *v1alpha1.NodeFabricReport, s
 	}
 	h := contentHash(r)
 	if stored != nil && p.upToDate(stored, h) {
-		p.lastHash, p.Previous = h, r.Status.Probes
+		p.lastHash, p.Previous, p.previousHealth = h, r.Status.Probes, linkHealthOf(&r.Spec)
 		return unchanged, nil
 	}
 	w := changed
@@ -152,7 +156,7 @@ func (p *Publisher) publish(ctx context.Context, r *v1alpha1.NodeFabricReport, s
 			return unchanged, err
 		}
 	}
-	p.lastHash, p.Previous = h, r.Status.Probes
+	p.lastHash, p.Previous, p.previousHealth = h, r.Status.Probes, linkHealthOf(&r.Spec)
 	return w, nil
 }
 

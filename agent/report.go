@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,8 +47,11 @@ type outcome struct {
 }
 
 // buildReport merges the probes' outcomes into the node's report. prev holds the conditions last published,
-// so that a probe whose state did not change keeps its lastTransitionTime.
-func buildReport(node string, outcomes []outcome, prev []v1alpha1.ProbeCondition, now time.Time) *v1alpha1.NodeFabricReport {
+// so that a probe whose state did not change keeps its lastTransitionTime; prevHealth the ports' link health
+// last published (by portKey), so that a port whose condition and reason did not change keeps its message and
+// since (carryHealth).
+func buildReport(node string, outcomes []outcome, prev []v1alpha1.ProbeCondition,
+	prevHealth map[string]v1alpha1.LinkHealth, now time.Time) *v1alpha1.NodeFabricReport {
 	r := &v1alpha1.NodeFabricReport{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "NodeFabricReport"},
 		ObjectMeta: metav1.ObjectMeta{Name: node},
@@ -78,6 +82,7 @@ func buildReport(node string, outcomes []outcome, prev []v1alpha1.ProbeCondition
 	linkRails(&r.Spec)
 	sortSpec(&r.Spec)
 	r.Status.Truncated = truncate(&r.Spec)
+	carryHealth(&r.Spec, prevHealth, now)
 	r.Spec.GPUCount = int32(len(r.Spec.GPUs))
 	r.Status.NeighborCount = int32(len(r.Spec.Neighbors))
 	slices.SortFunc(r.Status.Probes, func(a, b v1alpha1.ProbeCondition) int { return cmp.Compare(a.Name, b.Name) })
@@ -140,6 +145,48 @@ func linkRails(s *v1alpha1.NodeFabricReportSpec) {
 	}
 }
 
+// carryHealth keeps the link health of each port as last published while its condition and reason stay, its
+// message and since included, so that counters that tick never rewrite the report; a port whose condition or
+// reason changed (or that was not published) takes the probe's message and since = now. The probes' ports are
+// copied, not changed: the agent keeps their results for the next cycles.
+func carryHealth(s *v1alpha1.NodeFabricReportSpec, prev map[string]v1alpha1.LinkHealth, now time.Time) {
+	for i := range s.RDMADevices {
+		d := &s.RDMADevices[i]
+		ports := slices.Clone(d.Ports)
+		for j := range ports {
+			if ports[j].Health == nil {
+				continue
+			}
+			h := *ports[j].Health
+			if old, ok := prev[portKey(d.Name, ports[j].Number)]; ok && old.Condition == h.Condition &&
+				old.Reason == h.Reason && old.Since != nil {
+				h.Message, h.Since = old.Message, old.Since.DeepCopy()
+			} else {
+				since := metav1.NewTime(now)
+				h.Since = &since
+			}
+			ports[j].Health = &h
+		}
+		d.Ports = ports
+	}
+}
+
+// linkHealthOf is the link health of a report's ports, by portKey.
+func linkHealthOf(s *v1alpha1.NodeFabricReportSpec) map[string]v1alpha1.LinkHealth {
+	m := map[string]v1alpha1.LinkHealth{}
+	for _, d := range s.RDMADevices {
+		for _, p := range d.Ports {
+			if p.Health != nil {
+				m[portKey(d.Name, p.Number)] = *p.Health.DeepCopy()
+			}
+		}
+	}
+	return m
+}
+
+// portKey names a port of the report: "<device>/<port>" (mlx5_0/1).
+func portKey(device string, port int32) string { return device + "/" + strconv.Itoa(int(port)) }
+
 // Observe runs every probe once and returns the node's report as the agent would publish it, without
 // publishing anything: what `fabricmap probe` prints.
 func Observe(ctx context.Context, node string, probes []discovery.Probe, now time.Time) *v1alpha1.NodeFabricReport {
@@ -152,7 +199,7 @@ func Observe(ctx context.Context, node string, probes []discovery.Probe, now tim
 		}
 		outcomes = append(outcomes, o)
 	}
-	return buildReport(node, outcomes, nil, now)
+	return buildReport(node, outcomes, nil, nil, now)
 }
 
 // sortSpec puts every list in a canonical order so that equal observations give equal reports.

@@ -99,7 +99,7 @@ func TestBuildReport(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := buildReport("n1", tc.outcomes, tc.prev, now)
+			r := buildReport("n1", tc.outcomes, tc.prev, nil, now)
 			if r.Name != "n1" || r.Kind != "NodeFabricReport" {
 				t.Fatalf("meta = %+v %+v", r.TypeMeta, r.ObjectMeta)
 			}
@@ -120,7 +120,7 @@ func TestBuildReport(t *testing.T) {
 }
 
 func TestContentHashIgnoresMetadata(t *testing.T) {
-	a := buildReport("n1", []outcome{{name: "lldp"}}, nil, time.Unix(1, 0))
+	a := buildReport("n1", []outcome{{name: "lldp"}}, nil, nil, time.Unix(1, 0))
 	b := a.DeepCopy()
 	b.ResourceVersion, b.Annotations = "42", map[string]string{"x": "y"}
 	if contentHash(a) != contentHash(b) {

@@ -69,6 +69,9 @@ type Config struct {
 	NVMLLibraryPath string
 	// RDMAClassRules class RDMA ports as compute or storage, e.g. "storage:device=mlx5_8;storage:netdev=ens2*".
 	RDMAClassRules string
+	// LinkHealth tunes how the rdma probe judges its ports' link health (--link-* flags); the zero value
+	// takes DefaultLinkHealth.
+	LinkHealth LinkHealthConfig
 }
 
 // Factory builds a probe from the shared configuration.

@@ -118,6 +118,13 @@ type RDMADevice struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	Ports []RDMAPort `json:"ports,omitempty"`
+	// CharDevices are the device's character devices under /dev/infiniband (e.g. issm0, umad0, uverbs0): the
+	// ibnetdiscover probe needs the umad one in the agent's pod.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=16
+	// +listType=atomic
+	CharDevices []string `json:"charDevices,omitempty"`
 }
 
 // RDMAPort is one port of an RDMA device.
@@ -190,6 +197,21 @@ const (
 	LinkDegraded LinkCondition = "Degraded"
 	// LinkDown is a port whose link is not up.
 	LinkDown LinkCondition = "Down"
+)
+
+// Reasons of a port's link health that the agent and fabric health both know. An error counter's reason is its
+// name in CamelCase (symbol_error: SymbolErrors, see the rdma probe).
+const (
+	// ReasonPortDown: the port is not ACTIVE and LinkUp.
+	ReasonPortDown = "PortDown"
+	// ReasonLinkDowned: the link went down since the last cycle.
+	ReasonLinkDowned = "LinkDowned"
+	// ReasonFlapping: the link went down several times within the window.
+	ReasonFlapping = "Flapping"
+	// ReasonSlowerThanCapable: the link trained at a lower rate than the port can.
+	ReasonSlowerThanCapable = "SlowerThanCapable"
+	// ReasonNarrowerThanCapable: the link trained narrower than the port can.
+	ReasonNarrowerThanCapable = "NarrowerThanCapable"
 )
 
 // LinkHealth is a port's link health and why.

@@ -2,6 +2,8 @@ package rdma
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 )
@@ -13,12 +15,18 @@ const (
 	maxAPIGIDs    = 64
 )
 
-// ToAPI turns scanned devices into report objects. gpuUUIDs maps GPU PCI addresses (any spelling
-// NormalizePCIAddress reads) to GPU UUIDs; a device's NearestGPU is the UUID when the map has it, else the
-// GPU's PCI address. NearestGPU is left empty when no GPU, or more than one GPU equally near, was found.
-// An Ethernet port lists its RoCE v2 GIDs only; an InfiniBand port, all its non-zero GIDs. Lists longer than
-// the API allows are cut, and each cut is returned as a message.
+// maxCharDevices is the most character devices a report lists for one RDMA device (the API's limit).
+const maxCharDevices = 8
+
+// ToAPI turns scanned devices into report objects; virtual devices (sub-functions, and SR-IOV virtual
+// functions of a physical function on the node: see Device.Virtual) are left out. gpuUUIDs maps GPU PCI
+// addresses (any spelling NormalizePCIAddress reads) to GPU UUIDs; a device's NearestGPU is the UUID when the
+// map has it, else the GPU's PCI address. NearestGPU is left empty when no GPU, or more than one GPU equally
+// near, was found. An Ethernet port lists its RoCE v2 GIDs only; an InfiniBand port, all its non-zero GIDs.
+// Lists longer than the API allows are cut, and each cut is returned as a message. A port's RateGbps is its
+// rate rounded to whole Gb/s (2.5 Gb/s SDR gives 3). Link health is the probe's to judge (Run), not ToAPI's.
 func ToAPI(devs []Device, gpuUUIDs map[string]string) ([]v1alpha1.RDMADevice, []string) {
+	devs = physical(devs)
 	uuids := make(map[string]string, len(gpuUUIDs))
 	for addr, uuid := range gpuUUIDs {
 		if a, err := NormalizePCIAddress(addr); err == nil {
@@ -37,6 +45,7 @@ func ToAPI(devs []Device, gpuUUIDs map[string]string) ([]v1alpha1.RDMADevice, []
 			NodeGUID:        FormatGUID(d.NodeGUID),
 			SystemImageGUID: FormatGUID(d.SysImageGUID),
 			PCIAddress:      d.PCIAddress,
+			CharDevices:     slices.Clone(d.CharDevices[:min(len(d.CharDevices), maxCharDevices)]),
 		}
 		if d.NUMANode >= 0 {
 			n := int32(d.NUMANode)
@@ -61,6 +70,8 @@ func ToAPI(devs []Device, gpuUUIDs map[string]string) ([]v1alpha1.RDMADevice, []
 				State:     p.State,
 				PhysState: p.PhysState,
 				Rate:      p.Rate,
+				RateGbps:  int32(math.Round(min(p.RateGbps, math.MaxInt32))),
+				Width:     p.Width,
 				LID:       int32(p.LID),
 				SMLID:     int32(p.SMLID),
 				NetDev:    p.NetDev,
@@ -82,4 +93,15 @@ func ToAPI(devs []Device, gpuUUIDs map[string]string) ([]v1alpha1.RDMADevice, []
 		out = append(out, ad)
 	}
 	return out, cut
+}
+
+// physical is devs without the virtual ones, in the same order.
+func physical(devs []Device) []Device {
+	out := make([]Device, 0, len(devs))
+	for _, d := range devs {
+		if !d.Virtual() {
+			out = append(out, d)
+		}
+	}
+	return out
 }

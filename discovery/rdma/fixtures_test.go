@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fabricmap/fabricmap/discovery/rdma/rdmatest"
 )
 
 // The fixture trees under testdata/ are written by the builders below. Regenerate them with
@@ -18,10 +20,12 @@ import (
 //
 // They copy real sysfs: devices live under devices/pci<host bridge>/<root port>/.../<function>/, and
 // class/infiniband/<dev>, class/net/<if> and bus/pci/devices/<addr> are relative symlinks into that tree, as
-// are the device links inside infiniband/<dev>/ and net/<if>/. Values are written as the kernel prints them.
-// Directories are never left empty, so that git keeps every one of them. Only the attributes the probe reads,
-// plus a few every RDMA device has (node_type, fw_ver, hca_type, board_id, node_desc, lid_mask_count), are
-// written: real sysfs has many more files, which the probe ignores.
+// are the device links inside infiniband/<dev>/ and net/<if>/; so are class/infiniband_mad/<umad|issm>,
+// class/infiniband_verbs/<uverbs> and bus/auxiliary/devices/<mlx5_core.*>, which rdmamap reads. Values are
+// written as the kernel prints them. Directories are never left empty, so that git keeps every one of them.
+// Only the attributes the probe and rdmamap read (counters/ and hw_counters/ whole), plus a few every RDMA
+// device has (node_type, fw_ver, hca_type, board_id, node_desc, lid_mask_count), are written: real sysfs has
+// many more files, which the probe ignores.
 var update = flag.Bool("update", false, "rewrite the fixture trees under testdata/")
 
 // fixtures names every fixture tree and its builder.
@@ -92,13 +96,51 @@ func (tr *tree) bridge(path, vendor, numa string) {
 type ibPort struct {
 	linkLayer, state, physState, rate, lid, smLID string
 	gids                                          []gidEntry // gids/0..N-1; a zero GID has no attrs
+	// counters and hwCounters are the files of counters/ and hw_counters/; none when nil.
+	counters, hwCounters map[string]string
+}
+
+// ibCounters are an mlx5 InfiniBand port's counters/ (the PMA PortCounters the kernel shows), on a link that
+// came up once since boot and carried traffic without an error.
+func ibCounters() map[string]string {
+	return map[string]string{
+		"VL15_dropped": "0", "excessive_buffer_overrun_errors": "0", "link_downed": "1", "link_error_recovery": "0",
+		"local_link_integrity_errors": "0", "multicast_rcv_packets": "1802", "multicast_xmit_packets": "77",
+		"port_rcv_constraint_errors": "0", "port_rcv_data": "81730482977", "port_rcv_errors": "0",
+		"port_rcv_packets": "190371218", "port_rcv_remote_physical_errors": "0", "port_rcv_switch_relay_errors": "0",
+		"port_xmit_constraint_errors": "0", "port_xmit_data": "80112755023", "port_xmit_discards": "0",
+		"port_xmit_packets": "188839017", "port_xmit_wait": "41234", "symbol_error": "0",
+		"unicast_rcv_packets": "190369416", "unicast_xmit_packets": "188838940",
+	}
+}
+
+// mlx5HwCounters are an mlx5 port's hw_counters/ (its queue counters); RoCE ports have congestion control's
+// and adaptive retransmission's too. lifespan is a setting (ms), not a counter.
+func mlx5HwCounters(roce bool) map[string]string {
+	m := map[string]string{
+		"duplicate_request": "0", "implied_nak_seq_err": "0", "lifespan": "10", "local_ack_timeout_err": "0",
+		"out_of_buffer": "0", "out_of_sequence": "0", "packet_seq_err": "0", "req_cqe_error": "0",
+		"req_cqe_flush_error": "0", "req_remote_access_errors": "0", "req_remote_invalid_request": "0",
+		"resp_cqe_error": "0", "resp_cqe_flush_error": "0", "resp_local_length_error": "0",
+		"resp_remote_access_errors": "0", "rnr_nak_retry_err": "0", "rx_atomic_requests": "0",
+		"rx_dct_connect": "0", "rx_icrc_encapsulated": "0", "rx_read_requests": "1024", "rx_write_requests": "88812",
+	}
+	if roce {
+		for _, n := range []string{"np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "rp_cnp_ignored",
+			"roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
+			"roce_slow_restart_trans"} {
+			m[n] = "0"
+		}
+	}
+	return m
 }
 
 type gidEntry struct{ gid, typ, ndev string }
 
 const zeroGID = "0000:0000:0000:0000:0000:0000:0000:0000"
 
-// rdmaDev writes infiniband/<name>/ under a PCI function, with its class/infiniband link.
+// rdmaDev writes infiniband/<name>/ under a PCI function (or, for a sub-function, under its auxiliary device:
+// fn.path then ends with it), with its class/infiniband link.
 func (tr *tree) rdmaDev(fn pciFunc, name, nodeGUID, sysGUID, hcaType, fw string, ports ...ibPort) {
 	tr.t.Helper()
 	d := filepath.Join("devices", fn.path, "infiniband", name)
@@ -128,12 +170,54 @@ func (tr *tree) rdmaDev(fn pciFunc, name, nodeGUID, sysGUID, hcaType, fw string,
 				tr.file(filepath.Join(pd, "gid_attrs", "ndevs", fmt.Sprint(j)), g.ndev)
 			}
 		}
+		for dir, files := range map[string]map[string]string{"counters": p.counters, "hw_counters": p.hwCounters} {
+			for f, v := range files {
+				tr.file(filepath.Join(pd, dir, f), v)
+			}
+		}
 	}
 	tr.link(filepath.Join("class", "infiniband", name), "../../devices/"+fn.path+"/infiniband/"+name)
 }
 
-// netDev writes net/<name>/ under a PCI function, with its class/net link. typ is the ARPHRD type (1
-// Ethernet, 32 InfiniBand).
+// charDevs writes the character devices ib_umad and ib_uverbs give port 1 of RDMA device dev (umad<i>,
+// issm<i>, uverbs<i>, each with the ibdev it belongs to and its major:minor) under its PCI function (or
+// auxiliary device), with their class links and the classes' abi_version.
+func (tr *tree) charDevs(fn pciFunc, dev string, i int) {
+	tr.t.Helper()
+	tr.file("class/infiniband_mad/abi_version", "5")
+	tr.file("class/infiniband_verbs/abi_version", "6")
+	for _, c := range []struct{ class, name, minor string }{
+		{"infiniband_mad", fmt.Sprintf("umad%d", i), fmt.Sprint(i)},
+		{"infiniband_mad", fmt.Sprintf("issm%d", i), fmt.Sprint(64 + i)},
+		{"infiniband_verbs", fmt.Sprintf("uverbs%d", i), fmt.Sprint(192 + i)},
+	} {
+		d := filepath.Join("devices", fn.path, c.class, c.name)
+		tr.file(filepath.Join(d, "ibdev"), dev)
+		tr.file(filepath.Join(d, "dev"), "231:"+c.minor)
+		if c.class == "infiniband_mad" {
+			tr.file(filepath.Join(d, "port"), "1")
+		} else {
+			tr.file(filepath.Join(d, "abi_version"), "1")
+		}
+		tr.link(filepath.Join("class", c.class, c.name), "../../devices/"+fn.path+"/"+c.class+"/"+c.name)
+	}
+}
+
+// auxDev writes the auxiliary device mlx5_core.<kind>.<n> (kind: eth, rdma, sf) below a PCI function, with its
+// bus/auxiliary/devices link, and returns it as the parent of what sits on it (a sub-function's RDMA device
+// and network interface).
+func (tr *tree) auxDev(fn pciFunc, kind string, n int) pciFunc {
+	tr.t.Helper()
+	name := fmt.Sprintf("mlx5_core.%s.%d", kind, n)
+	d := filepath.Join("devices", fn.path, name)
+	driver := map[string]string{"eth": "mlx5_core.eth", "rdma": "mlx5_ib.rdma", "sf": "mlx5_core.sf"}[kind]
+	tr.file(filepath.Join(d, "uevent"), "DRIVER="+driver+"\nMODALIAS=auxiliary:mlx5_core."+kind)
+	tr.link(filepath.Join("bus", "auxiliary", "devices", name), "../../../devices/"+fn.path+"/"+name)
+	return pciFunc{path: fn.path + "/" + name, numa: fn.numa}
+}
+
+// netDev writes net/<name>/ under a PCI function (or auxiliary device), with its class/net link. typ is the
+// ARPHRD type (1 Ethernet, 32 InfiniBand).
 func (tr *tree) netDev(fn pciFunc, name, mac, devPort, typ string) {
 	tr.t.Helper()
 	d := filepath.Join("devices", fn.path, "net", name)
@@ -201,12 +285,15 @@ func buildDGXH100(tr *tree) {
 		tr.pci(gpuFn)
 
 		port := ibPort{linkLayer: "InfiniBand", state: "4: ACTIVE", physState: "5: LinkUp",
-			rate: "400 Gb/sec (4X NDR)", lid: r.lid, smLID: "0x1", gids: ibGIDs("fe80:0000:0000:0000", r.guid)}
+			rate: "400 Gb/sec (4X NDR)", lid: r.lid, smLID: "0x1", gids: ibGIDs("fe80:0000:0000:0000", r.guid),
+			counters: ibCounters(), hwCounters: mlx5HwCounters(false)}
 		if r.down {
 			port.state, port.physState, port.rate, port.smLID = "1: DOWN", "2: Polling", "10 Gb/sec (4X SDR)", "0x0"
 		}
 		tr.rdmaDev(nic, r.hca, r.guid, r.guid, "MT4129", "28.39.1002", port)
 		tr.netDev(nic, r.netdev, ipoibAddr(r.guid), "0", "32")
+		tr.auxDev(nic, "rdma", i) // an InfiniBand function has no mlx5_core.eth
+		tr.charDevs(nic, r.hca, i)
 
 		if i == 0 {
 			// An NVSwitch (NVIDIA, class 0x0680: bridge) on a lower bus than the GPU, behind the same switch.
@@ -229,8 +316,11 @@ func buildDGXH100(tr *tree) {
 	tr.pci(st)
 	tr.rdmaDev(st, "mlx5_8", "0c42:a103:0077:8a3e", "0c42:a103:0077:8a3e", "MT4123", "20.38.1002",
 		ibPort{linkLayer: "InfiniBand", state: "4: ACTIVE", physState: "5: LinkUp", rate: "200 Gb/sec (4X HDR)",
-			lid: "0x7", smLID: "0x2", gids: ibGIDs("fe80:0000:0000:0000", "0c42:a103:0077:8a3f")})
+			lid: "0x7", smLID: "0x2", gids: ibGIDs("fe80:0000:0000:0000", "0c42:a103:0077:8a3f"),
+			counters: ibCounters(), hwCounters: mlx5HwCounters(false)})
 	tr.netDev(st, "ibp168s0", ipoibAddr("0c42:a103:0077:8a3f"), "0", "32")
+	tr.auxDev(st, "rdma", 8)
+	tr.charDevs(st, "mlx5_8", 8)
 }
 
 // roceGIDs is a RoCE GID table as mlx5 fills it: each address twice (RoCE v1, then v2), link-local first.
@@ -242,8 +332,11 @@ func roceGIDs(ndev, linkLocal string, addrs ...string) []gidEntry {
 	return append(g, gidEntry{gid: zeroGID}, gidEntry{gid: zeroGID})
 }
 
-// buildRoCE writes a RoCE node: a dual-function ConnectX-6 Dx (mlx5_0, mlx5_1) behind a PCIe switch with one
-// L40S, and a ConnectX-7 (mlx5_2, meant for storage) behind a switch with two L40S.
+// buildRoCE writes a RoCE node on a kernel with mlx5's auxiliary bus (every function has its mlx5_core.eth.N
+// and mlx5_core.rdma.N): a dual-function ConnectX-6 Dx (mlx5_0, mlx5_1) behind a PCIe switch with one L40S,
+// and a ConnectX-7 (mlx5_2, meant for storage) behind a switch with two L40S, which carries an SR-IOV virtual
+// function (0000:89:00.1: mlx5_3, ens2f0v0) and a sub-function (mlx5_core.sf.2, sfnum 88: mlx5_4,
+// enp137s0f0s88), both on its cable.
 func buildRoCE(tr *tree) {
 	tr.bridge("pci0000:37/0000:37:01.0", "0x8086", "0")
 	tr.bridge("pci0000:37/0000:37:01.0/0000:38:00.0", "0x1000", "0")
@@ -260,7 +353,7 @@ func buildRoCE(tr *tree) {
 
 	eth := func(rate string, gids []gidEntry) ibPort {
 		return ibPort{linkLayer: "Ethernet", state: "4: ACTIVE", physState: "5: LinkUp", rate: rate,
-			lid: "0x0", smLID: "0x0", gids: gids}
+			lid: "0x0", smLID: "0x0", gids: gids, counters: ibCounters(), hwCounters: mlx5HwCounters(true)}
 	}
 	tr.rdmaDev(f0, "mlx5_0", "b83f:d203:004a:1020", "b83f:d203:004a:1020", "MT4125", "22.39.1002",
 		eth("100 Gb/sec (4X EDR)", roceGIDs("ens1f0np0", "fe80:0000:0000:0000:ba3f:d2ff:fe4a:1020",
@@ -287,6 +380,33 @@ func buildRoCE(tr *tree) {
 		eth("200 Gb/sec (4X HDR)", roceGIDs("ens2f0np0", "fe80:0000:0000:0000:ba3f:d2ff:fe4a:3040",
 			"0000:0000:0000:0000:0000:ffff:ac10:0509")))
 	tr.netDev(st, "ens2f0np0", "b8:3f:d2:4a:30:40", "0", "1")
+
+	// The ConnectX-7's virtual function: a PCI function of its own beside the physical one (physfn, virtfn0),
+	// with its own RDMA device, interface and auxiliary devices.
+	vf := pciFunc{path: "pci0000:86/0000:86:01.0/0000:87:00.0/0000:88:00.0/0000:89:00.1",
+		vendor: "0x15b3", device: "0x101e", class: "0x020000", numa: "1"}
+	tr.pci(vf)
+	tr.link(filepath.Join("devices", vf.path, "physfn"), "../"+st.addr())
+	tr.link(filepath.Join("devices", st.path, "virtfn0"), "../"+vf.addr())
+	tr.file(filepath.Join("devices", st.path, "sriov_numvfs"), "1")
+	tr.file(filepath.Join("devices", st.path, "sriov_totalvfs"), "8")
+	tr.rdmaDev(vf, "mlx5_3", "b83f:d203:004a:3042", "b83f:d203:004a:3040", "MT4130", "28.39.1002",
+		eth("200 Gb/sec (4X HDR)", roceGIDs("ens2f0v0", "fe80:0000:0000:0000:b83f:d2ff:fe4a:3042")))
+	tr.netDev(vf, "ens2f0v0", "ba:3f:d2:4a:30:42", "0", "1")
+
+	// The sub-function: an auxiliary device below the physical function, its RDMA device and interface on it,
+	// and its own mlx5_core.eth and mlx5_core.rdma below it.
+	sf := tr.auxDev(st, "sf", 2)
+	tr.file(filepath.Join("devices", sf.path, "sfnum"), "88")
+	tr.rdmaDev(sf, "mlx5_4", "0000:00ff:fe00:8888", "b83f:d203:004a:3040", "MT4129", "28.39.1002",
+		eth("200 Gb/sec (4X HDR)", roceGIDs("enp137s0f0s88", "fe80:0000:0000:0000:0200:00ff:fe00:8888")))
+	tr.netDev(sf, "enp137s0f0s88", "00:00:00:00:88:88", "0", "1")
+
+	for i, f := range []pciFunc{f0, f1, st, vf, sf} {
+		tr.auxDev(f, "eth", i)
+		tr.auxDev(f, "rdma", i)
+		tr.charDevs(f, fmt.Sprintf("mlx5_%d", i), i)
+	}
 }
 
 // buildNoRDMA writes a CPU node: one onboard Ethernet port, no class/infiniband.
@@ -299,45 +419,10 @@ func buildNoRDMA(tr *tree) {
 // buildFixture returns the root of a private copy of fixture name in a temporary directory; tests that
 // damage a fixture work on such a copy. The copy hard-links the files of a template tree built once per test
 // binary (filesystem calls are slow on busy machines), so a test must replace a file, never write into it:
-// see replaceFile.
+// see rdmatest.Replace.
 func buildFixture(t testing.TB, name string) string {
 	t.Helper()
-	src := template(t, name)
-	dst := filepath.Join(t.TempDir(), name)
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.Mkdir(out, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, out)
-		default:
-			return os.Link(p, out)
-		}
-	})
-	if err != nil {
-		t.Fatalf("copy fixture %s: %v", name, err)
-	}
-	return dst
-}
-
-// replaceFile gives path new content without touching the file it replaces (which a template shares).
-func replaceFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return rdmatest.Link(t, template(t, name))
 }
 
 var (

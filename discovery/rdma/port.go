@@ -7,12 +7,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 )
 
-// readPort reads ports/<n>/ of one device. devLink is the device's "device" link, whose net/ directory
-// names the PCI function's network interfaces.
-func readPort(dir string, n int, devLink string, w *warnings) Port {
+// readPort reads ports/<n>/ of one device. netDevs are the network interfaces on the device's bus device.
+func readPort(dir string, n int, netDevs []netDev, w *warnings) Port {
 	p := Port{Number: n}
 	if s, ok := w.readAttrWarn(filepath.Join(dir, "link_layer")); ok {
 		p.LinkLayer = s
@@ -22,10 +20,10 @@ func readPort(dir string, n int, devLink string, w *warnings) Port {
 
 	rateFile := filepath.Join(dir, "rate")
 	if s, ok := w.readAttrWarn(rateFile); ok {
-		if v, err := parseRate(s); err != nil {
+		if v, width, err := parseRate(s); err != nil {
 			w.badValue(rateFile, s, `"<number> Gb/sec (<width> <speed>)"`)
 		} else {
-			p.Rate, p.RateGbps = s, v
+			p.Rate, p.RateGbps, p.Width = s, v, width
 		}
 	}
 	p.LID = readLID(filepath.Join(dir, "lid"), w)
@@ -42,7 +40,7 @@ func readPort(dir string, n int, devLink string, w *warnings) Port {
 		}
 	}
 	if p.NetDev == "" {
-		p.NetDev = functionNetDev(filepath.Join(devLink, "net"), n, w)
+		p.NetDev = pickNetDev(netDevs, n)
 	}
 	return p
 }
@@ -126,32 +124,4 @@ func readGIDs(portDir string, roce bool, w *warnings) []GID {
 	}
 	sort.Slice(gids, func(i, j int) bool { return gids[i].Index < gids[j].Index })
 	return gids
-}
-
-// functionNetDev picks port n's network interface among those of the PCI function (<device>/net/*): the
-// only one, else the one whose dev_port is n-1 (the first by name when several are, as IPoIB child
-// interfaces are). A function without network interfaces (no IPoIB) is not a problem.
-func functionNetDev(netDir string, n int, w *warnings) string {
-	ents, err := os.ReadDir(netDir)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			w.readErr(netDir, err)
-		}
-		return ""
-	}
-	names := make([]string, 0, len(ents))
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	if len(names) == 1 {
-		return names[0]
-	}
-	want := strconv.Itoa(n - 1)
-	for _, name := range names {
-		if s, err := readAttr(filepath.Join(netDir, name, "dev_port")); err == nil && strings.TrimSpace(s) == want {
-			return name
-		}
-	}
-	return ""
 }

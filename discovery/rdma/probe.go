@@ -3,6 +3,7 @@ package rdma
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
@@ -20,7 +21,7 @@ func init() {
 		if err != nil {
 			return nil, fmt.Errorf("RDMA class rules %q: %w", cfg.RDMAClassRules, err)
 		}
-		return New(cfg, Options{ClassRules: rules})
+		return New(cfg, Options{ClassRules: rules, Health: linkHealth(cfg), CharDevices: true})
 	})
 }
 
@@ -30,9 +31,25 @@ type Options struct {
 	ClassRules []ClassRule
 	// DefaultClass is the class of ports no rule matches; empty means compute.
 	DefaultClass v1alpha1.PortClass
+	// Health tunes how Run judges link health; the zero value means discovery.DefaultLinkHealth.
+	Health discovery.LinkHealthConfig
+	// Now is Run's clock for counter rates; time.Now when nil.
+	Now func() time.Time
+	// CharDevices makes Scan read each device's character devices (Device.CharDevices) from rdmamap. The
+	// report has no field for them, so the registered probe leaves it off: rdmamap reads the two classes'
+	// folders three times per device, a quarter of a run's cost on a DGX.
+	CharDevices bool
 }
 
-// Validate checks the rules and the default class.
+// health is o.Health, or the defaults when it is the zero value.
+func (o Options) health() discovery.LinkHealthConfig {
+	if o.Health.ErrorsPerHour == nil && o.Health.FlapCount == 0 && o.Health.Window == 0 {
+		return discovery.DefaultLinkHealth()
+	}
+	return o.Health
+}
+
+// Validate checks the rules, the default class and the link-health settings.
 func (o Options) Validate() error {
 	switch o.DefaultClass {
 	case "", v1alpha1.PortClassCompute, v1alpha1.PortClassStorage:
@@ -45,13 +62,18 @@ func (o Options) Validate() error {
 			return fmt.Errorf("rdma: rule %d: %w", i+1, err)
 		}
 	}
+	if err := o.health().Validate(); err != nil {
+		return fmt.Errorf("rdma: %w", err)
+	}
 	return nil
 }
 
-// Probe is the RDMA probe. The registered factory builds it with default Options (every port compute).
+// Probe is the RDMA probe. The registered factory builds it with the --rdma-class-rules and --link-* flags.
+// It remembers its ports' counters from run to run, to judge their link health.
 type Probe struct {
-	root string
-	opts Options
+	root  string
+	opts  Options
+	judge *linkJudge
 }
 
 // New builds the probe for cfg.SysfsRoot ("/sys" when empty).
@@ -63,7 +85,10 @@ func New(cfg discovery.Config, opts Options) (*Probe, error) {
 	if root == "" {
 		root = DefaultSysfsRoot
 	}
-	return &Probe{root: root, opts: opts}, nil
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Probe{root: root, opts: opts, judge: newLinkJudge(opts.health())}, nil
 }
 
 // Name returns "rdma".
@@ -78,9 +103,10 @@ func (p *Probe) Scan(ctx context.Context) (Report, error) {
 	return Scan(ctx, p.root, p.opts)
 }
 
-// Run scans the node and returns its RDMA devices as report objects. NearestGPU carries the GPU's PCI
-// address, since the probe knows no GPU UUIDs; callers holding NVML data can rebuild the objects with
-// ToAPI.
+// Run scans the node and returns its physical RDMA devices as report objects, each port with its link health
+// judged against the probe's earlier runs (Options.Health; Since is the caller's to stamp). NearestGPU
+// carries the GPU's PCI address, since the probe knows no GPU UUIDs; callers holding NVML data can rebuild
+// the objects with ToAPI.
 func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 	rep, err := p.Scan(ctx)
 	if err != nil {
@@ -90,7 +116,21 @@ func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 		return discovery.Result{NotApplicable: rep.NotApplicable}, nil
 	}
 	devs, truncated := ToAPI(rep.Devices, nil)
+	health := p.judge.judgeAll(rep.Devices, p.opts.Now())
+	for i := range devs {
+		for j := range devs[i].Ports {
+			devs[i].Ports[j].Health = health[portKey(devs[i].Name, int(devs[i].Ports[j].Number))]
+		}
+	}
 	warns := append([]string(nil), rep.Warnings...)
 	warns = append(warns, truncated...)
 	return discovery.Result{RDMADevices: devs, Warnings: warns}, nil
+}
+
+// linkHealth is cfg's link-health settings, or their defaults when cfg was not made from flags.
+func linkHealth(cfg discovery.Config) discovery.LinkHealthConfig {
+	if cfg.LinkHealth.Window == 0 {
+		return discovery.DefaultLinkHealth()
+	}
+	return cfg.LinkHealth
 }

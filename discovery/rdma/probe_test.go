@@ -7,9 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
+	"github.com/fabricmap/fabricmap/discovery/rdma/rdmatest"
 )
 
 func portClass(s string) v1alpha1.PortClass { return v1alpha1.PortClass(s) }
@@ -63,12 +68,63 @@ func TestProbeRunError(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "class"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	replaceFile(t, filepath.Join(root, "class", "infiniband"), "")
+	rdmatest.Replace(t, filepath.Join(root, "class", "infiniband"), "")
 	p, err := New(discovery.Config{SysfsRoot: root}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Run(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "rdma: cannot list "+root) {
 		t.Errorf("Run error %v", err)
+	}
+}
+
+// TestRegisteredProbeTakesLinkHealthFlags parses the --link-* flags as the agent and `fabricmap probe` do: the
+// registered probe judges with them, and --help prints the thresholds in name order.
+func TestRegisteredProbeTakesLinkHealthFlags(t *testing.T) {
+	parse := func(args ...string) (*pflag.FlagSet, discovery.Config, error) {
+		cfg := discovery.Config{SysfsRoot: fixtureRoot("roce")}
+		fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+		cfg.AddFlags(fs)
+		cfg.SysfsRoot = fixtureRoot("roce")
+		err := fs.Parse(args)
+		return fs, cfg, err
+	}
+	fs, cfg, err := parse("--link-error-thresholds", "symbol_error=5", "--link-error-thresholds", "out_of_sequence=0",
+		"--link-flap-count", "2", "--link-health-window", "30m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.Lookup("link-error-thresholds").Value.String(); got != "out_of_sequence=0,symbol_error=5" {
+		t.Errorf("--link-error-thresholds prints %q", got)
+	}
+	probes, err := discovery.New(cfg, "rdma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := discovery.LinkHealthConfig{ErrorsPerHour: map[string]int64{"symbol_error": 5, "out_of_sequence": 0},
+		FlapCount: 2, Window: 30 * time.Minute}
+	if diff := cmp.Diff(want, probes[0].(*Probe).judge.cfg); diff != "" {
+		t.Errorf("the probe's link health settings (-want +got):\n%s", diff)
+	}
+	if got := probes[0].(*Probe).judge.reasons; !slices.Equal(got, []string{ReasonLinkDowned, "SymbolErrors", "OutOfSequence"}) {
+		t.Errorf("reasons judged: %q", got)
+	}
+
+	for _, args := range [][]string{
+		{"--link-flap-count", "0"}, {"--link-health-window", "10ms"},
+		{"--link-error-thresholds", "link_downed=1"}, {"--link-error-thresholds", "symbol_error=-1"},
+		{"--link-error-thresholds", "../x=1"},
+	} {
+		_, cfg, err := parse(args...)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if _, err := discovery.New(cfg, "rdma"); err == nil ||
+			!strings.Contains(err.Error(), "link health") {
+			t.Errorf("%q: error %v", args, err)
+		}
+	}
+	if _, _, err := parse("--link-error-thresholds", "symbol_error"); err == nil {
+		t.Error("a threshold without a rate was taken")
 	}
 }

@@ -2,9 +2,7 @@ package rdma
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,40 +12,43 @@ import (
 
 // Scan reads every RDMA device under <root>/class/infiniband. It fails only when the class directory exists
 // but cannot be listed, when devices exist but none of them can be read, or when ctx ends; a node without
-// RDMA devices gives a Report with NotApplicable set.
+// RDMA devices gives a Report with NotApplicable set. On the node's own sysfs the device list, the network
+// interfaces of each device, its character devices and its ports' counters come from rdmamap (see view).
 func Scan(ctx context.Context, root string, opts Options) (Report, error) {
-	rep := Report{Root: root}
+	return scan(ctx, newView(root), opts)
+}
+
+func scan(ctx context.Context, v view, opts Options) (Report, error) {
+	rep := Report{Root: v.root}
 	if err := opts.Validate(); err != nil {
 		return rep, err
 	}
-	classDir := filepath.Join(root, "class", "infiniband")
-	entries, err := os.ReadDir(classDir)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(entries) == 0) {
-		rep.NotApplicable = "no RDMA devices under " + classDir
-		return rep, nil
-	}
-	if err != nil {
-		return rep, fmt.Errorf("cannot list %s: %s", classDir, errText(err))
+	names, notApplicable, err := v.deviceNames()
+	if notApplicable != "" || err != nil {
+		rep.NotApplicable = notApplicable
+		return rep, err
 	}
 
 	var w warnings
+	netDevs := v.netDevsByDevice(&w)
+	classDir := filepath.Join(v.root, "class", "infiniband")
 	var gpus []gpu
 	gpusRead := false
-	for _, e := range entries {
+	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		dev, ok := readDevice(root, classDir, e.Name(), opts, &w)
+		dev, ok := readDevice(v, classDir, name, netDevs[name], opts, &w)
 		if !ok {
 			continue
 		}
 		if dev.PCIPath != nil {
 			if !gpusRead {
 				gpusRead = true
-				gpus, err = findGPUs(root, &w)
+				gpus, err = findGPUs(v.root, &w)
 				if err != nil {
 					w.addf("cannot list %s: %s; nearest GPUs unknown",
-						filepath.Join(root, "bus", "pci", "devices"), errText(err))
+						filepath.Join(v.root, "bus", "pci", "devices"), errText(err))
 				}
 			}
 			dev.NearestGPU = nearestGPU(dev.PCIPath, gpus)
@@ -56,16 +57,17 @@ func Scan(ctx context.Context, root string, opts Options) (Report, error) {
 	}
 	rep.Warnings = w.list
 	if len(rep.Devices) == 0 {
-		return rep, fmt.Errorf("none of the %d entries of %s could be read: %s", len(entries), classDir,
+		return rep, fmt.Errorf("none of the %d entries of %s could be read: %s", len(names), classDir,
 			strings.Join(w.list, "; "))
 	}
 	sort.Slice(rep.Devices, func(i, j int) bool { return naturalLess(rep.Devices[i].Name, rep.Devices[j].Name) })
 	return rep, nil
 }
 
-// readDevice reads <classDir>/<name>. ok is false when the device directory itself cannot be read; any other
-// problem is a warning and the device is still returned.
-func readDevice(root, classDir, name string, opts Options, w *warnings) (Device, bool) {
+// readDevice reads <classDir>/<name>; netDevs are the network interfaces on its bus device. ok is false when
+// the device directory itself cannot be read; any other problem is a warning and the device is still
+// returned.
+func readDevice(v view, classDir, name string, netDevs []netDev, opts Options, w *warnings) (Device, bool) {
 	dir := filepath.Join(classDir, name)
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -80,15 +82,9 @@ func readDevice(root, classDir, name string, opts Options, w *warnings) (Device,
 	dev := Device{Name: name, NUMANode: -1}
 	dev.NodeGUID = readGUID(filepath.Join(dir, "node_guid"), w)
 	dev.SysImageGUID = readGUID(filepath.Join(dir, "sys_image_guid"), w)
-
-	link := filepath.Join(dir, "device")
-	if path, err := devicePath(root, link); err != nil {
-		w.addf("cannot resolve %s: %s; PCI address and nearest GPU unknown", link, errText(err))
-	} else if cut, addr, ok := pciTail(path); ok {
-		dev.PCIPath, dev.PCIAddress = cut, addr
-		dev.NUMANode = readNUMA(filepath.Join(link, "numa_node"), w)
-	} else {
-		w.addf("%s: %s is not a PCI device; PCI address and nearest GPU unknown", link, strings.Join(path, "/"))
+	readBusDevice(v.root, filepath.Join(dir, "device"), &dev, w)
+	if opts.CharDevices {
+		dev.CharDevices = v.charDevices(name)
 	}
 
 	portsDir := filepath.Join(dir, "ports")
@@ -103,12 +99,54 @@ func readDevice(root, classDir, name string, opts Options, w *warnings) (Device,
 			w.addf("%s: %q is not a port number; skipped", portsDir, e.Name())
 			continue
 		}
-		p := readPort(filepath.Join(portsDir, e.Name()), n, link, w)
+		p := readPort(filepath.Join(portsDir, e.Name()), n, netDevs, w)
 		p.Class = Classify(opts.ClassRules, opts.DefaultClass, name, p.NetDev, dev.PCIAddress)
 		dev.Ports = append(dev.Ports, p)
 	}
 	sort.Slice(dev.Ports, func(i, j int) bool { return dev.Ports[i].Number < dev.Ports[j].Number })
+	if !dev.Virtual() {
+		numbers := make([]int, len(dev.Ports))
+		for i, p := range dev.Ports {
+			numbers[i] = p.Number
+		}
+		counters := v.portCounters(name, numbers)
+		for i := range dev.Ports {
+			dev.Ports[i].Counters = counters[dev.Ports[i].Number]
+		}
+	}
 	return dev, true
+}
+
+// readBusDevice resolves the device's "device" link to its place in the PCI tree: its PCI function, that
+// function's NUMA node, the auxiliary device between the two (an mlx5 sub-function) and, for an SR-IOV virtual
+// function, its physical function.
+func readBusDevice(root, link string, dev *Device, w *warnings) {
+	path, err := devicePath(root, link)
+	if err != nil {
+		w.addf("cannot resolve %s: %s; PCI address and nearest GPU unknown", link, errText(err))
+		return
+	}
+	cut, addr, ok := pciTail(path)
+	if !ok {
+		w.addf("%s: %s is not a PCI device; PCI address and nearest GPU unknown", link, strings.Join(path, "/"))
+		return
+	}
+	dev.PCIPath, dev.PCIAddress = cut, addr
+	if len(path) > len(cut) {
+		// On an auxiliary device below the function (/sys/devices/…/0000:06:00.0/mlx5_core.sf.4), which has no
+		// numa_node of its own: the function's is read.
+		dev.Auxiliary = path[len(cut)]
+		dev.NUMANode = readNUMA(filepath.Join(append(append([]string{root, "devices"}, cut...), "numa_node")...), w)
+		return
+	}
+	dev.NUMANode = readNUMA(filepath.Join(link, "numa_node"), w)
+	if target, err := os.Readlink(filepath.Join(link, "physfn")); err == nil {
+		if pf, err := NormalizePCIAddress(filepath.Base(target)); err == nil {
+			dev.PhysFn = pf
+		} else {
+			w.addf("%s: %s is not a PCI function", filepath.Join(link, "physfn"), target)
+		}
+	}
 }
 
 // readGUID reads a GUID file; unknown (zero) with a warning when the file is missing or malformed.

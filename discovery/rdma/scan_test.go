@@ -19,15 +19,28 @@ const (
 	storage = v1alpha1.PortClassStorage
 )
 
+// ibRate is a port's rate as the kernel prints it and as the report gives it.
+type ibRate struct {
+	text  string
+	gbps  int32
+	width string
+}
+
+var (
+	ndr4X = ibRate{"400 Gb/sec (4X NDR)", 400, "4X"}
+	hdr4X = ibRate{"200 Gb/sec (4X HDR)", 200, "4X"}
+	sdr4X = ibRate{"10 Gb/sec (4X SDR)", 10, "4X"}
+)
+
 // wantIB is the report object of one InfiniBand HCA with one port whose GUID is guid.
-func wantIB(name, nodeGUID, portGUID, pci string, numa int32, gpu string, lid, smLID int32, state, phys, rate,
-	netdev string, class v1alpha1.PortClass) v1alpha1.RDMADevice {
+func wantIB(name, nodeGUID, portGUID, pci string, numa int32, gpu string, lid, smLID int32, state, phys string,
+	rate ibRate, netdev string, class v1alpha1.PortClass) v1alpha1.RDMADevice {
 	return v1alpha1.RDMADevice{
 		Name: name, NodeGUID: nodeGUID, SystemImageGUID: nodeGUID, PCIAddress: pci, NUMANode: i32(numa),
 		NearestGPU: gpu,
 		Ports: []v1alpha1.RDMAPort{{
-			Number: 1, GUID: portGUID, LinkLayer: "InfiniBand", State: state, PhysState: phys, Rate: rate,
-			LID: lid, SMLID: smLID, NetDev: netdev, Class: class,
+			Number: 1, GUID: portGUID, LinkLayer: "InfiniBand", State: state, PhysState: phys, Rate: rate.text,
+			RateGbps: rate.gbps, Width: rate.width, LID: lid, SMLID: smLID, NetDev: netdev, Class: class,
 			GIDs: []string{"fe80:0000:0000:0000:" + guidGroups(portGUID)},
 		}},
 	}
@@ -48,18 +61,19 @@ func TestScanDGXH100(t *testing.T) {
 	if len(rep.Warnings) != 0 || rep.NotApplicable != "" {
 		t.Fatalf("warnings %q, not applicable %q", rep.Warnings, rep.NotApplicable)
 	}
-	const up, act, ndr = "LinkUp", "ACTIVE", "400 Gb/sec (4X NDR)"
+	const up, act = "LinkUp", "ACTIVE"
+	ndr := ndr4X
 	want := []v1alpha1.RDMADevice{
 		wantIB("mlx5_0", "0x946dae0300f81a20", "0x946dae0300f81a20", "0000:18:00.0", 0, "0000:1b:00.0", 0x3e, 1, act, up, ndr, "ibp24s0", compute),
 		wantIB("mlx5_1", "0x946dae0300f81b44", "0x946dae0300f81b44", "0000:40:00.0", 0, "0000:43:00.0", 0x51, 1, act, up, ndr, "ibp64s0", compute),
 		wantIB("mlx5_2", "0x946dae0300f80c68", "0x946dae0300f80c68", "0000:4f:00.0", 0, "0000:52:00.0", 0x6a, 1, act, up, ndr, "ibp79s0", compute),
 		wantIB("mlx5_3", "0x946dae0300f82d8c", "0x946dae0300f82d8c", "0000:5e:00.0", 0, "0000:61:00.0", 0x7c, 1, act, up, ndr, "ibp94s0", compute),
 		wantIB("mlx5_4", "0x946dae0300f83eb0", "0x946dae0300f83eb0", "0000:9a:00.0", 1, "0000:9d:00.0", 0x92, 1, act, up, ndr, "ibp154s0", compute),
-		wantIB("mlx5_5", "0x946dae0300f84fd4", "0x946dae0300f84fd4", "0000:c0:00.0", 1, "0000:c3:00.0", 0xffff, 0, "DOWN", "Polling", "10 Gb/sec (4X SDR)", "ibp192s0", compute),
+		wantIB("mlx5_5", "0x946dae0300f84fd4", "0x946dae0300f84fd4", "0000:c0:00.0", 1, "0000:c3:00.0", 0xffff, 0, "DOWN", "Polling", sdr4X, "ibp192s0", compute),
 		wantIB("mlx5_6", "0x946dae0300f850f8", "0x946dae0300f850f8", "0000:ce:00.0", 1, "0000:d1:00.0", 0xb3, 1, act, up, ndr, "ibp206s0", compute),
 		wantIB("mlx5_7", "0x946dae0300f8611c", "0x946dae0300f8611c", "0000:dc:00.0", 1, "0000:df:00.0", 0xc8, 1, act, up, ndr, "ibp220s0", compute),
 		// The storage HCA: its port GUID (from gids/0) is not its node GUID, and no GPU shares its root complex.
-		wantIB("mlx5_8", "0x0c42a10300778a3e", "0x0c42a10300778a3f", "0000:a8:00.0", 1, "", 0x7, 2, act, up, "200 Gb/sec (4X HDR)", "ibp168s0", storage),
+		wantIB("mlx5_8", "0x0c42a10300778a3e", "0x0c42a10300778a3f", "0000:a8:00.0", 1, "", 0x7, 2, act, up, hdr4X, "ibp168s0", storage),
 	}
 	got, cut := ToAPI(rep.Devices, nil)
 	if len(cut) != 0 {
@@ -99,27 +113,28 @@ func TestScanRoCE(t *testing.T) {
 	if len(rep.Warnings) != 0 {
 		t.Fatalf("warnings %q", rep.Warnings)
 	}
-	eth := func(rate, netdev string, class v1alpha1.PortClass, gids ...string) []v1alpha1.RDMAPort {
+	eth := func(rate ibRate, netdev string, class v1alpha1.PortClass, gids ...string) []v1alpha1.RDMAPort {
 		return []v1alpha1.RDMAPort{{Number: 1, LinkLayer: "Ethernet", State: "ACTIVE", PhysState: "LinkUp",
-			Rate: rate, NetDev: netdev, Class: class, GIDs: gids}}
+			Rate: rate.text, RateGbps: rate.gbps, Width: rate.width, NetDev: netdev, Class: class, GIDs: gids}}
 	}
+	edr4X := ibRate{"100 Gb/sec (4X EDR)", 100, "4X"}
 	want := []v1alpha1.RDMADevice{
 		{Name: "mlx5_0", NodeGUID: "0xb83fd203004a1020", SystemImageGUID: "0xb83fd203004a1020",
 			PCIAddress: "0000:3a:00.0", NUMANode: i32(0), NearestGPU: "0000:3b:00.0",
-			Ports: eth("100 Gb/sec (4X EDR)", "ens1f0np0", compute,
+			Ports: eth(edr4X, "ens1f0np0", compute,
 				"fe80:0000:0000:0000:ba3f:d2ff:fe4a:1020",
 				"0000:0000:0000:0000:0000:ffff:0a0a:0115",
 				"fd00:0010:0001:0000:0000:0000:0000:0021")},
 		// The second function of the same adapter: own node GUID, the adapter's system image GUID.
 		{Name: "mlx5_1", NodeGUID: "0xb83fd203004a1021", SystemImageGUID: "0xb83fd203004a1020",
 			PCIAddress: "0000:3a:00.1", NUMANode: i32(0), NearestGPU: "0000:3b:00.0",
-			Ports: eth("100 Gb/sec (4X EDR)", "ens1f1np1", compute,
+			Ports: eth(edr4X, "ens1f1np1", compute,
 				"fe80:0000:0000:0000:ba3f:d2ff:fe4a:1021",
 				"0000:0000:0000:0000:0000:ffff:0a0a:0215")},
 		// Two GPUs share mlx5_2's switch: the rail is ambiguous, so the report names none.
 		{Name: "mlx5_2", NodeGUID: "0xb83fd203004a3040", SystemImageGUID: "0xb83fd203004a3040",
 			PCIAddress: "0000:89:00.0", NUMANode: i32(1),
-			Ports: eth("200 Gb/sec (4X HDR)", "ens2f0np0", storage,
+			Ports: eth(hdr4X, "ens2f0np0", storage,
 				"fe80:0000:0000:0000:ba3f:d2ff:fe4a:3040",
 				"0000:0000:0000:0000:0000:ffff:ac10:0509")},
 	}
@@ -131,6 +146,22 @@ func TestScanRoCE(t *testing.T) {
 		Candidates: []string{"0000:8a:00.0", "0000:8b:00.0"}}
 	if diff := cmp.Diff(wantG, g); diff != "" {
 		t.Errorf("mlx5_2 nearest GPU (-want +got):\n%s", diff)
+	}
+	// The virtual function and the sub-function share mlx5_2's cable: scanned, left out of the report.
+	type virt struct{ Name, PCI, Auxiliary, PhysFn, NetDev string }
+	var gotVirt []virt
+	for _, d := range rep.Devices[3:] {
+		if d.NUMANode != 1 || !d.Virtual() {
+			t.Errorf("%s: NUMA node %d, virtual %v", d.Name, d.NUMANode, d.Virtual())
+		}
+		gotVirt = append(gotVirt, virt{d.Name, d.PCIAddress, d.Auxiliary, d.PhysFn, d.Ports[0].NetDev})
+	}
+	wantVirt := []virt{
+		{"mlx5_3", "0000:89:00.1", "", "0000:89:00.0", "ens2f0v0"},
+		{"mlx5_4", "0000:89:00.0", "mlx5_core.sf.2", "", "enp137s0f0s88"},
+	}
+	if diff := cmp.Diff(wantVirt, gotVirt); diff != "" {
+		t.Errorf("virtual devices (-want +got):\n%s", diff)
 	}
 	// The Go-level GID table keeps RoCE v1 entries, types and interfaces; the IPv4 GID unmaps to the address.
 	gids := rep.Devices[0].Ports[0].GIDs

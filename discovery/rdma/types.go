@@ -47,9 +47,25 @@ type Device struct {
 	NUMANode int
 	// NearestGPU is the NVIDIA GPU nearest to the device on the PCI tree; nil when there is none.
 	NearestGPU *GPUAffinity
+	// Auxiliary is the auxiliary-bus device the RDMA device sits on, below its PCI function ("mlx5_core.sf.4":
+	// an mlx5 sub-function); empty when it sits on the PCI function itself.
+	Auxiliary string
+	// PhysFn is the PCI address of the physical function when the device's PCI function is an SR-IOV virtual
+	// function of it; empty otherwise (a virtual machine's pass-through VF has no physical function in sight,
+	// and counts as physical).
+	PhysFn string
+	// CharDevices are the device's character devices under /dev/infiniband by name (issm0, umad0, uverbs0):
+	// the umad device is what the ibnetdiscover probe needs in its container. From rdmamap, when
+	// Options.CharDevices asks; none on a fixture tree.
+	CharDevices []string
 	// Ports are the device's ports in number order.
 	Ports []Port
 }
+
+// Virtual tells whether the device is a sub-function or an SR-IOV virtual function of a physical function on
+// this node: it shares that function's cable, so the report leaves it out (it would count one link twice) and
+// its health is not judged.
+func (d Device) Virtual() bool { return d.Auxiliary != "" || d.PhysFn != "" }
 
 // Port is one port of an RDMA device.
 type Port struct {
@@ -66,9 +82,11 @@ type Port struct {
 	// PhysState is the physical state name (LinkUp, Polling, Disabled); PhysStateID its number.
 	PhysState   string
 	PhysStateID int
-	// Rate is the rate as the kernel prints it ("400 Gb/sec (4X NDR)"); RateGbps its number.
+	// Rate is the rate as the kernel prints it ("400 Gb/sec (4X NDR)"); RateGbps its number and Width its
+	// width ("4X"; "" when the kernel names none).
 	Rate     string
 	RateGbps float64
+	Width    string
 	// LID and SMLID are the port's LID and its subnet manager's LID (zero on Ethernet).
 	LID   uint16
 	SMLID uint16
@@ -78,6 +96,9 @@ type Port struct {
 	NetDev string
 	// Class is the port's class under the probe's rules.
 	Class v1alpha1.PortClass
+	// Counters are the port's counters by file name (symbol_error from counters/, out_of_sequence from
+	// hw_counters/, …), from rdmamap; nil when unknown (a fixture tree, or a virtual device).
+	Counters map[string]uint64
 }
 
 // GID is one non-zero entry of a port's GID table.

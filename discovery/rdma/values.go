@@ -3,6 +3,7 @@ package rdma
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -62,17 +63,40 @@ func parseState(s string) (int, string, error) {
 	return id, name, nil
 }
 
-// parseRate parses a port rate file ("400 Gb/sec (4X NDR)") into Gb/s.
-func parseRate(s string) (float64, error) {
+// parseRate parses a port rate file ("400 Gb/sec (4X NDR)") into Gb/s and the trained width ("4X"; "" when
+// the file names none).
+func parseRate(s string) (float64, string, error) {
 	num, rest, ok := strings.Cut(s, " ")
-	if !ok || !strings.HasPrefix(strings.TrimSpace(rest), "Gb/sec") {
-		return 0, fmt.Errorf("want \"<number> Gb/sec ...\"")
+	rest = strings.TrimSpace(rest)
+	if !ok || !strings.HasPrefix(rest, "Gb/sec") {
+		return 0, "", fmt.Errorf("want \"<number> Gb/sec ...\"")
 	}
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("want \"<number> Gb/sec ...\"")
+	if err != nil || !(v >= 0) || math.IsInf(v, 1) { // also NaN
+		return 0, "", fmt.Errorf("want \"<number> Gb/sec ...\"")
 	}
-	return v, nil
+	return v, rateWidth(strings.TrimSpace(strings.TrimPrefix(rest, "Gb/sec"))), nil
+}
+
+// rateWidth is the width a rate file names in its parentheses ("(4X NDR)" → "4X"): digits and an X, the first
+// word; "" when there is none.
+func rateWidth(s string) string {
+	inner, ok := strings.CutPrefix(s, "(")
+	if !ok {
+		return ""
+	}
+	word, _, _ := strings.Cut(inner, " ")
+	word = strings.TrimSuffix(word, ")")
+	digits, ok := strings.CutSuffix(word, "X")
+	if !ok || digits == "" || len(word) > 4 {
+		return ""
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return ""
+		}
+	}
+	return word
 }
 
 // parseLID parses a LID file, which sysfs prints in hex ("0x3e").

@@ -1,6 +1,8 @@
 package rdma
 
 import (
+	"math"
+	"strings"
 	"testing"
 )
 
@@ -74,20 +76,27 @@ func TestParseAttributes(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		in   string
-		want float64
-		ok   bool
+		in    string
+		want  float64
+		width string
+		ok    bool
 	}{
-		{"400 Gb/sec (4X NDR)", 400, true},
-		{"2.5 Gb/sec (1X SDR)", 2.5, true},
-		{"100 Gb/sec", 100, true},
-		{"fast", 0, false},
-		{"400 Mb/sec (4X NDR)", 0, false},
-		{"-1 Gb/sec", 0, false},
+		{"400 Gb/sec (4X NDR)", 400, "4X", true},
+		{"200 Gb/sec (2X NDR)", 200, "2X", true},
+		{"2.5 Gb/sec (1X SDR)", 2.5, "1X", true},
+		{"300 Gb/sec (12X QDR)", 300, "12X", true},
+		{"100 Gb/sec", 100, "", true},
+		{"100 Gb/sec (EDR)", 100, "", true},
+		{"100 Gb/sec (X EDR)", 100, "", true},
+		{"fast", 0, "", false},
+		{"400 Mb/sec (4X NDR)", 0, "", false},
+		{"-1 Gb/sec", 0, "", false},
+		{"Inf Gb/sec", 0, "", false},
+		{"NaN Gb/sec", 0, "", false},
 	} {
-		got, err := parseRate(tc.in)
-		if got != tc.want || (err == nil) != tc.ok {
-			t.Errorf("parseRate(%q) = %v, %v", tc.in, got, err)
+		got, width, err := parseRate(tc.in)
+		if got != tc.want || width != tc.width || (err == nil) != tc.ok {
+			t.Errorf("parseRate(%q) = %v, %q, %v; want %v, %q", tc.in, got, width, err, tc.want, tc.width)
 		}
 	}
 	for _, tc := range []struct {
@@ -134,4 +143,25 @@ func TestNaturalOrder(t *testing.T) {
 			t.Errorf("naturalLess(%q, %q) = %v", tc.a, tc.b, got)
 		}
 	}
+}
+
+// FuzzParseRate: a rate file, whatever it holds, gives a finite rate of 0 or more and a width of digits and an
+// X, or an error.
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X SDR)", "100 Gb/sec", "1e400 Gb/sec (99999X)", "NaN Gb/sec ("} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, width, err := parseRate(s)
+		if err != nil {
+			return
+		}
+		if !(v >= 0) || math.IsInf(v, 0) {
+			t.Fatalf("parseRate(%q) = %v", s, v)
+		}
+		if width != "" && (len(width) < 2 || len(width) > 4 || !strings.HasSuffix(width, "X") ||
+			strings.Trim(width[:len(width)-1], "0123456789") != "") {
+			t.Fatalf("parseRate(%q) width %q", s, width)
+		}
+	})
 }

@@ -24,10 +24,10 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/discovery/rdma/rdmatest"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/kube"
-	"github.com/fabricmap/fabricmap/internal/netlab"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/placer"
 )
@@ -201,9 +201,10 @@ func TestFabricEndToEnd(t *testing.T) {
 	f.addSwitch("leaf-a", 0x0a)
 	f.addSwitch("leaf-b", 0x0b)
 	nodes := map[string]string{"e2e-n1": "leaf-a", "e2e-n2": "leaf-a", "e2e-n3": "leaf-b"}
-	// The RDMA probe reads a DGX H100's sysfs, captured as a fixture. NVML is the stand-in library
-	// (internal/fakenvml), loaded through go-nvml as the real one is: e2e-n1 and e2e-n2 are two trays of one
-	// GB200 NVL72 rack (one NVLink domain across both nodes), e2e-n3 an HGX H100 without a multi-node fabric.
+	// The RDMA probe reads a DGX H100's sysfs, captured as a fixture, where it reads sysfs on a node: at /sys,
+	// where rdmamap reads it, in a mount namespace of each agent's own (rdmatest.Runner). NVML is the stand-in
+	// library (internal/fakenvml), loaded through go-nvml as the real one is: e2e-n1 and e2e-n2 are two trays of
+	// one GB200 NVL72 rack (one NVLink domain across both nodes), e2e-n3 an HGX H100 without a multi-node fabric.
 	rdmaFixture := filepath.Join(testenv.RepoRoot(), "discovery", "rdma", "testdata", "dgx-h100-ib")
 	gpus := map[string]string{"e2e-n1": "gb200-rack1-tray1.gpus", "e2e-n2": "gb200-rack1-tray2.gpus", "e2e-n3": "hgx-h100.gpus"}
 	agents := map[string]*process{}
@@ -214,13 +215,13 @@ func TestFabricEndToEnd(t *testing.T) {
 		// files, this test's uplink, and times in seconds.
 		args := append(slices.Clone(rel.agent.Spec.Template.Spec.Containers[0].Args),
 			"--kubeconfig", kubeconfig(t, name, agentTokens[name]), "--node-name", name,
-			"--probes", "lldp,rdma,nvml", "--lldp-interfaces", "up0", "--sysfs-root", rdmaFixture, "--nvml-library", fakeNVML(),
+			"--probes", "lldp,rdma,nvml", "--lldp-interfaces", "up0", "--sysfs-root", "/sys", "--nvml-library", fakeNVML(),
 			"--interval", "1s", "--jitter", "0s", "--heartbeat-interval", "1s", "--health-addr", "",
 			"--log-format", "text")
 		cmd := exec.Command(bin("fabricmap-agent"), args...)
 		cmd.Env = append(cmd.Environ(), "POD_NAMESPACE="+namespace, // as the DaemonSet sets it
 			fakenvml.EnvVar+"="+fakenvml.Fixture(gpus[name]))
-		agents[name] = start(t, "agent "+name, cmd, func(fn func() error) error { return netlab.Do(namespaces[name], fn) })
+		agents[name] = start(t, "agent "+name, cmd, rdmatest.Runner(rdmaFixture, namespaces[name]))
 	}
 	for _, name := range []string{"e2e-n1", "e2e-n2", "e2e-n3"} {
 		makeNode(t, c, name)

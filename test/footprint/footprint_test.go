@@ -18,12 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fabricmap/fabricmap/agent"
 	"github.com/fabricmap/fabricmap/discovery"
 	_ "github.com/fabricmap/fabricmap/discovery/all"
+	"github.com/fabricmap/fabricmap/discovery/rdma/rdmatest"
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/internal/proctest"
 	"github.com/fabricmap/fabricmap/internal/testenv"
@@ -43,10 +45,23 @@ func TestMain(m *testing.M) {
 	testenv.Main(m)
 }
 
+// The DGX H100 sysfs fixture. As root the agent reads it as it reads sysfs on a node: at /sys in a mount
+// namespace of its own, where rdmamap finds it (the device list, the interfaces' devices, every port's
+// counters); elsewhere at its own path, which rdmamap does not read.
+const dgxSysfs = "discovery/rdma/testdata/dgx-h100-ib"
+
+// sysfsRoot is the --sysfs-root the agent is given: /sys when the fixture is mounted there.
+func sysfsRoot(root string) string {
+	if os.Geteuid() == 0 {
+		return "/sys"
+	}
+	return filepath.Join(root, dgxSysfs)
+}
+
 // fixtureFlags are the agent flags that point every probe at the repository's fixtures of a DGX H100 node.
 func fixtureFlags(root string) []string {
 	return []string{
-		"--sysfs-root", filepath.Join(root, "discovery/rdma/testdata/dgx-h100-ib"),
+		"--sysfs-root", sysfsRoot(root),
 		"--ibnetdiscover-file", filepath.Join(root, "ib/testdata/superpod.txt"),
 		"--lldp-pcap", filepath.Join(root, "discovery/lldp/testdata/switches.pcap"),
 		"--lldpcli-file", filepath.Join(root, "discovery/lldp/testdata/lldpcli-multi.json"),
@@ -56,7 +71,7 @@ func fixtureFlags(root string) []string {
 func fixtureConfig(root string) discovery.Config {
 	return discovery.Config{
 		NodeName:          "dgx-001",
-		SysfsRoot:         filepath.Join(root, "discovery/rdma/testdata/dgx-h100-ib"),
+		SysfsRoot:         sysfsRoot(root),
 		IBNetDiscoverFile: filepath.Join(root, "ib/testdata/superpod.txt"),
 		LLDPPcap:          filepath.Join(root, "discovery/lldp/testdata/switches.pcap"),
 		LLDPCLIFile:       filepath.Join(root, "discovery/lldp/testdata/lldpcli-multi.json"),
@@ -68,6 +83,12 @@ func BenchmarkProbeCycle(b *testing.B) {
 	probes, err := discovery.New(fixtureConfig(testenv.RepoRoot()))
 	if err != nil {
 		b.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		sysfs := rdmatest.Mount(b, filepath.Join(testenv.RepoRoot(), dgxSysfs))
+		for i, p := range probes {
+			probes[i] = sysfs.Probe(p)
+		}
 	}
 	ctx := context.Background()
 	now := time.Unix(1_800_000_000, 0)
@@ -114,7 +135,12 @@ func BenchmarkAgentBinary(b *testing.B) {
 	// CPU and so distort what is measured.
 	args := append([]string{"--kubeconfig", kubeconfig, "--node-name", "dgx-001", "--interval", "100ms",
 		"--jitter", "0s", "--health-addr", "", "--log-level", "debug"}, fixtureFlags(root)...)
-	measureLoop(b, exec.Command(bin, args...))
+	cmd := exec.Command(bin, args...)
+	start := cmd.Start
+	if os.Geteuid() == 0 {
+		start = func() error { return rdmatest.Runner(filepath.Join(root, dgxSysfs), netns.None())(cmd.Start) }
+	}
+	measureLoop(b, cmd, start)
 }
 
 // BenchmarkWakeBaseline is the yardstick for BenchmarkAgentBinary's CPU figure: a process that wakes on the
@@ -129,15 +155,15 @@ func BenchmarkWakeBaseline(b *testing.B) {
 	}
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), wakeLoopEnv+"=100ms")
-	measureLoop(b, cmd)
+	measureLoop(b, cmd, cmd.Start)
 }
 
-// measureLoop starts cmd, a process that logs one line per completed cycle, and reports its CPU time per cycle
-// and its peak RSS. One benchmark operation is one cycle.
-func measureLoop(b *testing.B, cmd *exec.Cmd) {
+// measureLoop starts cmd with startCmd (cmd.Start, or a start in a namespace), a process that logs one line per
+// completed cycle, and reports its CPU time per cycle and its peak RSS. One benchmark operation is one cycle.
+func measureLoop(b *testing.B, cmd *exec.Cmd, startCmd func() error) {
 	stderr := &logBuffer{}
 	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(); err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
