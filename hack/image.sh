@@ -22,6 +22,8 @@
 #                      filesystem uses it too when set, else the commit time of the last change to image/
 #   REFRESH_ROOTFS=1   rebuild the cached root filesystem
 set -euo pipefail
+# A failure inside $(...) (the root filesystem build) must stop the script, not leave an empty layer.
+shopt -s inherit_errexit
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BIN:-$root/bin}
@@ -101,6 +103,11 @@ rootfs() {
     --customize-hook="chroot \"\$1\" sh -s <'$root/image/finish-rootfs.sh'" \
     --customize-hook='rm -f "$1/etc/resolv.conf" "$1/etc/hostname"' \
     bookworm - | mmtarfilter --path-exclude='/dev/*' >"$tarball.tmp"
+  if [[ ! -s $tarball.tmp ]]; then
+    rm -f "$tarball.tmp"
+    echo "image: the root filesystem build wrote nothing (see mmdebstrap's errors above)" >&2
+    return 1
+  fi
   mv "$tarball.tmp" "$tarball"
   # Older root filesystems are of no further use: keep only this one.
   find "$cache" -maxdepth 1 -name 'rootfs-*.tar' ! -name "$(basename "$tarball")" -delete

@@ -21,8 +21,11 @@ const (
 // judgeConditions turns the agents' link conditions into findings: Down is a down link (critical on a compute
 // port); Degraded is a flapping link (LinkDowned, Flapping), a degraded link (SlowerThanCapable,
 // NarrowerThanCapable) or, for any other reason (SymbolErrors, ReceiveErrors, …), an erroring link. A compute
-// port makes its node down or degraded; a storage port is judged but never does.
+// port makes its node down or degraded; a storage port is judged but never does. A port that is down on most
+// of the nodes that have it (an HCA port left uncabled by design, as on every node of a fleet) is unused, not
+// a failure: no finding.
 func judgeConditions(r *report, idx *treeIndex, nodes []NodePorts) {
+	unused := unusedPorts(nodes)
 	for _, np := range nodes {
 		leaf := idx.leaf[np.Node]
 		for _, p := range np.Ports {
@@ -36,6 +39,9 @@ func judgeConditions(r *report, idx *treeIndex, nodes []NodePorts) {
 			var state string
 			switch p.Condition {
 			case conditionDown:
+				if unused[portName(p)] {
+					continue
+				}
 				f.Kind, state = KindLinkDown, "is down"
 				if !p.Storage {
 					f.Severity = SeverityCritical
@@ -57,6 +63,28 @@ func judgeConditions(r *report, idx *treeIndex, nodes []NodePorts) {
 			}
 		}
 	}
+}
+
+// unusedPorts returns the ports (by name, "mlx5_5/1") that are down on at least half of the nodes that have
+// them, when at least two nodes do: cabled by design on none of them. A port down on one node among peers
+// that have it up is a failure.
+func unusedPorts(nodes []NodePorts) map[string]bool {
+	have, down := map[string]int{}, map[string]int{}
+	for _, np := range nodes {
+		for _, p := range np.Ports {
+			have[portName(p)]++
+			if p.Condition == conditionDown {
+				down[portName(p)]++
+			}
+		}
+	}
+	unused := map[string]bool{}
+	for name, n := range down {
+		if have[name] >= 2 && 2*n >= have[name] {
+			unused[name] = true
+		}
+	}
+	return unused
 }
 
 // degradedKind is the kind of finding a Degraded condition with reason is.

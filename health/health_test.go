@@ -385,3 +385,32 @@ func TestAssessNothing(t *testing.T) {
 		}
 	}
 }
+
+// A port down on most nodes that have it is left uncabled by design (e.g. the second port of every node's
+// HCA): no finding, and no node made unavailable for it. A port down on one node among peers that have it up
+// is a failure.
+func TestAssessUnusedPorts(t *testing.T) {
+	var nodes []health.NodePorts
+	for _, n := range []string{"u1", "u2", "u3"} {
+		np := health.NodePorts{Node: n, Ports: []health.Port{
+			port("mlx5_0", 0, leaf1),
+			port("mlx5_1", 1, leaf1),
+			with(port("mlx5_5", 5, leaf1), condition("Down", "PortDown", "")),
+		}}
+		if n == "u1" {
+			np.Ports[1] = with(port("mlx5_1", 1, leaf1), condition("Down", "PortDown", ""))
+		}
+		nodes = append(nodes, np)
+	}
+	got := health.Assess(health.Input{Tree: treeOf(t, nodes, nil), Nodes: nodes})
+	var findings []string
+	for _, f := range got.Findings {
+		findings = append(findings, string(f.Kind)+" "+f.Node+" "+f.Port)
+	}
+	if diff := cmp.Diff([]string{"link-down u1 mlx5_1/1"}, findings); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"u1": "down"}, got.DegradedNodes); diff != "" {
+		t.Errorf("degraded nodes (-want +got):\n%s", diff)
+	}
+}

@@ -13,3 +13,11 @@ if dpkg-statoverride --list /usr/sbin/lldpcli >/dev/null; then
 fi
 chown root:root /usr/sbin/lldpcli
 chmod 0755 /usr/sbin/lldpcli
+
+# Time-zone data (about 4 MB): the binaries and the tools work in UTC. Only /etc/localtime's target stays
+# (removed here, not by a dpkg filter: tzdata's own setup needs the data while it installs).
+if [ -d /usr/share/zoneinfo ]; then
+  find /usr/share/zoneinfo -mindepth 1 ! -path /usr/share/zoneinfo/Etc ! -path /usr/share/zoneinfo/Etc/UTC \
+    ! -path /usr/share/zoneinfo/UTC \( -type f -o -type l \) -delete
+  find /usr/share/zoneinfo -mindepth 1 -type d -empty -delete
+fi
