@@ -414,3 +414,29 @@ func TestAssessUnusedPorts(t *testing.T) {
 		t.Errorf("degraded nodes (-want +got):\n%s", diff)
 	}
 }
+
+// A port that runs slower than its tier only where the same port of its peers does too is built that way (a
+// 200 Gb/s HCA on every node), not degraded; the same port slower on one node than on its peers is.
+func TestAssessSlowPortsByDesign(t *testing.T) {
+	var nodes []health.NodePorts
+	for _, n := range []string{"s1", "s2", "s3"} {
+		np := health.NodePorts{Node: n, Ports: []health.Port{
+			port("mlx5_0", 0, leaf1),
+			port("mlx5_1", 1, leaf1),
+			port("mlx5_2", 2, leaf1),
+			with(port("mlx5_3", 3, leaf1), rate(rate200)),
+		}}
+		if n == "s1" {
+			np.Ports[1] = with(port("mlx5_1", 1, leaf1), rate(rate200))
+		}
+		nodes = append(nodes, np)
+	}
+	got := health.Assess(health.Input{Tree: treeOf(t, nodes, nil), Nodes: nodes})
+	var findings []string
+	for _, f := range got.Findings {
+		findings = append(findings, string(f.Kind)+" "+f.Node+" "+f.Port)
+	}
+	if diff := cmp.Diff([]string{"degraded-link s1 mlx5_1/1"}, findings); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}

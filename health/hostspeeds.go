@@ -12,10 +12,15 @@ import (
 type hostModes struct {
 	leaf             map[*topology.Domain]figures
 	compute, storage figures
+	// port is, for a port name ("mlx5_3/1") that two or more nodes have up, the clear mode of its figures on
+	// those nodes: a port that runs like the same port of its peers is as built (a 200 Gb/s storage or
+	// management HCA on every node), not degraded.
+	port map[string]figures
 }
 
 func newHostModes(idx *treeIndex, nodes []NodePorts) hostModes {
 	perLeaf := map[*topology.Domain]*tally{}
+	perPort, portNodes := map[string]*tally{}, map[string]int{}
 	compute, storage := newTally(), newTally()
 	for _, np := range nodes {
 		leaf := idx.leaf[np.Node]
@@ -24,6 +29,12 @@ func newHostModes(idx *treeIndex, nodes []NodePorts) hostModes {
 				continue // the figures of a port that is down are not its link's (conditions.go judges it)
 			}
 			f := linkFigures(p.RateGbps, p.Width)
+			name := portName(p)
+			if perPort[name] == nil {
+				perPort[name] = newTally()
+			}
+			perPort[name].add(f)
+			portNodes[name]++
 			if p.Storage {
 				storage.add(f)
 				continue
@@ -38,7 +49,12 @@ func newHostModes(idx *treeIndex, nodes []NodePorts) hostModes {
 			perLeaf[leaf].add(f)
 		}
 	}
-	m := hostModes{leaf: make(map[*topology.Domain]figures, len(perLeaf))}
+	m := hostModes{leaf: make(map[*topology.Domain]figures, len(perLeaf)), port: map[string]figures{}}
+	for name, t := range perPort {
+		if own, clearRate, clearLanes := t.mode(); portNodes[name] >= 2 && clearRate && clearLanes {
+			m.port[name] = own
+		}
+	}
 	m.compute, _, _ = compute.mode()
 	m.storage, _, _ = storage.mode()
 	for leaf, t := range perLeaf {
@@ -64,7 +80,8 @@ func (m hostModes) of(leaf *topology.Domain, p Port) figures {
 	return m.compute
 }
 
-// judgeHostSpeeds finds host ports slower or narrower than their tier's mode. A compute port that is makes its
+// judgeHostSpeeds finds host ports slower or narrower than their tier's mode and than the same port of their
+// peers (a port slow on every node is built so). A compute port that is makes its
 // node degraded; a storage port never does. A port that is down is left to judgeConditions: what it shows of
 // its rate (sysfs says 2.5 Gb/s, 1X) is not a link's.
 func judgeHostSpeeds(r *report, idx *treeIndex, nodes []NodePorts) {
@@ -75,9 +92,13 @@ func judgeHostSpeeds(r *report, idx *treeIndex, nodes []NodePorts) {
 			if p.Condition == conditionDown {
 				continue
 			}
-			short := shortfall(linkFigures(p.RateGbps, p.Width), modes.of(leaf, p))
+			got := linkFigures(p.RateGbps, p.Width)
+			short := shortfall(got, modes.of(leaf, p))
 			if short == "" {
 				continue
+			}
+			if peers, ok := modes.port[portName(p)]; ok && shortfall(got, peers) == "" {
+				continue // the same port of its peers runs so too: built that way
 			}
 			f := Finding{Kind: KindDegradedLink, Severity: SeverityWarning, Node: np.Node, Port: portName(p)}
 			if p.Switch != "" {
