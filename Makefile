@@ -15,8 +15,9 @@ all: build
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-tools: ## build the pinned etcd, kube-apiserver, kube-scheduler, helm and controller-gen into bin/ (cached)
+tools: ## build the pinned etcd, kube-apiserver, kube-scheduler, helm, controller-gen, kueue and koord-scheduler into bin/ (cached)
 	@hack/install-tools.sh
+	@hack/install-koord.sh
 
 build: ## build fabricmap's binaries into bin/
 	go build -buildvcs=auto -o $(BIN)/ ./cmd/...

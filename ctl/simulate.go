@@ -17,6 +17,9 @@ type simulateFlags struct {
 	trace     sim.TraceSpec
 	traceFile string
 	saveTrace string
+	// network names the communication model's preset; oversubscription, when given, replaces its ratios.
+	network          string
+	oversubscription []float64
 }
 
 func newSimulate() *cobra.Command {
@@ -27,9 +30,15 @@ func newSimulate() *cobra.Command {
 		Long: "Generate a leaf/spine fabric (--nodes, --nodes-per-leaf, --leaves-per-spine, --gpus-per-node) and replay a\n" +
 			"job trace on it: --trace FILE (a JSON list of {name, arrival, duration, pods, dp, pp, gpusPerPod,\n" +
 			"priority}; seconds) or a seeded synthetic one (--jobs, --seed, --load, --max-pods). Queued jobs start in\n" +
-			"arrival order as soon as they fit. The table gives the share of gangs at the optimal gang tier, the mean\n" +
-			"gang and PP-group tiers, leaves used against the fewest possible, the largest gang one leaf could still\n" +
-			"take after each placement (fragmentation), acceptance, mean queueing delay and GPU utilisation.",
+			"arrival order as soon as they fit. The first table gives the share of gangs at the optimal gang tier, the\n" +
+			"mean gang and PP-group tiers, leaves used against the fewest possible, the largest gang one leaf could\n" +
+			"still take after each placement (fragmentation), acceptance, mean queueing delay and GPU utilisation.\n" +
+			"Each job's training step (compute, DP ring all-reduce, PP transfers; trace fields computeSeconds,\n" +
+			"gradientBytes, activationBytes, microbatches) is priced on a communication model (--network: generic,\n" +
+			"3:1 oversubscribed above the leaf and above the spine, or superpod, 1:1; --oversubscription overrides\n" +
+			"the ratios), and a job runs its duration stretched by its slowdown against the ideal layout. The second\n" +
+			"table gives the mean and p95 job completion time, mean queueing delay, mean step-time slowdown,\n" +
+			"GPU-hours lost to slow placement and utilisation (useful GPU-time over GPU-time available).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tr, nodes, err := fl.fabric.Build()
@@ -37,6 +46,10 @@ func newSimulate() *cobra.Command {
 				return err
 			}
 			f, err := placement.NewFabric(tr)
+			if err != nil {
+				return err
+			}
+			net, err := fl.net()
 			if err != nil {
 				return err
 			}
@@ -53,13 +66,18 @@ func newSimulate() *cobra.Command {
 					return fmt.Errorf("--save-trace: %w", err)
 				}
 			}
-			m, err := sim.Replay(f, nodes, jobs, sim.Fabricmap{})
+			m, err := sim.Replay(f, nodes, jobs, sim.Fabricmap{}, net)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d nodes (%d a leaf, %d leaves a spine), %d jobs\n", fl.fabric.Nodes,
-				fl.fabric.NodesPerLeaf, fl.fabric.LeavesPerSpine, len(jobs))
-			return sim.WriteTable(cmd.OutOrStdout(), []sim.Metrics{m})
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%d nodes (%d a leaf, %d leaves a spine), %d jobs, network %s (oversubscription %v)\n",
+				fl.fabric.Nodes, fl.fabric.NodesPerLeaf, fl.fabric.LeavesPerSpine, len(jobs), net.Name, net.Oversubscription)
+			if err := sim.WriteTable(out, []sim.Metrics{m}); err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			return sim.WriteTimeTable(out, []sim.Metrics{m})
 		},
 	}
 	f := cmd.Flags()
@@ -73,7 +91,24 @@ func newSimulate() *cobra.Command {
 	f.Float64Var(&fl.trace.Load, "load", 0.9, "offered GPU load of the generated trace, as a share of the fabric's GPUs")
 	f.IntVar(&fl.trace.MaxPods, "max-pods", 128, "largest gang in the generated trace")
 	f.StringVar(&fl.saveTrace, "save-trace", "", "write the replayed trace to FILE as JSON")
+	f.StringVar(&fl.network, "network", sim.Generic.Name, "communication model: generic (3:1 oversubscribed above the leaf and the spine) or superpod (1:1)")
+	f.Float64SliceVar(&fl.oversubscription, "oversubscription", nil, "oversubscription ratios from the leaf up (leaf to spine, spine to core, ...), replacing the network's")
 	return cmd
+}
+
+// net returns the communication model: the --network preset with --oversubscription's ratios when given.
+func (fl *simulateFlags) net() (sim.Network, error) {
+	n, err := sim.NetworkNamed(fl.network)
+	if err != nil {
+		return n, fmt.Errorf("--network: %w", err)
+	}
+	if len(fl.oversubscription) > 0 {
+		n.Name, n.Oversubscription = "custom", fl.oversubscription
+	}
+	if err := n.Check(); err != nil {
+		return n, fmt.Errorf("--oversubscription: %w", err)
+	}
+	return n, nil
 }
 
 // jobs returns the trace: read from --trace, or generated.

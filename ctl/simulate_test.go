@@ -36,3 +36,32 @@ func TestSimulateBadTrace(t *testing.T) {
 		t.Fatalf("got %v, want an error naming trace[0].dp", err)
 	}
 }
+
+// TestSimulateNetwork prints the step-time table, prices the same trace dearer on the generic fabric than on
+// the non-blocking SuperPOD, and names the flag of a bad network.
+func TestSimulateNetwork(t *testing.T) {
+	args := []string{"simulate", "--nodes", "128", "--nodes-per-leaf", "16", "--leaves-per-spine", "4", "--jobs", "60", "--max-pods", "32"}
+	slowdown := map[string]string{}
+	for _, net := range []string{"generic", "superpod"} {
+		out, _, err := run(t, append(args, "--network", net)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "mean step slowdown") || !strings.Contains(out, "network "+net) {
+			t.Fatalf("--network %s: no step-time table:\n%s", net, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		slowdown[net] = strings.Fields(lines[len(lines)-1])[4]
+	}
+	if slowdown["generic"] <= slowdown["superpod"] {
+		t.Errorf("mean slowdown generic %s, superpod %s; want the oversubscribed fabric slower", slowdown["generic"], slowdown["superpod"])
+	}
+	for flag, bad := range map[string][]string{
+		"--network":          {"--network", "torus"},
+		"--oversubscription": {"--oversubscription", "0.5"},
+	} {
+		if _, _, err := run(t, append(args, bad...)...); err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("%v: got %v, want an error naming %s", bad, err, flag)
+		}
+	}
+}

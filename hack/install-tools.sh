@@ -2,10 +2,12 @@
 # install-tools.sh builds the pinned tools fabricmap's tests and demo need, from Go module sources,
 # into a git-ignored cache (bin/ by default). A tool already built at its pinned version is reused.
 #
-#   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen]
+#   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen] [kueue]
 #                         [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
 #
-# With no argument it installs what `make test` needs (kube-scheduler too: the placer's tests bind pods with it). Progress goes to stderr because a cold build takes minutes.
+# With no argument it installs what `make test` needs (kube-scheduler too: the placer's tests bind pods with it;
+# kueue: test/kueue runs Kueue's controller manager on fabricmap's Kueue Topology). Progress goes to stderr
+# because a cold build takes minutes.
 # `node` is the set a real kubelet-backed cluster (testenv.StartKubeletCluster) needs on top of that: kubelet,
 # kube-controller-manager and kube-proxy (and etcd, kube-apiserver, kube-scheduler), and kubectl, through which
 # the chart install test runs the fabricmap kubectl plugin. That cluster also needs
@@ -21,6 +23,8 @@ HELM_VERSION=v3.22.0
 # (r2: stamped like helm's own release, see helm_out).
 HELM_BUILD=r2
 CONTROLLER_GEN_VERSION=v0.23.0
+# KUEUE_VERSION must match the require line of hack/tools/kueue/go.mod (checked before building).
+KUEUE_VERSION=v0.15.0
 
 mkdir -p "$BIN/k8s"
 log() { printf '[install-tools] %s\n' "$*" >&2; }
@@ -80,6 +84,16 @@ helm_out() {
     "-X $x/pkg/lint/rules.k8sVersionMajor=1 -X $x/pkg/lint/rules.k8sVersionMinor=$k8s" \
     "-X $x/pkg/chartutil.k8sVersionMajor=1 -X $x/pkg/chartutil.k8sVersionMinor=$k8s"
 }
+# kueue_out builds Kueue's controller manager from its own tools module (hack/tools/kueue), stamped with its
+# version as Kueue's Makefile does.
+kueue_out() {
+  local mod=$root/hack/tools/kueue
+  grep -q "^require sigs.k8s.io/kueue $KUEUE_VERSION\$" "$mod/go.mod" ||
+    { log "hack/tools/kueue/go.mod does not require sigs.k8s.io/kueue $KUEUE_VERSION"; exit 1; }
+  (cd "$mod" && CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" \
+    -o "$1" sigs.k8s.io/kueue/cmd/kueue)
+}
 cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
 
 tools=()
@@ -89,7 +103,7 @@ for a in "$@"; do
     *) tools+=("$a") ;;
   esac
 done
-[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen)
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue)
 for t in "${tools[@]}"; do
   case $t in
     etcd) build etcd "$ETCD_VERSION" etcd_out ;;
@@ -101,6 +115,7 @@ for t in "${tools[@]}"; do
     kubectl) build kubectl "$KUBE_VERSION" kubectl_out ;;
     helm) build helm "$HELM_VERSION-$HELM_BUILD" helm_out ;;
     controller-gen) build controller-gen "$CONTROLLER_GEN_VERSION" cgen_out ;;
+    kueue) build kueue "$KUEUE_VERSION" kueue_out ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

@@ -31,6 +31,9 @@ type Running struct {
 	Pods map[string]int
 	// Request is what each pod requests (already counted in the nodes' Used).
 	Request Resources
+	// Others is what the pods of the gang's other roles (a launcher beside its workers) use, per node, on
+	// top of Pods x Request; evicting the gang frees it too, though Preempt counts only Pods x Request.
+	Others map[string]Resources
 	// GPUHours is the work the gang loses if it is evicted now (GPUs x hours run); ties between preemption
 	// choices go to the one losing least.
 	GPUHours float64
@@ -125,6 +128,17 @@ func (c *Cluster) AddRunning(r Running, charge bool) error {
 			}
 		}
 	}
+	for n, use := range r.Others {
+		i, ok := c.fabric.nodeIdx[n]
+		if !ok {
+			return inputErr(field+".others["+n+"]", "node is not in the fabric")
+		}
+		if charge {
+			for res, q := range use {
+				c.used[c.column(res)][i] += q
+			}
+		}
+	}
 	rr := r
 	c.running[r.Name] = &rr
 	return nil
@@ -149,16 +163,49 @@ func (c *Cluster) charge(r *Running, sign int64) {
 			c.used[c.column(res)][i] += sign * q * int64(k)
 		}
 	}
+	for n, use := range r.Others {
+		i := c.fabric.nodeIdx[n]
+		for res, q := range use {
+			c.used[c.column(res)][i] += sign * q
+		}
+	}
 }
 
 // Bind records plan's gang as running (its pods charged to the nodes), with the given priority,
-// preemptibility and request (with roles, every pod is charged their largest request, as it was placed).
+// preemptibility and request; with roles, each pod is charged its own role's request (the main role's as
+// Pods x Request, the others' as Others), the plan's ranks following the roles' order.
 func (c *Cluster) Bind(p *Plan, g Gang) error {
-	pods := map[string]int{}
-	for _, n := range p.Ranks {
-		pods[n]++
+	r := Running{Name: g.Name, Priority: g.Priority, Preemptible: g.Preemptible, Pods: map[string]int{}, Request: g.PodRequest()}
+	if len(g.Roles) == 0 {
+		for _, n := range p.Ranks {
+			r.Pods[n]++
+		}
+		return c.AddRunning(r, true)
 	}
-	return c.AddRunning(Running{Name: g.Name, Priority: g.Priority, Preemptible: g.Preemptible, Pods: pods, Request: g.PodRequest()}, true)
+	main, rank := g.MainRole(), 0
+	r.Others = map[string]Resources{}
+	for i, role := range g.Roles {
+		for range role.Pods {
+			if rank >= len(p.Ranks) {
+				return inputErr("plan.ranks", "%d ranks, but gang %s's roles have more pods", len(p.Ranks), g.Name)
+			}
+			n := p.Ranks[rank]
+			rank++
+			if i == main {
+				r.Pods[n]++
+				continue
+			}
+			use := r.Others[n]
+			if use == nil {
+				use = Resources{}
+				r.Others[n] = use
+			}
+			for k, q := range role.Request {
+				use[k] += q
+			}
+		}
+	}
+	return c.AddRunning(r, true)
 }
 
 // Running returns the running gangs, sorted by name.

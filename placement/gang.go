@@ -18,8 +18,9 @@ type Gang struct {
 	// Request is what each pod requests; every resource named must exist on some node.
 	Request Resources
 	// Roles, instead of Pods and Request, give per-role pod counts and requests (a launcher and its workers,
-	// say): ranks go to the roles in order, and every pod is placed (and bound) with the element-wise largest
-	// request of the roles, a conservative fit. Pods, when set, must equal the roles' total.
+	// say): ranks go to the roles in order, and every pod is placed (and bound) with its own role's request.
+	// The largest role (MainRole) is the one DP and PP split into groups and the ladder places; the other
+	// roles' pods go next to it (see roles.go). Pods, when set, must equal the roles' total.
 	Roles []Role
 	// HardTier (a tier number) or HardTierName (a tier's name: leaf, spine, a Koordinator layer) caps the
 	// tier of the domain holding the whole gang: Volcano's mode: hard with highestTierAllowed or
@@ -49,21 +50,16 @@ type Role struct {
 	Request Resources
 }
 
-// PodRequest returns what each pod is placed with: Request, or with Roles their element-wise largest request.
+// PodRequest returns what each pod of the gang's main part is placed with: Request, or with Roles the main
+// role's request (MainRole).
 func (g *Gang) PodRequest() Resources {
 	if len(g.Roles) == 0 {
 		return g.Request
 	}
-	out := Resources{}
-	for _, r := range g.Roles {
-		for k, q := range r.Request {
-			out[k] = max(out[k], q)
-		}
-	}
-	return out
+	return g.Roles[g.MainRole()].Request
 }
 
-// applyRoles checks a gang's roles and sets its Pods and Request from them.
+// applyRoles checks a gang's roles and sets its Pods, their total.
 func (g *Gang) applyRoles() error {
 	if len(g.Roles) == 0 {
 		return nil
@@ -85,7 +81,7 @@ func (g *Gang) applyRoles() error {
 	if g.Pods != 0 && g.Pods != total {
 		return inputErr("gang.pods", "%d, but the roles add up to %d", g.Pods, total)
 	}
-	g.Pods, g.Request = total, g.PodRequest()
+	g.Pods = total
 	return nil
 }
 
@@ -96,9 +92,14 @@ type shape struct {
 	p         int
 	// hard and groupTier are tier caps, resolved; noCap when unset.
 	hard, groupTier int
-	// cols and req are the request as cluster columns and quantities (positive ones only).
+	// cols and req are the request as cluster columns and quantities (positive ones only): the gang's, or
+	// with roles the main role's, whose m pods the ladder places.
 	cols []int
 	req  []int64
+	// main is the index of the main role in g.Roles (-1 without roles); others are the other roles, largest
+	// first, whose pods go next to the main role's.
+	main   int
+	others []otherRole
 }
 
 // noCap stands for an unset tier cap.
@@ -109,7 +110,14 @@ func (c *Cluster) check(g *Gang) (*shape, error) {
 	if err := g.applyRoles(); err != nil {
 		return nil, err
 	}
-	s := &shape{g: g, m: g.Pods, hard: noCap, groupTier: noCap}
+	s := &shape{g: g, m: g.Pods, hard: noCap, groupTier: noCap, main: -1}
+	request, field, of := g.Request, "gang.request", "the gang has"
+	if len(g.Roles) > 0 {
+		s.main = g.MainRole()
+		r := g.Roles[s.main]
+		s.m, request = r.Pods, r.Request
+		field, of = fmt.Sprintf("gang.roles[%d].request", s.main), "its main role "+r.Name+" has"
+	}
 	switch {
 	case g.Pods <= 0:
 		return nil, inputErr("gang.pods", "must be positive, not %d", g.Pods)
@@ -117,36 +125,23 @@ func (c *Cluster) check(g *Gang) (*shape, error) {
 		return nil, inputErr("gang.dp", "must not be negative, not %d", g.DP)
 	case g.PP < 0:
 		return nil, inputErr("gang.pp", "must not be negative, not %d", g.PP)
-	case g.DP > 0 && g.PP > 0 && g.DP*g.PP != g.Pods:
-		return nil, inputErr("gang.dp", "DP x PP = %d x %d = %d, but the gang has %d pods", g.DP, g.PP, g.DP*g.PP, g.Pods)
+	case g.DP > 0 && g.PP > 0 && g.DP*g.PP != s.m:
+		return nil, inputErr("gang.dp", "DP x PP = %d x %d = %d, but %s %d pods", g.DP, g.PP, g.DP*g.PP, of, s.m)
 	}
-	s.groups, s.p = 1, g.Pods
+	s.groups, s.p = 1, s.m
 	switch {
-	case g.PP > 0 && g.Pods%g.PP == 0:
-		s.groups, s.p = g.Pods/g.PP, g.PP
-	case g.PP == 0 && g.DP > 0 && g.Pods%g.DP == 0:
-		s.groups, s.p = g.DP, g.Pods/g.DP
-	}
-	if len(g.Request) == 0 {
-		return nil, inputErr("gang.request", "empty: a pod must request something (e.g. nvidia.com/gpu or pods)")
-	}
-	for _, r := range slices.Sorted(maps.Keys(g.Request)) {
-		q := g.Request[r]
-		if q < 0 {
-			return nil, inputErr("gang.request["+r+"]", "negative quantity %d", q)
-		}
-		col, ok := c.res[r]
-		if !ok || c.maxAlloc[col] == 0 {
-			return nil, inputErr("gang.request["+r+"]", "no node has this resource")
-		}
-		if q > 0 {
-			s.cols, s.req = append(s.cols, col), append(s.req, q)
-		}
-	}
-	if len(s.cols) == 0 {
-		return nil, inputErr("gang.request", "every quantity is zero")
+	case g.PP > 0 && s.m%g.PP == 0:
+		s.groups, s.p = s.m/g.PP, g.PP
+	case g.PP == 0 && g.DP > 0 && s.m%g.DP == 0:
+		s.groups, s.p = g.DP, s.m/g.DP
 	}
 	var err error
+	if s.cols, s.req, err = c.columns(field, request); err != nil {
+		return nil, err
+	}
+	if s.others, err = c.otherRoles(g, s.main); err != nil {
+		return nil, err
+	}
 	if s.hard, err = c.tierCap("gang.hardTier", g.HardTier, g.HardTierName); err != nil {
 		return nil, err
 	}
@@ -154,6 +149,33 @@ func (c *Cluster) check(g *Gang) (*shape, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// columns checks a pod's request (field names it in errors) and returns its positive quantities with their
+// cluster columns.
+func (c *Cluster) columns(field string, request Resources) ([]int, []int64, error) {
+	if len(request) == 0 {
+		return nil, nil, inputErr(field, "empty: a pod must request something (e.g. nvidia.com/gpu or pods)")
+	}
+	var cols []int
+	var req []int64
+	for _, r := range slices.Sorted(maps.Keys(request)) {
+		q := request[r]
+		if q < 0 {
+			return nil, nil, inputErr(field+"["+r+"]", "negative quantity %d", q)
+		}
+		col, ok := c.res[r]
+		if !ok || c.maxAlloc[col] == 0 {
+			return nil, nil, inputErr(field+"["+r+"]", "no node has this resource")
+		}
+		if q > 0 {
+			cols, req = append(cols, col), append(req, q)
+		}
+	}
+	if len(cols) == 0 {
+		return nil, nil, inputErr(field, "every quantity is zero")
+	}
+	return cols, req, nil
 }
 
 // tierCap resolves a tier cap given by number or name; both unset is noCap.

@@ -77,7 +77,7 @@ func (sn *snapshot) best() *Plan {
 	// Tier 0: one node holds every pod; the fewest slots left, then the tightest fit, then the first.
 	bestNode, bestLeft, bestFit := int32(-1), int64(0), 0.0
 	for n := range int32(len(f.nodes)) {
-		if int(sn.slots[n]) < s.m {
+		if int(sn.slots[n]) < s.m || !sn.roomForOthers(n, n+1) {
 			continue
 		}
 		left := int64(sn.slots[n]) - int64(s.m)
@@ -100,7 +100,7 @@ func (sn *snapshot) best() *Plan {
 		minTau := len(f.levels)
 		for _, d := range f.order {
 			dd := &f.domains[d]
-			if dd.tier != f.levels[l] || sn.domSlots(d) < int64(s.m) {
+			if dd.tier != f.levels[l] || sn.domSlots(d) < int64(s.m) || !sn.roomForOthers(dd.lo, dd.hi) {
 				continue
 			}
 			tau := sn.groupTierOf(d)

@@ -14,6 +14,9 @@ type Plan struct {
 	Ranks []string `json:"ranks"`
 	// Roles[i] is the role of rank i, for a gang given by roles.
 	Roles []string `json:"roles,omitempty"`
+	// GroupOf[i] is the PP group of rank i for a gang given by roles: the main role's pods form the groups,
+	// the other roles' pods are in none (-1).
+	GroupOf []int `json:"groupOf,omitempty"`
 	// GangDomain is the smallest domain holding the whole gang (a node's name at tier 0), at GangTier.
 	GangDomain   string `json:"gangDomain"`
 	GangTier     int    `json:"gangTier"`
@@ -48,36 +51,67 @@ type TierUse struct {
 }
 
 // plan turns a candidate into a Plan: ranks in depth-first node order, so each PP group sits in one block.
+// With roles, the other roles' pods are placed next to the main role's (placeOthers) and ranks follow the
+// roles' order; nil when they fit nowhere within the hard limit.
 func (sn *snapshot) plan(c *candidate) *Plan {
 	f, s := sn.f, sn.s
 	picks := slices.Clone(c.picks)
 	slices.SortFunc(picks, func(a, b pick) int { return int(a.node - b.node) })
-	p := &Plan{Gang: s.g.Name, Ranks: make([]string, 0, s.m), Fit: c.fit}
+	p := &Plan{Gang: s.g.Name, Ranks: make([]string, 0, s.g.Pods), Fit: c.fit}
 	idx := make([]int32, 0, s.m)
 	for _, pk := range picks {
 		for range pk.pods {
-			p.Ranks = append(p.Ranks, f.nodes[pk.node])
 			idx = append(idx, pk.node)
 		}
 	}
-	if c.node >= 0 {
-		p.GangDomain, p.GangTier = f.nodes[c.node], 0
-		p.FreeLeft = int64(sn.slots[c.node]) - int64(s.m)
+	node, dom, counts := c.node, c.dom, c.counts
+	all := idx
+	if len(s.others) > 0 {
+		scope := dom
+		if node >= 0 {
+			scope = -(node + 2)
+		}
+		others, final, ok := sn.placeOthers(scope, picks)
+		if !ok {
+			return nil
+		}
+		all = nil
+		for i, r := range s.g.Roles {
+			nodes := others[i]
+			if i == s.main {
+				nodes = idx
+			}
+			for j, n := range nodes {
+				all = append(all, n)
+				p.Roles = append(p.Roles, r.Name)
+				if i == s.main {
+					p.GroupOf = append(p.GroupOf, j/s.p)
+				} else {
+					p.GroupOf = append(p.GroupOf, -1)
+				}
+			}
+		}
+		if final >= 0 {
+			node, dom = -1, final
+			counts, _ = sn.counts(dom, distinctPicks(all), nil)
+		}
+	}
+	for _, n := range all {
+		p.Ranks = append(p.Ranks, f.nodes[n])
+	}
+	if node >= 0 {
+		p.GangDomain, p.GangTier = f.nodes[node], 0
+		p.FreeLeft = int64(sn.slots[node]) - int64(s.m)
 	} else {
-		dd := &f.domains[c.dom]
+		dd := &f.domains[dom]
 		p.GangDomain, p.GangTier = dd.name, dd.tier
-		p.FreeLeft = sn.domSlots(c.dom) - int64(s.m)
-		for i, n := range c.counts {
-			l := len(c.counts) - 1 - i
+		p.FreeLeft = sn.domSlots(dom) - int64(s.m)
+		for i, n := range counts {
+			l := len(counts) - 1 - i
 			p.Used = append(p.Used, TierUse{Tier: f.levels[l], Name: f.TierName(f.levels[l]), Domains: n})
 		}
 	}
 	p.GangTierName = f.TierName(p.GangTier)
-	for _, r := range s.g.Roles {
-		for range r.Pods {
-			p.Roles = append(p.Roles, r.Name)
-		}
-	}
 	for g := range s.groups {
 		part := idx[g*s.p : (g+1)*s.p]
 		d := f.lca(slices.Min(part), slices.Max(part))
@@ -89,12 +123,38 @@ func (sn *snapshot) plan(c *candidate) *Plan {
 		p.GroupTier = max(p.GroupTier, tier)
 	}
 	p.GroupTierName = f.TierName(p.GroupTier)
-	if c.node < 0 && f.anyDegraded {
-		for _, d := range f.degradedUsed(c.dom, idx) {
+	if node < 0 && f.anyDegraded {
+		for _, d := range f.degradedUsed(dom, all) {
 			p.DegradedUplinks += int(f.domains[d].degraded)
 		}
 	}
 	p.Explanation = sn.explain(p)
+	return p
+}
+
+// distinctPicks returns one pick per distinct node of nodes, in node order, with its number of pods.
+func distinctPicks(nodes []int32) []pick {
+	sorted := slices.Sorted(slices.Values(nodes))
+	var out []pick
+	for _, n := range sorted {
+		if k := len(out); k > 0 && out[k-1].node == n {
+			out[k-1].pods++
+			continue
+		}
+		out = append(out, pick{node: n, pods: 1})
+	}
+	return out
+}
+
+// search returns the best plan (nil when there is none): the strict pass, then for a gang of several roles
+// that found nothing the loose one (roles.go).
+func (sn *snapshot) search() *Plan {
+	p := sn.best()
+	if p == nil && len(sn.s.others) > 0 {
+		sn.loose = true
+		p = sn.best()
+		sn.loose = false
+	}
 	return p
 }
 
@@ -103,13 +163,13 @@ func (sn *snapshot) plan(c *candidate) *Plan {
 // would use and this one does not (Plan.Avoided). Both searches get the same budget for exact fills.
 func (sn *snapshot) decide() *Plan {
 	spent := sn.exactSpent
-	p := sn.best()
+	p := sn.search()
 	if p == nil || p.GangTier == 0 || !sn.f.anyDegraded {
 		return p
 	}
 	after := sn.exactSpent
 	sn.exactSpent, sn.blind = spent, true
-	alt := sn.best()
+	alt := sn.search()
 	sn.exactSpent, sn.blind = after, false
 	if alt == nil || alt.DegradedUplinks <= p.DegradedUplinks {
 		return p
@@ -167,7 +227,7 @@ func uplinks(n int) string {
 func (sn *snapshot) explain(p *Plan) string {
 	s := sn.s
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d pods in %s %s (tier %d, the lowest that holds them", s.m, p.GangTierName, p.GangDomain, p.GangTier)
+	fmt.Fprintf(&b, "%d pods in %s %s (tier %d, the lowest that holds them", len(p.Ranks), p.GangTierName, p.GangDomain, p.GangTier)
 	if s.hard != noCap {
 		fmt.Fprintf(&b, "; hard limit tier %d", s.hard)
 	}
@@ -197,6 +257,9 @@ func (sn *snapshot) explain(p *Plan) string {
 		} else {
 			fmt.Fprintf(&b, "; %s lost to healthier domains at the same tiers", strings.Join(parts, ", "))
 		}
+	}
+	if len(s.others) > 0 {
+		fmt.Fprintf(&b, "; roles planned with their own requests, %s the largest", s.g.Roles[s.main].Name)
 	}
 	fmt.Fprintf(&b, "; %d more such pods fit there", p.FreeLeft)
 	if len(p.Victims) > 0 {

@@ -40,6 +40,9 @@ type snapshot struct {
 	// blind makes the search ignore degraded uplinks (key 4 of the ladder): the choice it would make without
 	// them, which the plan's explanation compares with.
 	blind bool
+	// loose lets a gang of several roles take a domain without room for its other roles' pods beside the
+	// main role's: the pass after the strict one found nothing (roles.go).
+	loose bool
 }
 
 // newSnapshot computes the slots of every node for s from the cluster's free resources.

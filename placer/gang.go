@@ -90,9 +90,13 @@ type Gang struct {
 	NeverPreempts bool
 	// Request is what each pod requests, when they all request the same.
 	Request placement.Resources
-	// Roles, when pods request different resources (a launcher and its workers), are the runs of consecutive
-	// ranks with one request each; placement then fits every pod for the element-wise largest of them.
+	// Roles, when pods request different resources (a launcher and its workers), group the pods with one
+	// request each, in the order of their first rank; placement plans every pod with its own role's request,
+	// the DP x PP groups being the largest role's (placement.Gang.MainRole).
 	Roles []placement.Role
+	// order lists, with roles, the pods' indices in Pods role by role (each role's in rank order): the order
+	// of placement's ranks, which inRankOrder turns back.
+	order []int
 	// PodGroup is the gang's PodGroup object, when it has one.
 	PodGroup *unstructured.Unstructured
 	// Complete is when the gang's last pod was created.
@@ -184,7 +188,7 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 			return nil, fault("%v", err)
 		}
 	}
-	if g.DP > 0 && g.PP > 0 && g.DP*g.PP != g.MinMember {
+	if g.DP > 0 && g.PP > 0 && g.DP*g.PP > g.MinMember {
 		return nil, fault("DP x PP = %d x %d = %d, but minMember is %d", g.DP, g.PP, g.DP*g.PP, g.MinMember)
 	}
 	return g, nil
@@ -222,7 +226,8 @@ func (g *Gang) readVolcano(pg *unstructured.Unstructured) error {
 }
 
 // Validate checks a gang with at least MinMember pods: exactly MinMember pods, ranks 0 … M-1 each once (from
-// the rank label, or the pods' names in order when no pod has one), one request for all; it sorts Pods by rank.
+// the rank label, or the pods' names in order when no pod has one); it sorts Pods by rank and groups them into
+// roles by request (readRoles).
 func (g *Gang) Validate() error {
 	fault := func(format string, args ...any) error {
 		return &FaultError{Gang: g.Key, Fault: fmt.Sprintf(format, args...)}
@@ -254,19 +259,60 @@ func (g *Gang) Validate() error {
 		}
 		g.Pods = byRank
 	}
-	g.Request, g.Roles = nil, nil
-	for _, p := range g.Pods {
+	return g.readRoles()
+}
+
+// readRoles groups the pods (in rank order) by request: pods with identical requests form a role, roles in
+// the order of their first rank, each named after its first pod. One request for all is no roles. DP x PP
+// must be the number of pods, or with roles the largest role's.
+func (g *Gang) readRoles() error {
+	g.Request, g.Roles, g.order = nil, nil, nil
+	var members [][]int
+	for i, p := range g.Pods {
 		req := PodRequest(p)
-		if n := len(g.Roles); n > 0 && maps.Equal(req, g.Roles[n-1].Request) {
-			g.Roles[n-1].Pods++
-			continue
+		j := slices.IndexFunc(g.Roles, func(r placement.Role) bool { return maps.Equal(r.Request, req) })
+		if j < 0 {
+			j = len(g.Roles)
+			g.Roles = append(g.Roles, placement.Role{Name: p.Name, Request: req})
+			members = append(members, nil)
 		}
-		g.Roles = append(g.Roles, placement.Role{Name: p.Name, Pods: 1, Request: req})
+		g.Roles[j].Pods++
+		members[j] = append(members[j], i)
 	}
 	if len(g.Roles) == 1 {
 		g.Request, g.Roles = g.Roles[0].Request, nil
+		if g.DP > 0 && g.PP > 0 && g.DP*g.PP != len(g.Pods) {
+			return &FaultError{Gang: g.Key, Fault: fmt.Sprintf("DP x PP = %d x %d = %d, but minMember is %d", g.DP, g.PP, g.DP*g.PP, len(g.Pods))}
+		}
+		return nil
+	}
+	for _, m := range members {
+		g.order = append(g.order, m...)
+	}
+	main := g.Roles[(&placement.Gang{Roles: g.Roles}).MainRole()]
+	if g.DP > 0 && g.PP > 0 && g.DP*g.PP != main.Pods {
+		return &FaultError{Gang: g.Key, Fault: fmt.Sprintf("DP x PP = %d x %d = %d, but the largest role (pods like %s) has %d pods",
+			g.DP, g.PP, g.DP*g.PP, main.Name, main.Pods)}
 	}
 	return nil
+}
+
+// inRankOrder turns a plan of a gang with roles, whose ranks follow the roles (order), into the pods' rank
+// order: Ranks[i], Roles[i] and GroupOf[i] then belong to Pods[i].
+func (g *Gang) inRankOrder(p *placement.Plan) {
+	if g.order == nil || len(p.Ranks) != len(g.order) {
+		return
+	}
+	ranks, roles, groups := slices.Clone(p.Ranks), slices.Clone(p.Roles), slices.Clone(p.GroupOf)
+	for i, pod := range g.order {
+		p.Ranks[pod] = ranks[i]
+		if i < len(roles) {
+			p.Roles[pod] = roles[i]
+		}
+		if i < len(groups) {
+			p.GroupOf[pod] = groups[i]
+		}
+	}
 }
 
 // agreeInt reads an integer label that every pod must give alike (or none); 0 when absent.

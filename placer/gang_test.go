@@ -78,6 +78,12 @@ func TestNewGangAndValidate(t *testing.T) {
 	mixed[1] = pod("g-1", 4, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "1"}, nil)
 	twice := pods("g", 2, false, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "0"}, nil)
 	dpOff := pods("g", 2, true, map[string]string{GangLabel: "g", PPLabel: "2"}, nil)
+	// A launcher (1 GPU) at rank 2 among four 8-GPU workers, DP 2 x PP 2: the workers are one role, wherever
+	// their ranks.
+	interleaved := pods("g", 5, true, map[string]string{GangLabel: "g", SizeLabel: "5", DPLabel: "2", PPLabel: "2"}, nil)
+	interleaved[2] = pod("g-2", 1, map[string]string{GangLabel: "g", SizeLabel: "5", DPLabel: "2", PPLabel: "2", RankLabel: "2"}, nil)
+	threeWorkers := pods("g", 4, true, map[string]string{GangLabel: "g", SizeLabel: "4", DPLabel: "2", PPLabel: "2"}, nil)
+	threeWorkers[0] = pod("g-0", 1, map[string]string{GangLabel: "g", SizeLabel: "4", DPLabel: "2", PPLabel: "2", RankLabel: "0"}, nil)
 	dpOff[0].Labels[DPLabel], dpOff[1].Labels[DPLabel] = "1", "2"
 	koord := map[string]string{KoordinatorGangName: "g", KoordinatorMinAvailable: "4",
 		KoordinatorTopology: `{"gatherStrategy":[{"layer":"SpineLayer","strategy":"PreferGather"},{"layer":"BlockLayer","strategy":"MustGather"}]}`}
@@ -117,6 +123,8 @@ func TestNewGangAndValidate(t *testing.T) {
 		{name: "rank twice", form: FormLabels, pods: twice, min: 2, fault: "rank 0 is given twice"},
 		{name: "rank out of range", form: FormLabels, pods: pods("g", 2, false, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "5"}, nil), min: 2, fault: "has rank \"5\""},
 		{name: "different requests make roles", form: FormLabels, pods: mixed, min: 2, roles: []int{1, 1}},
+		{name: "pods with one request form a role wherever their ranks", form: FormLabels, pods: interleaved, min: 5, dp: 2, pp: 2, roles: []int{4, 1}},
+		{name: "DP x PP against the largest role", form: FormLabels, pods: threeWorkers, min: 4, fault: "DP x PP = 2 x 2 = 4, but the largest role (pods like g-1) has 3 pods"},
 		{name: "one request, no roles", form: FormLabels, pods: pods("g", 3, true, map[string]string{GangLabel: "g", SizeLabel: "3"}, nil), min: 3},
 		{name: "ranks reorder pods", form: FormLabels, min: 2, rankPods: []string{"b", "a"}, pods: []*corev1.Pod{
 			pod("a", 8, map[string]string{GangLabel: "g", SizeLabel: "2", RankLabel: "1"}, nil),

@@ -139,7 +139,8 @@ type podSpec struct {
 	annotations map[string]string
 	class       string
 	gated       bool
-	node        string // bound at creation (a pod already running)
+	gates       []string // scheduling gates of others, besides the placer's
+	node        string   // bound at creation (a pod already running)
 }
 
 // addPod creates a pod.
@@ -153,6 +154,9 @@ func (b *bed) addPod(s podSpec) *corev1.Pod {
 	}
 	if s.gated {
 		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: Gate}}
+	}
+	for _, g := range s.gates {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
 	}
 	b.create(p)
 	return p

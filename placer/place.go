@@ -3,6 +3,7 @@ package placer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -26,13 +27,23 @@ func (r *Reconciler) place(ctx context.Context, st *Snapshot, g *Gang, plan *pla
 			delete(st.reserved, n)
 		}
 	}
+	// The chosen nodes are reserved before any pod is pinned or ungated: between ungating and binding no
+	// other pod may take them (the pods tolerate the taint; pin adds the toleration).
+	if err := r.reserveAll(ctx, st, g.Key, plan.Ranks); err != nil {
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonRetrying, "Reserve", "gang %s stays gated: %v", g.Key, err)
+		log.Warn("cannot reserve the chosen nodes; the gang stays gated", "err", err)
+		return soon
+	}
 	per := len(plan.Ranks) / max(len(plan.Groups), 1)
 	pinRank := func(rank int) error {
 		p := g.Pods[rank]
 		node := plan.Ranks[rank]
 		d := Decision{Gang: g.Key, Node: node, Rank: rank, GangDomain: plan.GangDomain, GangTier: plan.GangTier,
 			GroupTier: plan.GroupTier, Explanation: plan.Explanation}
-		if len(plan.Groups) > 0 {
+		switch {
+		case len(plan.GroupOf) > rank && plan.GroupOf[rank] >= 0 && plan.GroupOf[rank] < len(plan.Groups):
+			d.GroupDomain = plan.Groups[plan.GroupOf[rank]]
+		case len(plan.GroupOf) == 0 && len(plan.Groups) > 0:
 			d.GroupDomain = plan.Groups[min(rank/max(per, 1), len(plan.Groups)-1)]
 		}
 		if rank == 0 {
@@ -129,13 +140,9 @@ func (r *Reconciler) preempt(ctx context.Context, st *Snapshot, g *Gang, plan *p
 		log.Info("eviction refused; retrying later", "victims", plan.Victims, "err", err)
 		return waiting
 	}
-	until := st.now.Add(r.ReservationTimeout)
-	for _, n := range slices.Compact(slices.Sorted(slices.Values(plan.Ranks))) {
-		if err := reserve(ctx, r.Client, n, g.Key, until); err != nil {
-			log.Warn("cannot reserve a node", "node", n, "err", err)
-			return soon
-		}
-		st.reserved[n] = Reservation{Node: n, Gang: g.Key, Until: until}
+	if err := r.reserveAll(ctx, st, g.Key, plan.Ranks); err != nil {
+		log.Warn("cannot reserve the chosen nodes", "err", err)
+		return soon
 	}
 	if err := evictAll(ctx, r.Core, victims, false); err != nil {
 		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonEvictRefused, "Preempt", "gang %s: evicting %s: %v", g.Key, strings.Join(plan.Victims, ","), err)
@@ -151,9 +158,22 @@ func (r *Reconciler) preempt(ctx context.Context, st *Snapshot, g *Gang, plan *p
 		}
 	}
 	r.event(r.gangObject(g), corev1.EventTypeNormal, ReasonPreempting, "Preempt", "evicted gangs %s (%d pods); nodes %s reserved until %s",
-		strings.Join(plan.Victims, ","), len(victims), strings.Join(st.reservedFor(g.Key), ","), until.UTC().Format("15:04:05Z"))
+		strings.Join(plan.Victims, ","), len(victims), strings.Join(st.reservedFor(g.Key), ","), st.now.Add(r.ReservationTimeout).UTC().Format("15:04:05Z"))
 	log.Info("preempting", "victims", plan.Victims, "pods", len(victims), "reserved", st.reservedFor(g.Key))
 	return soon
+}
+
+// reserveAll reserves the nodes (with repeats) for gang until ReservationTimeout from now, a deadline already
+// set for the gang moved to that time, and records them in st so that later gangs of the pass avoid them.
+func (r *Reconciler) reserveAll(ctx context.Context, st *Snapshot, gang string, nodes []string) error {
+	until := st.now.Add(r.ReservationTimeout)
+	for _, n := range slices.Compact(slices.Sorted(slices.Values(nodes))) {
+		if err := reserve(ctx, r.Client, n, gang, until); err != nil {
+			return fmt.Errorf("reserving node %s for gang %s: %w", n, gang, err)
+		}
+		st.reserved[n] = Reservation{Node: n, Gang: gang, Until: until}
+	}
+	return nil
 }
 
 // releaseDone releases reservations whose gang has bound (every live pod has a node), is gone, or whose time

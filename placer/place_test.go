@@ -72,25 +72,38 @@ func (b *bed) gangObjectName(gang string, podGroup bool) string {
 	return gang + "-0"
 }
 
-// testGangWithRoles: a launcher (1 GPU) and three workers (4 GPUs) are one gang with two roles. Each pod is
-// planned for the larger request, so the gang needs a whole unit: unit-b, since a1 is busy.
+// testGangWithRoles: an MPIJob-style gang, a launcher (1 GPU) and four workers (8 GPUs, DP 2 x PP 2), in a
+// PodGroup of 5. Each pod is planned with its own request, so unit-a, four empty nodes and a5 with one GPU
+// free, holds it: the launcher on a5, the workers' PP groups in the unit; planned with the workers' request
+// for every pod, the gang would need five whole nodes, unit-b's.
 func testGangWithRoles(t *testing.T) {
 	b := newBed(t)
-	units := map[string][]string{"roles-unit-a": {"roles-a1", "roles-a2"}, "roles-unit-b": {"roles-b1", "roles-b2"}}
+	units := map[string][]string{"roles-unit-a": {"roles-a1", "roles-a2", "roles-a3", "roles-a4", "roles-a5"},
+		"roles-unit-b": {"roles-b1", "roles-b2", "roles-b3", "roles-b4", "roles-b5"}}
 	for u, nodes := range units {
 		b.addNodes(nodes...)
 		b.addHyperNode(u, 1, "unit", nodes...)
 	}
 	b.addHyperNode("roles-leaf", 2, "leaf", "roles-unit-a", "roles-unit-b")
-	b.addPod(podSpec{name: "other", gpus: 6, node: "roles-a1"})
+	b.addPod(podSpec{name: "other", gpus: 7, node: "roles-a5"})
 	b.startPlacer()
-	for i, gpus := range []int{1, 4, 4, 4} {
-		b.addPod(podSpec{name: fmt.Sprintf("roles-%d", i), gpus: gpus, gated: true,
-			labels: map[string]string{GangLabel: "roles", SizeLabel: "4", RankLabel: fmt.Sprint(i)}})
+	b.podGroup("mpi", 5, nil)
+	labels := map[string]string{PodGroupLabel: "mpi", DPLabel: "2", PPLabel: "2"}
+	b.addPod(podSpec{name: "mpi-launcher", gpus: 1, gated: true, labels: labels})
+	for i := range 4 {
+		b.addPod(podSpec{name: fmt.Sprintf("mpi-worker-%d", i), gpus: 8, gated: true, labels: labels})
 	}
-	for _, n := range b.bound("roles", 4, 30*time.Second) {
-		if !slices.Contains(units["roles-unit-b"], n) {
-			t.Fatalf("the gang with roles bound on %s, want all of it in unit-b %v", n, units["roles-unit-b"])
+	nodes := b.bound("mpi", 5, 30*time.Second)
+	if nodes[0] != "roles-a5" {
+		t.Errorf("the launcher bound on %s, want roles-a5, the node with one GPU free", nodes[0])
+	}
+	if got, want := slices.Sorted(slices.Values(nodes[1:])), units["roles-unit-a"][:4]; !slices.Equal(got, want) {
+		t.Errorf("the workers bound on %v, want %v", got, want)
+	}
+	for _, p := range b.pods("mpi") {
+		d, _ := decisionOf(&p)
+		if want := "roles-unit-a"; p.Name == "mpi-launcher" && d.GroupDomain != "" || p.Name != "mpi-launcher" && d.GroupDomain != want {
+			t.Errorf("pod %s: group domain %q; want the workers' groups in %s, the launcher in none", p.Name, d.GroupDomain, want)
 		}
 	}
 }

@@ -76,21 +76,7 @@ func testSeedPreemptionStory(t *testing.T) {
 	}
 	b.addPod(podSpec{name: "plain", gpus: 8, class: lowClass})
 	// The scheduler tries the pod and finds no node free to it (the only free ones are reserved for the gang).
-	b.eventually(30*time.Second, "the scheduler to find pod plain unschedulable", func() (bool, string) {
-		var p corev1.Pod
-		if err := b.c.Get(b.ctx, client.ObjectKey{Namespace: b.ns, Name: "plain"}, &p); err != nil {
-			return false, err.Error()
-		}
-		if p.Spec.NodeName != "" {
-			return true, "" // bound: assertUnbound says where
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("conditions %+v", p.Status.Conditions)
-	})
+	b.unschedulable("plain")
 	assertUnbound(t, b, "plain")
 
 	b.startPlacer()

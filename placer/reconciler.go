@@ -263,6 +263,7 @@ func (r *Reconciler) handle(ctx context.Context, st *Snapshot, key string, pods 
 		return waiting
 	}
 	plan.Explanation += skippedNote(skipped)
+	g.inRankOrder(plan)
 	if len(plan.Victims) > 0 {
 		return r.preempt(ctx, st, g, plan, log)
 	}

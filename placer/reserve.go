@@ -50,10 +50,11 @@ func Toleration(gang string) corev1.Toleration {
 	return corev1.Toleration{Key: ReservedTaint, Operator: corev1.TolerationOpEqual, Value: TaintValue(gang), Effect: corev1.TaintEffectNoSchedule}
 }
 
-// reserve taints node for gang until the given time; a node already reserved for the gang keeps its deadline.
+// reserve taints node for gang until the given time; a node already reserved for the gang keeps a deadline
+// that is not earlier.
 func reserve(ctx context.Context, c client.Client, node, gang string, until time.Time) error {
 	return updateNode(ctx, c, node, func(n *corev1.Node) bool {
-		if r, ok := reservationOf(n); ok && r.Gang == gang {
+		if r, ok := reservationOf(n); ok && r.Gang == gang && !r.Until.Before(until.Truncate(time.Second)) {
 			return false
 		}
 		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == ReservedTaint })

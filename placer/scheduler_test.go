@@ -29,6 +29,8 @@ func TestOnRealScheduler(t *testing.T) {
 		{"PreemptionSafety", testPreemptionSafety},
 		{"EvictionRefusedByPDB", testEvictionRefusedByPDB},
 		{"ReservationLapses", testReservationLapses},
+		{"ReservedUntilBound", testReservedUntilBound},
+		{"ReservationLapsesUnbound", testReservationLapsesUnbound},
 		{"RestartMidway", testRestartMidway},
 		{"TreeFromClusterNetworkTopology", testTreeFromClusterNetworkTopology},
 		{"AvoidDegraded", testAvoidDegraded},

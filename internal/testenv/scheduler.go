@@ -1,15 +1,9 @@
 package testenv
 
 import (
-	"crypto/tls"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"time"
 )
 
@@ -34,57 +28,23 @@ func StartScheduler() (stop func(), err error) {
 	if err := Shared.Kubeconfig(kc); err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	log, err := os.Create(filepath.Join(dir, "kube-scheduler.log"))
+	p, err := StartProcess(bin, []string{"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
+		"--leader-elect=false", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--cert-dir", dir, "-v=2"},
+		nil, filepath.Join(dir, "kube-scheduler.log"))
 	if err != nil {
 		return nil, err
-	}
-	started := make(chan *exec.Cmd, 1)
-	startErr := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() {
-		// Pdeathsig fires when the thread that started the child ends: keep this one for good.
-		runtime.LockOSThread()
-		cmd := exec.Command(bin, "--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
-			"--leader-elect=false", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--cert-dir", dir, "-v=2")
-		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			startErr <- err
-			return
-		}
-		started <- cmd
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	var cmd *exec.Cmd
-	select {
-	case err := <-startErr:
-		return nil, fmt.Errorf("starting %s: %w", bin, err)
-	case cmd = <-started:
 	}
 	stop = func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		p.Stop()
 		_ = os.RemoveAll(dir)
 	}
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a local test server's self-signed cert
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", port))
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return stop, nil
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := p.WaitHealthy(port, 60*time.Second); err != nil {
+		stop()
+		return nil, fmt.Errorf("kube-scheduler: %w", err)
 	}
-	stop()
-	return nil, fmt.Errorf("no healthy /healthz on port %d within 60s (kube-scheduler's log was %s)", port, log.Name())
+	return stop, nil
 }

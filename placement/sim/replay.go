@@ -39,15 +39,22 @@ func (j Job) Gang() placement.Gang {
 // Replay runs the trace through placer on a fresh cluster of the given tree and nodes: at every arrival and
 // completion, queued jobs are tried in arrival order and each that fits starts (so a big job does not block
 // smaller ones). A job larger than the empty cluster is rejected on arrival; one still queued when the cluster
-// has drained is rejected too. Every placement is checked (rank count, free capacity) and measured.
-func Replay(f *placement.Fabric, nodes []placement.Node, jobs []Job, placer Placer) (Metrics, error) {
+// has drained is rejected too. Every placement is checked (rank count, free capacity) and measured, and net
+// prices its step: the job runs for its Duration stretched by the step-time slowdown against the ideal layout.
+func Replay(f *placement.Fabric, nodes []placement.Node, jobs []Job, placer Placer, net Network) (Metrics, error) {
+	if err := net.Check(); err != nil {
+		return Metrics{}, err
+	}
 	c, _, err := placement.NewCluster(f, nodes, nil)
 	if err != nil {
 		return Metrics{}, err
 	}
-	r := &replay{c: c, f: f, placer: placer, m: Metrics{Placer: placer.Name(), Jobs: len(jobs)}, m2: newMeasure(f, nodes)}
+	r := &replay{c: c, f: f, placer: placer, net: net, m: Metrics{Placer: placer.Name(), Jobs: len(jobs)}, m2: newMeasure(f, nodes)}
 	for _, n := range nodes {
 		r.totalGPUs += n.Allocatable[GPU]
+	}
+	if len(jobs) > 0 {
+		r.m.windowStart, r.m.windowEnd = jobs[0].Arrival, jobs[len(jobs)-1].Arrival
 	}
 	next := 0
 	for next < len(jobs) || len(r.queue) > 0 || r.running.Len() > 0 {
@@ -74,6 +81,7 @@ func Replay(f *placement.Fabric, nodes []placement.Node, jobs []Job, placer Plac
 		}
 	}
 	r.m.finish(r.totalGPUs)
+	r.m.sortJCT()
 	return r.m, nil
 }
 
@@ -82,13 +90,12 @@ type replay struct {
 	c         *placement.Cluster
 	f         *placement.Fabric
 	placer    Placer
+	net       Network
 	queue     []Job
 	running   ends
 	m         Metrics
 	m2        *measure
 	totalGPUs int64
-	first     float64
-	started   bool
 }
 
 // nextTime is the time of the next arrival or completion.
@@ -99,9 +106,6 @@ func (r *replay) nextTime(jobs []Job, next int) float64 {
 	}
 	if r.running.Len() > 0 && (t < 0 || r.running[0].end < t) {
 		t = r.running[0].end
-	}
-	if !r.started && t >= 0 {
-		r.first, r.started = t, true
 	}
 	return t
 }
@@ -130,12 +134,11 @@ func (r *replay) schedule(now float64) error {
 			return fmt.Errorf("%s: job %s: %w", r.placer.Name(), j.Name, err)
 		}
 		r.m.record(r.m2, slots, ranks, j, opt, now)
+		run := j.Duration * r.m.time(r.m2, r.net, ranks, j, now)
 		if err := r.c.Bind(&placement.Plan{Ranks: ranks}, g); err != nil {
 			return err
 		}
-		heap.Push(&r.running, end{now + j.Duration, j.Name})
-		r.m.lastEnd = max(r.m.lastEnd, now+j.Duration)
-		r.m.firstArrival = r.first
+		heap.Push(&r.running, end{now + run, j.Name})
 		r.m.largestLeafGang += float64(r.m2.largestLeafGang(r.c.Slots(placement.Resources{GPU: r.nodeGPUs()})))
 	}
 	r.queue = kept

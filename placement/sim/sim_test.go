@@ -20,7 +20,7 @@ func TestReplayFabricmap(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := Generate(TraceSpec{Jobs: 400, Seed: 3, MaxPods: 64}, 256*8, 8)
-	m, err := Replay(f, nodes, jobs, Fabricmap{})
+	m, err := Replay(f, nodes, jobs, Fabricmap{}, Generic)
 	if err != nil {
 		t.Fatal(err)
 	}

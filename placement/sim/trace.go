@@ -24,6 +24,31 @@ type Job struct {
 	// Priority and Preemptible are carried to the gang (the replay does not preempt).
 	Priority    int32 `json:"priority,omitempty"`
 	Preemptible bool  `json:"preemptible,omitempty"`
+	// Step is what one training step does (DefaultStep when ComputeSeconds is 0); Duration is the run time at
+	// the ideal placement, and a slower placement stretches it by the step-time slowdown.
+	Step
+}
+
+// Shape returns the job's DP replicas and PP stages: PP when it divides the pods, else pods / DP when DP
+// does, else one stage.
+func (j Job) Shape() (dp, pp int) {
+	pp = 1
+	switch {
+	case j.PP > 0 && j.Pods%j.PP == 0:
+		pp = j.PP
+	case j.DP > 0 && j.Pods%j.DP == 0:
+		pp = j.Pods / j.DP
+	}
+	return j.Pods / pp, pp
+}
+
+// step returns the job's step, DefaultStep when it gives no compute time.
+func (j Job) step() Step {
+	if j.ComputeSeconds > 0 {
+		return j.Step
+	}
+	_, pp := j.Shape()
+	return DefaultStep(j.GPUsPerPod, pp)
 }
 
 // GPUs is the job's total GPU request.
@@ -42,7 +67,10 @@ type TraceSpec struct {
 
 // Generate returns a seeded synthetic trace for a cluster of totalGPUs GPUs in nodes of gpusPerNode: 40 % single
 // pods of 1, 2, 4 or 8 GPUs, the rest gangs of whole-node pods (2 to MaxPods, small ones likelier) split into
-// PP groups of 1, 2, 4 or 8; durations exponential around an hour; Poisson arrivals at the offered load.
+// PP groups of 1, 2, 4 or 8; durations exponential around an hour; Poisson arrivals at the offered load. Each
+// job trains a model (from a second random stream, so the shapes and times do not depend on it): 1.3 or 7
+// billion parameters for a single pod, 7, 13, 34 or 70 billion for a gang, with bf16 gradients split over the
+// pod's GPUs and the PP stages, 1 to 4 s of compute a step and 16, 32 or 64 MB of activations per microbatch.
 func Generate(s TraceSpec, totalGPUs, gpusPerNode int64) []Job {
 	if s.Load <= 0 {
 		s.Load = 0.9
@@ -51,6 +79,7 @@ func Generate(s TraceSpec, totalGPUs, gpusPerNode int64) []Job {
 		s.MaxPods = 128
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, s.Seed+1))
+	models := rand.New(rand.NewPCG(s.Seed^0x5eed5eed, s.Seed+2))
 	jobs := make([]Job, s.Jobs)
 	var work float64
 	for i := range jobs {
@@ -69,6 +98,7 @@ func Generate(s TraceSpec, totalGPUs, gpusPerNode int64) []Job {
 			}
 			j.DP = j.Pods / j.PP
 		}
+		j.Step = modelStep(models, j)
 		j.Priority = int32(rng.IntN(3))
 		j.Preemptible = j.Priority == 0
 		work += float64(j.GPUs()) * j.Duration
@@ -84,6 +114,21 @@ func Generate(s TraceSpec, totalGPUs, gpusPerNode int64) []Job {
 		jobs[i].Arrival = t
 	}
 	return jobs
+}
+
+// modelStep draws the step of a generated job.
+func modelStep(rng *rand.Rand, j Job) Step {
+	params := []float64{7e9, 13e9, 34e9, 70e9}
+	if j.Pods == 1 {
+		params = []float64{1.3e9, 7e9}
+	}
+	_, pp := j.Shape()
+	return Step{
+		ComputeSeconds:  1 + 3*rng.Float64(),
+		GradientBytes:   2 * params[rng.IntN(len(params))] / float64(j.GPUsPerPod*int64(pp)),
+		ActivationBytes: []float64{16e6, 32e6, 64e6}[rng.IntN(3)],
+		Microbatches:    4 * pp,
+	}
 }
 
 func pickWeighted(rng *rand.Rand, w []int) int {

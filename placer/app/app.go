@@ -40,7 +40,7 @@ func flags(args []string) (*options, error) {
 	fs.StringVar(&c.LeaderElectionID, "leader-election-id", "fabricmap-placer", "name of the leader-election Lease")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
 	fs.StringVar(&c.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
-	fs.DurationVar(&c.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+placer.ReservedTaint+") for a gang that preempted and has not bound yet")
+	fs.DurationVar(&c.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+placer.ReservedTaint+") for a placed gang that has not bound yet (set before its pods are ungated, or when it preempts)")
 	fs.DurationVar(&c.Resync, "resync", 30*time.Second, "longest time between two passes over the gated gangs (unplaceable gangs are retried at least this often)")
 	fs.DurationVar(&c.Retry, "retry", 2*time.Second, "time to the next pass while a gang waits for evicted pods to leave or after a failed write")
 	fs.BoolVar(&c.Preemption.Enabled, "preemption-enabled", true, "evict whole lower-priority gangs whose pods all carry "+placer.PreemptibleLabel+"=true when a gang does not fit otherwise")

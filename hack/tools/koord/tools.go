@@ -1,0 +1,8 @@
+//go:build tools
+
+// Package tools pins Koordinator's scheduler, built from source by hack/install-koord.sh.
+package tools
+
+import (
+	_ "github.com/koordinator-sh/koordinator/cmd/koord-scheduler"
+)
