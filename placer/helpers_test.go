@@ -342,14 +342,17 @@ func (b *bed) startPlacerOptions(o Config) (stop func()) {
 
 var crdOnce sync.Once
 
-// installPodGroupCRD installs minimal scheduler-plugins and Volcano PodGroup CRDs (spec kept as is) once.
+// installPodGroupCRD installs minimal scheduler-plugins, Koordinator (legacy group) and Volcano PodGroup CRDs
+// (spec kept as is) once.
 func installPodGroupCRD(t *testing.T) {
 	t.Helper()
 	crdOnce.Do(func() {
-		for _, gvk := range []schema.GroupVersionKind{PodGroupGVK, VolcanoPodGroupGVK} {
+		for _, gvk := range []schema.GroupVersionKind{PodGroupGVK, LegacyPodGroupGVK, VolcanoPodGroupGVK} {
 			crd := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-				"metadata": map[string]any{"name": "podgroups." + gvk.Group},
+				// *.k8s.io groups are protected: Koordinator's PodGroup CRD carries such an annotation too.
+				"metadata": map[string]any{"name": "podgroups." + gvk.Group,
+					"annotations": map[string]any{"api-approved.kubernetes.io": "unapproved, a PodGroup for tests"}},
 				"spec": map[string]any{
 					"group": gvk.Group, "scope": "Namespaced",
 					"names": map[string]any{"plural": "podgroups", "singular": "podgroup", "kind": "PodGroup", "listKind": "PodGroupList"},

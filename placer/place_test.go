@@ -15,11 +15,13 @@ func testGangBoundWherePlanned(t *testing.T) {
 		labels      map[string]string
 		annotations map[string]string
 		podGroup    bool
+		koordinator bool           // the PodGroup in Koordinator's group (scheduling.sigs.k8s.io)
 		volcano     map[string]any // a Volcano PodGroup's spec
 	}{
 		{form: "labels", labels: map[string]string{GangLabel: "g", DPLabel: "2", PPLabel: "2"}},
 		{form: "podgroup", labels: map[string]string{PodGroupLabel: "g", DPLabel: "2", PPLabel: "2"}, podGroup: true},
 		{form: "podgroup-legacy-label", labels: map[string]string{PodGroupLabelLegacy: "g"}, podGroup: true},
+		{form: "koordinator-podgroup", labels: map[string]string{PodGroupLabelLegacy: "g"}, koordinator: true},
 		{form: "koordinator", labels: map[string]string{PPLabel: "2"},
 			annotations: map[string]string{KoordinatorGangName: "g", KoordinatorMinAvailable: "4",
 				KoordinatorTopology: `{"gatherStrategy":[{"layer":"unit","strategy":"MustGather"}]}`}},
@@ -41,6 +43,9 @@ func testGangBoundWherePlanned(t *testing.T) {
 			if tc.podGroup {
 				b.podGroup("g", 4, nil)
 			}
+			if tc.koordinator {
+				b.podGroupOf(LegacyPodGroupGVK, "g", map[string]any{"minMember": int64(4)}, nil)
+			}
 			if tc.volcano != nil {
 				b.podGroupOf(VolcanoPodGroupGVK, "g", tc.volcano, nil)
 			}
@@ -59,7 +64,7 @@ func testGangBoundWherePlanned(t *testing.T) {
 			if d.GangDomain != p+"unit-b" || d.GangTier != 1 || d.Explanation == "" {
 				t.Errorf("decision %+v: want gang domain %sunit-b at tier 1 with an explanation", d, p)
 			}
-			b.event(b.gangObjectName("g", tc.podGroup || tc.volcano != nil), ReasonPlaced, "ranks 0-3", 10*time.Second)
+			b.event(b.gangObjectName("g", tc.podGroup || tc.koordinator || tc.volcano != nil), ReasonPlaced, "ranks 0-3", 10*time.Second)
 		})
 	}
 }

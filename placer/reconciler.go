@@ -27,6 +27,10 @@ import (
 // PodGroupGVK is the scheduler-plugins PodGroup the placer reads minMember from.
 var PodGroupGVK = schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "PodGroup"}
 
+// LegacyPodGroupGVK is the PodGroup of Koordinator (v1.7 keeps its own copy of the scheduler-plugins types in
+// this group) and of scheduler-plugins before v0.28: pods join it with PodGroupLabelLegacy.
+var LegacyPodGroupGVK = schema.GroupVersionKind{Group: "scheduling.sigs.k8s.io", Version: "v1alpha1", Kind: "PodGroup"}
+
 // VolcanoPodGroupGVK is Volcano's PodGroup (minMember and networkTopology).
 var VolcanoPodGroupGVK = schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"}
 
@@ -170,25 +174,32 @@ func (r *Reconciler) order(gangs map[string][]*corev1.Pod) []string {
 	return out
 }
 
-// podGroup reads the gang's PodGroup (scheduler-plugins' or Volcano's); nil when it (or its CRD) does not exist.
+// podGroup reads the gang's PodGroup (scheduler-plugins', Koordinator's or Volcano's); nil when it (or its CRD)
+// does not exist. A pod that joins by PodGroupLabelLegacy names a PodGroup of LegacyPodGroupGVK (Koordinator)
+// or, failing that, of PodGroupGVK.
 func (r *Reconciler) podGroup(ctx context.Context, key string, pods []*corev1.Pod) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	switch _, form := GangOf(pods[0]); form {
-	case FormPodGroup:
-		u.SetGroupVersionKind(PodGroupGVK)
-	case FormVolcano:
-		u.SetGroupVersionKind(VolcanoPodGroupGVK)
-	default:
-		return nil, nil
+	var kinds []schema.GroupVersionKind
+	switch _, form := GangOf(pods[0]); {
+	case form == FormPodGroup && pods[0].Labels[PodGroupLabel] == "":
+		kinds = []schema.GroupVersionKind{LegacyPodGroupGVK, PodGroupGVK}
+	case form == FormPodGroup:
+		kinds = []schema.GroupVersionKind{PodGroupGVK}
+	case form == FormVolcano:
+		kinds = []schema.GroupVersionKind{VolcanoPodGroupGVK}
 	}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: pods[0].Namespace, Name: key[len(pods[0].Namespace)+1:]}, u)
-	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-		return nil, nil
+	for _, gvk := range kinds {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: pods[0].Namespace, Name: key[len(pods[0].Namespace)+1:]}, u)
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading PodGroup %s (%s): %w", key, gvk.Group, err)
+		}
+		return u, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading PodGroup %s: %w", key, err)
-	}
-	return u, nil
+	return nil, nil
 }
 
 // handle moves one gated gang as far as it can go in this pass.
