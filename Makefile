@@ -17,7 +17,6 @@ help: ## list targets
 
 tools: ## build the pinned etcd, kube-apiserver, kube-scheduler, helm, controller-gen, kueue and koord-scheduler into bin/ (cached)
 	@hack/install-tools.sh
-	@hack/install-koord.sh
 
 build: ## build fabricmap's binaries into bin/
 	go build -buildvcs=auto -o $(BIN)/ ./cmd/...

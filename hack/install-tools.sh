@@ -2,11 +2,12 @@
 # install-tools.sh builds the pinned tools fabricmap's tests and demo need, from Go module sources,
 # into a git-ignored cache (bin/ by default). A tool already built at its pinned version is reused.
 #
-#   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen] [kueue]
+#   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen] [kueue] [koord]
 #                         [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
 #
 # With no argument it installs what `make test` needs (kube-scheduler too: the placer's tests bind pods with it;
-# kueue: test/kueue runs Kueue's controller manager on fabricmap's Kueue Topology). Progress goes to stderr
+# kueue: test/kueue runs Kueue's controller manager on fabricmap's Kueue Topology; koord: koord-scheduler and
+# the CRDs of Koordinator's module, for test/koordinator). Progress goes to stderr
 # because a cold build takes minutes.
 # `node` is the set a real kubelet-backed cluster (testenv.StartKubeletCluster) needs on top of that: kubelet,
 # kube-controller-manager and kube-proxy (and etcd, kube-apiserver, kube-scheduler), and kubectl, through which
@@ -25,6 +26,8 @@ HELM_BUILD=r2
 CONTROLLER_GEN_VERSION=v0.23.0
 # KUEUE_VERSION must match the require line of hack/tools/kueue/go.mod (checked before building).
 KUEUE_VERSION=v0.15.0
+# KOORD_VERSION must match the require line of hack/tools/koord/go.mod (checked before building).
+KOORD_VERSION=v1.7.0
 
 mkdir -p "$BIN/k8s"
 log() { printf '[install-tools] %s\n' "$*" >&2; }
@@ -94,6 +97,31 @@ kueue_out() {
     -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" \
     -o "$1" sigs.k8s.io/kueue/cmd/kueue)
 }
+# koord_module checks that hack/tools/koord pins Koordinator at KOORD_VERSION; its replace lines hold
+# Koordinator's Kubernetes 1.28 set apart from fabricmap's.
+koord_module() {
+  local pinned
+  pinned=$(cd "$root/hack/tools/koord" && go list -m -f '{{.Version}}' github.com/koordinator-sh/koordinator)
+  [[ $pinned == "$KOORD_VERSION" ]] ||
+    { log "hack/tools/koord/go.mod pins Koordinator $pinned, this script $KOORD_VERSION"; exit 1; }
+}
+koord_scheduler_out() {
+  koord_module
+  (cd "$root/hack/tools/koord" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+    -o "$1" github.com/koordinator-sh/koordinator/cmd/koord-scheduler)
+}
+# koord_crds_out copies the CRDs Koordinator's module ships (config/crd/bases) into the folder $1.
+koord_crds_out() {
+  koord_module
+  local dir
+  dir=$(cd "$root/hack/tools/koord" && go mod download -json "github.com/koordinator-sh/koordinator@$KOORD_VERSION" |
+    sed -n -E 's/^[[:space:]]*"Dir": "(.*)",?$/\1/p')
+  [[ -d $dir/config/crd/bases ]] || { log "no config/crd/bases in Koordinator $KOORD_VERSION ($dir)"; exit 1; }
+  rm -rf "$1"
+  mkdir "$1"
+  cp "$dir"/config/crd/bases/*.yaml "$1/"
+  chmod u+w "$1"/*.yaml
+}
 cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
 
 tools=()
@@ -103,7 +131,7 @@ for a in "$@"; do
     *) tools+=("$a") ;;
   esac
 done
-[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue)
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue koord)
 for t in "${tools[@]}"; do
   case $t in
     etcd) build etcd "$ETCD_VERSION" etcd_out ;;
@@ -116,6 +144,10 @@ for t in "${tools[@]}"; do
     helm) build helm "$HELM_VERSION-$HELM_BUILD" helm_out ;;
     controller-gen) build controller-gen "$CONTROLLER_GEN_VERSION" cgen_out ;;
     kueue) build kueue "$KUEUE_VERSION" kueue_out ;;
+    koord)
+      build koord-scheduler "$KOORD_VERSION" koord_scheduler_out
+      build koord-crds "$KOORD_VERSION" koord_crds_out
+      ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

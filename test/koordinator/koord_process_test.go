@@ -14,22 +14,22 @@ import (
 )
 
 // noKoordEnv, set to 1, lets this package's tests skip when koord-scheduler is not built. Without it a missing
-// binary fails them: the run that includes them must build it first (hack/install-koord.sh).
+// binary fails them: the run that includes them must build it first (hack/install-tools.sh koord).
 const noKoordEnv = "FABRICMAP_NO_KOORD"
 
 // schedulerName is the profile koord-scheduler serves; the test's pods name it.
 const schedulerName = "koord-scheduler"
 
-// koordAsset returns bin/NAME as hack/install-koord.sh installs it, skipping the test when it is missing and
+// koordAsset returns bin/NAME as hack/install-tools.sh koord installs it, skipping the test when it is missing and
 // noKoordEnv says that is expected, failing it when it is missing otherwise.
 func koordAsset(t *testing.T, name string) string {
 	t.Helper()
 	path := filepath.Join(testenv.RepoRoot(), "bin", name)
 	if _, err := os.Stat(path); err != nil {
 		if os.Getenv(noKoordEnv) == "1" {
-			t.Skipf("SKIP: Koordinator is not built (%v) and %s=1: run `hack/install-koord.sh` to test fabricmap's ClusterNetworkTopology with koord-scheduler", err, noKoordEnv)
+			t.Skipf("SKIP: Koordinator is not built (%v) and %s=1: run `hack/install-tools.sh koord` to test fabricmap's ClusterNetworkTopology with koord-scheduler", err, noKoordEnv)
 		}
-		t.Fatalf("Koordinator's %s is missing (%v): run `hack/install-koord.sh`, or set %s=1 to skip", name, err, noKoordEnv)
+		t.Fatalf("Koordinator's %s is missing (%v): run `hack/install-tools.sh koord`, or set %s=1 to skip", name, err, noKoordEnv)
 	}
 	return path
 }

@@ -1,4 +1,4 @@
-// Module koord builds Koordinator's koord-scheduler (hack/install-koord.sh) for test/koordinator. Koordinator
+// Module koord builds Koordinator's koord-scheduler (hack/install-tools.sh koord) for test/koordinator. Koordinator
 // v1.7.0 pins Kubernetes 1.28.7 through its own replace lines, which are copied below: they cannot live next to
 // fabricmap's Kubernetes 0.37 libraries. It is never imported by fabricmap itself.
 module github.com/fabricmap/fabricmap/hack/tools/koord

@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins Koordinator's scheduler, built from source by hack/install-koord.sh.
+// Package tools pins Koordinator's scheduler, built from source by hack/install-tools.sh koord.
 package tools
 
 import (
