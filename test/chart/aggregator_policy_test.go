@@ -2,7 +2,9 @@ package chart
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/aggregator"
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
@@ -108,6 +111,39 @@ func TestAggregatorWritesOnlyItsNodeLabels(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, n.Labels); diff != "" {
 				t.Errorf("node labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The chart's admission policy lists, for each label style, the keys the aggregator writes with that style:
+// the template's fabricmap.nodeLabelKeys restates hypernodegen.StyleKeys for Helm, and this keeps the two alike.
+func TestAggregatorPolicyKeysFollowTheLabelStyle(t *testing.T) {
+	for _, style := range []string{hypernodegen.LabelStyleTopographV1, hypernodegen.LabelStyleNVIDIAV0} {
+		t.Run(style, func(t *testing.T) {
+			keys, err := hypernodegen.StyleKeys(style)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append(keys.All(), hypernodegen.LinkHealthLabel)
+			var got []string
+			for _, o := range renderRelease(t, "fabricmap", "--set", "aggregator.nodeLabels.style="+style) {
+				if o.GetKind() != "ValidatingAdmissionPolicy" || !strings.HasSuffix(o.GetName(), "-aggregator-own-labels") {
+					continue
+				}
+				vars, _, _ := unstructured.NestedSlice(o.Object, "spec", "variables")
+				for _, v := range vars {
+					if m := v.(map[string]any); m["name"] == "own" {
+						if err := json.Unmarshal([]byte(m["expression"].(string)), &got); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			slices.Sort(want)
+			slices.Sort(got)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the policy's own keys for style %s (-hypernodegen +chart):\n%s", style, diff)
 			}
 		})
 	}
