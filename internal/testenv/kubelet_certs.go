@@ -191,3 +191,32 @@ func (p *clusterPKI) writeKubeconfig(path, server, user string, kp keyPair) erro
 	}
 	return nil
 }
+
+// SelfSignedServingCert returns a PEM certificate and key for a TLS server on ips, signed by its own key, so
+// that the certificate is also the CA bundle its clients trust (a webhook configuration's caBundle).
+func SelfSignedServingCert(cn string, ips ...net.IP) (cert, key []byte, err error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating a key for %s: %w", cn, err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: cn},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:           ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		return nil, nil, fmt.Errorf("signing the certificate of %s: %w", cn, err)
+	}
+	key, err = keyPEM(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	return certPEM(der), key, nil
+}
