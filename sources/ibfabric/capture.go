@@ -74,16 +74,12 @@ type Capture struct {
 
 	rulesErr error // why the host rules did not check
 
-	// good is the last good evidence's fabric and host notes, read without mu: a poll holds mu through a long
-	// parse, and the reconcile must not wait for it.
+	// good is the last good evidence with the fabric and host notes it came from; read without mu (a poll
+	// holds mu through a long parse, and the reconcile must not wait for it). nil before the first.
 	good atomic.Pointer[goodCapture]
 
-	mu    sync.Mutex
-	notes []ib.HostNote // the host notes of input
-	file  ib.CaptureFile
-	// fabric is the parse input was made from: an unchanged file gives the same pointer back.
-	fabric *ib.Fabric
-	input  topology.Input
+	mu   sync.Mutex // one poll at a time
+	file ib.CaptureFile
 }
 
 // NewCapture returns the capture source of the file at path.
@@ -113,31 +109,35 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	if c.rulesErr != nil {
 		return topology.Input{}, fmt.Errorf("fabric capture %s: %w", c.file.Path, c.rulesErr)
 	}
+	last := c.good.Load()
+	if last == nil {
+		last = &goodCapture{}
+	}
 	fab, _, err := c.file.FabricContext(ctx)
 	if err != nil {
-		return c.input, fmt.Errorf("fabric capture: %w", err)
+		return last.input, fmt.Errorf("fabric capture: %w", err)
 	}
-	if fab == c.fabric && c.Options.ReportedNode == nil {
-		return c.input, nil
+	if fab == last.fabric && c.Options.ReportedNode == nil {
+		return last.input, nil // an unchanged file gives the same parse back
 	}
 	if len(fab.Switches) == 0 {
-		return c.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", c.file.Path)
+		return last.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", c.file.Path)
 	}
 	in, notes, err := Evidence(ctx, fab, c.Options)
 	if err != nil {
-		return c.input, fmt.Errorf("fabric capture %s: %w", c.file.Path, err)
+		return last.input, fmt.Errorf("fabric capture %s: %w", c.file.Path, err)
 	}
-	if !slices.Equal(notes, c.notes) {
+	if !slices.Equal(notes, last.notes) {
 		c.logNotes(notes)
 	}
-	c.fabric, c.input, c.notes = fab, in, notes
-	c.good.Store(&goodCapture{fabric: fab, notes: notes})
-	return c.input, nil
+	c.good.Store(&goodCapture{fabric: fab, input: in, notes: notes})
+	return in, nil
 }
 
-// goodCapture is what the last good evidence came from.
+// goodCapture is the last good evidence and what it came from: the parse and the host notes.
 type goodCapture struct {
 	fabric *ib.Fabric
+	input  topology.Input
 	notes  []ib.HostNote
 }
 
