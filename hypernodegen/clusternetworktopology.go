@@ -3,7 +3,6 @@ package hypernodegen
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,21 +32,26 @@ var ClusterNetworkTopologyGVK = schema.GroupVersionKind{
 type LayerNames struct {
 	// Accelerator names the NVLink-domain layer.
 	Accelerator string
+	// AcceleratorSubDomain names the NVLink sub-domain layer (racks of an NVLink domain), below Accelerator.
+	AcceleratorSubDomain string
 	// Tiers[i] names the layer of the tier labelled by LabelKeys.Tiers[i]; a missing or empty entry is
 	// named "Tier<i+1>Layer".
 	Tiers []string
 }
 
 // DefaultLayerNames returns the names Koordinator's documentation uses for the NVLink domain and switch tiers
-// 1 to 3 (the leaf, the spine and the tier above, whatever the label style): AcceleratorLayer, then BlockLayer,
-// SpineLayer and DatacenterLayer.
+// 1 to 3 (the leaf, the spine and the tier above, whatever the label style): AcceleratorLayer (and
+// AcceleratorSubDomainLayer below it), then BlockLayer, SpineLayer and DatacenterLayer.
 func DefaultLayerNames() LayerNames {
-	return LayerNames{Accelerator: "AcceleratorLayer", Tiers: []string{"BlockLayer", "SpineLayer", "DatacenterLayer"}}
+	return LayerNames{Accelerator: "AcceleratorLayer", AcceleratorSubDomain: "AcceleratorSubDomainLayer", Tiers: []string{"BlockLayer", "SpineLayer", "DatacenterLayer"}}
 }
 
 func (n LayerNames) forLevel(l treeLevel) string {
 	if l.accelerator {
 		return n.Accelerator
+	}
+	if l.subDomain {
+		return n.AcceleratorSubDomain
 	}
 	if l.index < len(n.Tiers) && n.Tiers[l.index] != "" {
 		return n.Tiers[l.index]
@@ -132,19 +136,22 @@ func layerEntry(layer, parent, key string) map[string]any {
 type treeLevel struct {
 	// key is the node-label key of the level.
 	key string
-	// accelerator marks the NVLink-domain level; otherwise index is the level's place in LabelKeys.Tiers.
-	accelerator bool
-	index       int
+	// accelerator marks the NVLink-domain level and subDomain the NVLink sub-domain level; otherwise index is
+	// the level's place in LabelKeys.Tiers.
+	accelerator, subDomain bool
+	index                  int
 }
 
 // errEmptyTree is returned for a nil tree or one without domains.
 var errEmptyTree = errors.New("the topology tree has no domains")
 
-// treeLevels returns the label-keyed levels of tree, top first: the switch tiers present that have a key in
-// keys.Tiers, then the accelerator level when the tree has accelerator domains (TierName "accelerator") and
-// keys.Accelerator is set. Accelerator domains must share one tier below every other domain; the switch tiers
-// are counted from the one above them, so a leaf is keys.Tiers[0] either way. Tiers without a key are left
-// out, as NodeLabels leaves them unlabelled.
+// treeLevels returns the label-keyed levels of tree, top first, as NodeLabels labels every node: every switch
+// tier from the root's down to the leaf that has a key in keys.Tiers (a tier the tree skips in some branch
+// is still a level, NodeLabels fills it), then the accelerator level when the tree has accelerator domains
+// (TierName "accelerator") and keys.Accelerator is set, then the sub-domain level when it has accelerator
+// sub-domains and keys.AcceleratorSubDomain is set. Accelerator domains must share one tier below every other
+// domain; the switch tiers are counted from the one above them, so a leaf is keys.Tiers[0] either way. Tiers
+// without a key are left out, as NodeLabels leaves them unlabelled.
 func treeLevels(keys LabelKeys, tree *topology.Tree) ([]treeLevel, error) {
 	if tree == nil || len(tree.Domains) == 0 {
 		return nil, errEmptyTree
@@ -155,30 +162,24 @@ func treeLevels(keys LabelKeys, tree *topology.Tree) ([]treeLevel, error) {
 	if err := keys.Validate(); err != nil {
 		return nil, err
 	}
-	accelTier, err := acceleratorTier(tree)
+	shape, err := shapeOf(tree)
 	if err != nil {
 		return nil, err
 	}
-	var tiers []int
-	for _, d := range tree.Domains {
-		if !isAccelerator(d) && !slices.Contains(tiers, d.Tier) {
-			tiers = append(tiers, d.Tier)
-		}
-	}
-	slices.Sort(tiers)
-	slices.Reverse(tiers)
-
 	var levels []treeLevel
-	for _, tier := range tiers {
-		if i := tier - accelTier - 1; i < len(keys.Tiers) && keys.Tiers[i] != "" {
+	for i := shape.topIndex; i >= 0; i-- {
+		if i < len(keys.Tiers) && keys.Tiers[i] != "" {
 			levels = append(levels, treeLevel{key: keys.Tiers[i], index: i})
 		}
 	}
-	if accelTier > 0 && keys.Accelerator != "" {
+	if shape.accelTier > 0 && keys.Accelerator != "" {
 		levels = append(levels, treeLevel{key: keys.Accelerator, accelerator: true})
 	}
+	if shape.subDomains && keys.AcceleratorSubDomain != "" {
+		levels = append(levels, treeLevel{key: keys.AcceleratorSubDomain, subDomain: true})
+	}
 	if len(levels) == 0 {
-		return nil, fmt.Errorf("no tier of the tree has a node-label key (tiers %v, keys %v)", tiers, keys.All())
+		return nil, fmt.Errorf("no tier of the tree has a node-label key (switch tiers up to index %d, keys %v)", shape.topIndex, keys.All())
 	}
 	used := map[string]bool{}
 	for _, l := range levels {

@@ -37,6 +37,14 @@ const (
 	// LinkHealthDegraded or LinkHealthDown; absent when the node's links are healthy. The placer treats such
 	// nodes as unavailable for new placements (--avoid-degraded).
 	LinkHealthLabel = "fabricmap.io/link-health"
+	// NVLinkDomainLabel is on every accelerator HyperNode and sub-domain, set to its NVLink domain as the node
+	// label LabelKeys.Accelerator gives it: `kubectl get hypernodes -l fabricmap.io/nvlink-domain=X` lists the
+	// HyperNodes of NVLink domain X, one per leaf when it spans leaves.
+	NVLinkDomainLabel = "fabricmap.io/nvlink-domain"
+	// NVLinkDomainAnnotation holds an accelerator HyperNode's NVLink domain as the evidence gave it
+	// ("<clusterUUID>.<cliqueId>"), unhashed; NVLinkSubDomainAnnotation a sub-domain's rack likewise.
+	NVLinkDomainAnnotation    = "fabricmap.io/nvlink-domain"
+	NVLinkSubDomainAnnotation = "fabricmap.io/nvlink-sub-domain"
 	// LinkHealthDegraded and LinkHealthDown are LinkHealthLabel's values.
 	LinkHealthDegraded = "degraded"
 	LinkHealthDown     = "down"
@@ -98,6 +106,13 @@ func hyperNode(t *topology.Tree, d *topology.Domain, opts Options, accelTier int
 	}
 	if d.DegradedUplinks > 0 {
 		setAnnotation(&hn, DegradedUplinksAnnotation, strconv.Itoa(d.DegradedUplinks))
+	}
+	if d.NVLinkDomain != "" {
+		hn.Labels[NVLinkDomainLabel] = LabelValue(d.NVLinkDomain)
+		setAnnotation(&hn, NVLinkDomainAnnotation, d.NVLinkDomain)
+		if d.NVLinkSubDomain != "" {
+			setAnnotation(&hn, NVLinkSubDomainAnnotation, d.NVLinkSubDomain)
+		}
 	}
 	for _, c := range d.Children {
 		hn.Spec.Members = append(hn.Spec.Members, member(topologyv1alpha1.MemberTypeHyperNode, c))

@@ -29,13 +29,13 @@ type LabelKeys struct {
 	Style string
 	// Accelerator is the key for the node's NVLink domain; empty writes none.
 	Accelerator string
-	// AcceleratorSubDomain is the key for the node's NVLink sub-domain, written for the nodes of accelerator
-	// sub-domains (topology.TierNameAcceleratorSubDomain); empty writes none.
+	// AcceleratorSubDomain is the key for the node's NVLink sub-domain, written for every node when the tree
+	// has accelerator sub-domains (topology.TierNameAcceleratorSubDomain; see NodeLabels); empty writes none.
 	AcceleratorSubDomain string
 	// Tiers[i] is the key for the node's domain at switch tier i+1, whatever the depth of the rest of the
-	// tree: tier i+1 of the tree, or tier i+2 when the tree has accelerator domains (they take tier 1). So a
-	// leaf is always Tiers[0], and a node whose leaf hangs right under a root at switch tier 3 gets Tiers[0]
-	// and Tiers[2] but no Tiers[1]. Tiers beyond the list are not labelled.
+	// tree: tier i+1 of the tree, or tier i+2 (i+3) when the tree has accelerator domains (and sub-domains)
+	// below the leaves. So a leaf is always Tiers[0]; a node whose leaf hangs right under a root at switch
+	// tier 3 gets Tiers[1] = its leaf's name too (see NodeLabels). Tiers beyond the list are not labelled.
 	Tiers []string
 }
 
@@ -72,57 +72,109 @@ func (k LabelKeys) Validate() error {
 	return nil
 }
 
-// NodeLabels returns, for every node placed in t, the labels that state its place: each tier key set to the
-// name of the node's domain at that tier (domains are named to be valid label values), and the accelerator
-// key set to the node's NVLink domain (hashed when it is no valid label value), and, for a node of an
-// accelerator sub-domain, the sub-domain key set to its NVLink sub-domain (hashed likewise). A domain's key
-// is that of its switch tier (LabelKeys.Tiers), not of its place in the node's path: a tier the node's branch
-// skips gets no label, and the tiers above it keep their keys.
+// NodeLabels returns, for every node placed in t, the labels that state its place, one dimension per key:
+//
+//   - the switch tiers: keys.Tiers[i] set to the name of the node's domain at switch tier i+1 (tier-0 its leaf
+//     or rail group, tier-1 the spine above it, …, up to the root), whatever its NVLink domain. Every node gets
+//     the same set of tier keys, those up to the root's tier: where the node's branch skips a tier (a leaf
+//     directly under the root), that key takes the name of the node's domain just below it, the closest domain
+//     that holds the node at that distance, so that every Kueue level names every node. Domains are named to be
+//     valid label values.
+//   - the NVLink domain: keys.Accelerator set to the node's NVLink domain (hashed when it is no valid label
+//     value), from its accelerator domain, else nvlink[node]. When t has accelerator domains (so that the Kueue
+//     Topology has an accelerator level, and Kueue needs every level on every node), a node without an NVLink
+//     domain gets its own name: its GPUs share NVLink within it only.
+//   - the NVLink sub-domain: keys.AcceleratorSubDomain set to the node's sub-domain (a rack); when t has
+//     sub-domains, a node without one gets the value of its accelerator key (its NVLink domain is one rack).
 //
 // When t has accelerator domains (TierName "accelerator", one tier below every switch tier, as Build makes
 // them with BuildOptions.AcceleratorDomains), keys.Tiers[0] labels the tier just above them, as
-// ClusterNetworkTopology and KueueTopology count, so a node's labels are the same with and without them. The
-// accelerator value is the NVLink domain its accelerator domain stands for; for a node in none, or an
-// accelerator domain that does not record it (a tree read back from HyperNodes), it is nvlink[node], and
-// failing that the accelerator domain's name. A tree whose accelerator domains do not share one tier below
-// every other domain gives no labels at all (ClusterNetworkTopology refuses it too): its tiers cannot be
-// told apart, and labelling nothing leaves the nodes' current labels alone.
+// ClusterNetworkTopology and KueueTopology count, so a node's tier labels are the same with and without them.
+// A tree whose accelerator domains do not share one tier below every other domain gives no labels at all
+// (ClusterNetworkTopology refuses it too): its tiers cannot be told apart, and labelling nothing leaves the
+// nodes' current labels alone.
 func NodeLabels(t *topology.Tree, nvlink map[string]string, keys LabelKeys) map[string]map[string]string {
 	out := map[string]map[string]string{}
-	accelTier, err := acceleratorTier(t)
+	shape, err := shapeOf(t)
 	if err != nil {
 		return out
 	}
 	for _, d := range t.Domains {
 		for _, n := range d.Nodes {
-			out[n] = nodeLabels(t.PathFrom(d.Name), nvlink[n], keys, accelTier)
+			out[n] = nodeLabels(n, t.PathFrom(d.Name), nvlink[n], keys, shape)
 		}
 	}
 	return out
 }
 
-// nodeLabels returns the labels of a node given its path up the tree and its NVLink domain from the evidence;
-// accelTier is the tier of the tree's accelerator domains, 0 when it has none.
-func nodeLabels(path []*topology.Domain, nvlink string, keys LabelKeys, accelTier int) map[string]string {
-	labels := map[string]string{}
-	for _, dom := range path {
-		if dom.TierName == topology.TierNameAcceleratorSubDomain {
-			if keys.AcceleratorSubDomain != "" {
-				labels[keys.AcceleratorSubDomain] = LabelValue(cmp.Or(dom.NVLinkSubDomain, dom.Name))
-			}
-			nvlink = cmp.Or(dom.NVLinkDomain, nvlink)
-			continue
-		}
-		if dom.TierName == topology.TierNameAccelerator {
-			nvlink = cmp.Or(dom.NVLinkDomain, nvlink, dom.Name)
-			continue
-		}
-		if i := dom.Tier - accelTier - 1; i >= 0 && i < len(keys.Tiers) && keys.Tiers[i] != "" {
-			labels[keys.Tiers[i]] = dom.Name
+// treeShape is what NodeLabels needs to know of the whole tree to label one node.
+type treeShape struct {
+	// accelTier is the tier of the tree's accelerator domains, 0 when it has none.
+	accelTier int
+	// subDomains says whether the tree has accelerator sub-domains.
+	subDomains bool
+	// topIndex is the index in LabelKeys.Tiers of the highest switch tier (the root's); -1 for none.
+	topIndex int
+}
+
+// shapeOf measures t for NodeLabels.
+func shapeOf(t *topology.Tree) (treeShape, error) {
+	accelTier, err := acceleratorTier(t)
+	if err != nil {
+		return treeShape{}, err
+	}
+	s := treeShape{accelTier: accelTier, topIndex: -1}
+	for _, d := range t.Domains {
+		switch {
+		case d.TierName == topology.TierNameAcceleratorSubDomain:
+			s.subDomains = true
+		case !isAccelerator(d):
+			s.topIndex = max(s.topIndex, d.Tier-accelTier-1)
 		}
 	}
-	if nvlink != "" && keys.Accelerator != "" {
-		labels[keys.Accelerator] = LabelValue(nvlink)
+	return s, nil
+}
+
+// nodeLabels returns the labels of node given its path up the tree and its NVLink domain from the evidence.
+func nodeLabels(node string, path []*topology.Domain, nvlink string, keys LabelKeys, shape treeShape) map[string]string {
+	labels := map[string]string{}
+	sub := ""
+	byIndex := map[int]string{}
+	for _, dom := range path {
+		switch dom.TierName {
+		case topology.TierNameAcceleratorSubDomain:
+			sub = LabelValue(cmp.Or(dom.NVLinkSubDomain, dom.Name))
+			nvlink = cmp.Or(dom.NVLinkDomain, nvlink)
+		case topology.TierNameAccelerator:
+			nvlink = cmp.Or(dom.NVLinkDomain, nvlink, dom.Name)
+		default:
+			byIndex[dom.Tier-shape.accelTier-1] = dom.Name
+		}
+	}
+	below := ""
+	for i := 0; i <= shape.topIndex; i++ {
+		if name, ok := byIndex[i]; ok {
+			below = name
+		}
+		if i < len(keys.Tiers) && keys.Tiers[i] != "" && below != "" {
+			labels[keys.Tiers[i]] = below
+		}
+	}
+	accel := ""
+	switch {
+	case nvlink != "":
+		accel = LabelValue(nvlink)
+	case shape.accelTier > 0:
+		accel = LabelValue(node)
+	}
+	if accel != "" && keys.Accelerator != "" {
+		labels[keys.Accelerator] = accel
+	}
+	if sub == "" && shape.subDomains {
+		sub = accel
+	}
+	if sub != "" && keys.AcceleratorSubDomain != "" {
+		labels[keys.AcceleratorSubDomain] = sub
 	}
 	return labels
 }

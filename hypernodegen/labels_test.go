@@ -1,6 +1,7 @@
 package hypernodegen
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -106,7 +107,7 @@ func TestNodeLabelsShallowBranch(t *testing.T) {
 			want := map[string]map[string]string{
 				"a1": {tier0: "la", tier1: "sa", tier2: "fabric"},
 				"b1": {tier0: "lb", tier1: "sa", tier2: "fabric"},
-				"c1": {tier0: "lc", tier2: "fabric"},
+				"c1": {tier0: "lc", tier1: "lc", tier2: "fabric"}, // a leaf under the root still gets tier-1: its own name
 			}
 			if accelerators {
 				for n, l := range want {
@@ -200,10 +201,16 @@ func TestNodeLabelsWithAcceleratorDomains(t *testing.T) {
 		"a1": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
 		"a2": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
 		"a3": {blk: "la2", spn: "sa", dc: "fabric", acc: "uuid-1.2"},
-		"b1": {blk: "lb1", spn: "sb", dc: "fabric"},
-		"b2": {blk: "lb1", spn: "sb", dc: "fabric"},
+		"b1": {blk: "lb1", spn: "sb", dc: "fabric", acc: "b1"}, // a node is its own NVLink domain
+		"b2": {blk: "lb1", spn: "sb", dc: "fabric", acc: "b2"},
 		"b3": {blk: "lb2", spn: "sb", dc: "fabric", acc: topology.UniqueName(nvlinkLong)},
 	}
+	// With accelerator domains in the tree, Kueue has an accelerator level and needs it on every node.
+	withNVLinkLevel := map[string]map[string]string{}
+	for n, l := range withNVLink {
+		withNVLinkLevel[n] = maps.Clone(l)
+	}
+	withNVLinkLevel["b2"][acc] = "b2"
 	tests := []struct {
 		name   string
 		tree   func(*testing.T) *topology.Tree
@@ -215,7 +222,7 @@ func TestNodeLabelsWithAcceleratorDomains(t *testing.T) {
 		nvlink: nvlinkMap(), keys: DefaultLabelKeys(), want: withNVLink,
 	}, {
 		name: "with accelerator domains: the same labels, switch tier N labelled by Tiers[N-2]",
-		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) }, nvlink: nvlinkMap(), keys: DefaultLabelKeys(), want: withNVLink,
+		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) }, nvlink: nvlinkMap(), keys: DefaultLabelKeys(), want: withNVLinkLevel,
 	}, {
 		name: "with accelerator domains and no nvlink map: the accelerator value comes from the tree",
 		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) }, keys: DefaultLabelKeys(), want: fromTreeOnly,
@@ -225,7 +232,7 @@ func TestNodeLabelsWithAcceleratorDomains(t *testing.T) {
 		want: map[string]map[string]string{
 			"n1": {blk: "leaf-a", spn: "spine-1", acc: "nvl-1"}, "n2": {blk: "leaf-a", spn: "spine-1", acc: "nvl-1"},
 			"n3": {blk: "leaf-a", spn: "spine-1", acc: "nvl-2"}, "n4": {blk: "leaf-b", spn: "spine-2", acc: "nvl-3"},
-			"n5": {blk: "leaf-b", spn: "spine-2", acc: "nvl-3"}, "n6": {blk: "leaf-c", spn: "spine-2"},
+			"n5": {blk: "leaf-b", spn: "spine-2", acc: "nvl-3"}, "n6": {blk: "leaf-c", spn: "spine-2", acc: "n6"},
 		},
 	}, {
 		name: "accelerator domains not below every switch domain: no labels at all",

@@ -85,8 +85,8 @@ func (o Options) domainLabel(d *topology.Domain, accelTier int) (key, value stri
 		return "", "" // a sub-domain's value (a rack) need not be unique across NVLink domains: exact names
 	}
 	if d.TierName == topology.TierNameAccelerator {
-		if o.LabelKeys.Accelerator == "" || d.NVLinkDomain == "" {
-			return "", ""
+		if o.LabelKeys.Accelerator == "" || d.NVLinkDomain == "" || d.NVLinkPart {
+			return "", "" // a part of an NVLink domain shares its label with the other parts' nodes
 		}
 		return o.LabelKeys.Accelerator, LabelValue(d.NVLinkDomain)
 	}

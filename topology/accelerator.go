@@ -34,45 +34,41 @@ func (g *nvlinkGroup) all() []string {
 	return out
 }
 
-// addAcceleratorDomains puts the nodes of every NVLink domain into one accelerator domain, below the lowest
-// switch domain that holds all its nodes: its leaf when it has one, else (a multi-rack NVL72 whose racks
-// hang off different leaves) the lowest domain above all its leaves, where it stands beside those leaves and
-// takes its nodes out of them (a leaf left empty goes, and so does a domain above it left empty). When some
-// node has an NVLink sub-domain (NodeEvidence.NVLinkSubDomain), the nodes of an NVLink domain whose nodes all
-// have one sit in one accelerator sub-domain per sub-domain below it. When it adds any accelerator domain, it
-// first moves every domain of t up one tier (two with sub-domains), so that accelerator domains (and
-// sub-domains below them) are the lowest tiers everywhere and tiers still grow upward. leaves are the leaf
-// domains of t.
+// addAcceleratorDomains puts the nodes of every NVLink domain into accelerator domains below their leaves:
+// the switch tree stays whole for every node, and NVLink refines it within a leaf. An NVLink domain whose
+// nodes all sit in one leaf is one accelerator domain below that leaf. An NVLink domain that spans leaves (a
+// multi-rack NVL72 whose racks hang off different leaves) is one accelerator domain per leaf it spans, each
+// holding its part of the domain and recording the whole domain in NVLinkDomain: a job kept inside one of them
+// is inside one leaf and one NVLink domain at once, and the leaf, spine and core above every node keep the
+// tiers they have without NVLink (docs/aggregator.md says why this shape). When some node has an NVLink
+// sub-domain (NodeEvidence.NVLinkSubDomain), the nodes of an accelerator domain whose nodes all have one sit in
+// one accelerator sub-domain per sub-domain below it. When it adds any accelerator domain, it first moves
+// every domain of t up one tier (two with sub-domains), so that accelerator domains (and sub-domains below
+// them) are the lowest tiers everywhere and tiers still grow upward. leaves are the leaf domains of t.
 //
-// Volcano wants a HyperNode's members to be all nodes or all HyperNodes, so an NVLink domain whose nodes all
-// sit in one leaf gets its accelerator domain only when every node left in that leaf has an NVLink domain;
-// otherwise the leaf keeps those nodes directly and a Problem names the leaf and its nodes without one. A leaf
-// none of whose nodes has an NVLink domain keeps them without a Problem. Accelerator domains are named in the
-// order of their NVLink domains, so their names do not depend on the order of the input.
+// Volcano wants a HyperNode's members to be all nodes or all HyperNodes, so a leaf gets accelerator domains
+// only when every one of its nodes has an NVLink domain; otherwise the leaf keeps its nodes directly and a
+// Problem names the leaf and its nodes without one. A leaf none of whose nodes has an NVLink domain keeps them
+// without a Problem. Accelerator domains are named in the order of their NVLink domains (and, for a domain
+// that spans leaves, of its leaves), so their names do not depend on the order of the input.
 func addAcceleratorDomains(t *Tree, leaves []*Domain, byNode map[string]NodeEvidence) []Problem {
-	groups := groupByNVLink(leaves, byNode)
-	spans := map[string]bool{} // nodes of NVLink domains that span leaves: they leave their leaves
-	for _, g := range groups {
-		if len(g.leaves) > 1 {
-			for _, n := range g.all() {
-				spans[n] = true
-			}
-		}
-	}
 	refused := map[string]bool{}
 	var problems []Problem
 	for _, l := range leaves {
-		if p, mixed := mixedLeafProblem(l, byNode, spans); mixed {
+		if p, mixed := mixedLeafProblem(l, byNode); mixed {
 			problems = append(problems, p)
 			refused[l.Name] = true
 		}
 	}
-	build := slices.DeleteFunc(groups, func(g *nvlinkGroup) bool { return len(g.leaves) == 1 && refused[g.leaves[0].Name] })
-	if len(build) == 0 {
+	groups := groupByNVLink(leaves, byNode)
+	built := func(g *nvlinkGroup) bool {
+		return slices.ContainsFunc(g.leaves, func(l *Domain) bool { return !refused[l.Name] })
+	}
+	if !slices.ContainsFunc(groups, built) {
 		return problems
 	}
-	subTier := slices.ContainsFunc(build, func(g *nvlinkGroup) bool {
-		return slices.ContainsFunc(g.all(), func(n string) bool { return byNode[n].NVLinkSubDomain != "" })
+	subTier := slices.ContainsFunc(groups, func(g *nvlinkGroup) bool {
+		return built(g) && slices.ContainsFunc(g.all(), func(n string) bool { return byNode[n].NVLinkSubDomain != "" })
 	})
 	shift := 1
 	if subTier {
@@ -81,12 +77,11 @@ func addAcceleratorDomains(t *Tree, leaves []*Domain, byNode map[string]NodeEvid
 	for _, d := range t.Domains {
 		d.Tier += shift
 	}
-	for _, g := range build {
-		problems = append(problems, addAcceleratorDomain(t, g, byNode, shift, subTier)...)
-	}
-	for _, g := range build {
+	for _, g := range groups {
 		for _, l := range g.leaves {
-			pruneEmpty(t, l)
+			if !refused[l.Name] {
+				problems = append(problems, addAcceleratorDomain(t, g, l, byNode, shift, subTier)...)
+			}
 		}
 	}
 	return problems
@@ -115,34 +110,34 @@ func groupByNVLink(leaves []*Domain, byNode map[string]NodeEvidence) []*nvlinkGr
 	return slices.SortedFunc(maps.Values(byDomain), func(a, b *nvlinkGroup) int { return strings.Compare(a.domain, b.domain) })
 }
 
-// addAcceleratorDomain adds g's accelerator domain, at tier tier, below the lowest domain that holds all its
-// leaves, and takes its nodes out of those leaves. With subTier, its nodes go one level lower, into one
-// accelerator sub-domain per NVLink sub-domain, when they all have one; a domain some of whose nodes have one
-// and others none keeps them directly, and the Problem returned says so.
-func addAcceleratorDomain(t *Tree, g *nvlinkGroup, byNode map[string]NodeEvidence, tier int, subTier bool) []Problem {
-	parent := lowestCommonDomain(t, g.leaves)
-	nodes := g.all()
+// addAcceleratorDomain adds, at tier tier below leaf l, the accelerator domain of g's nodes in l, and takes
+// those nodes out of l. It is named after the NVLink domain alone when g sits in l only, and after the domain
+// and the leaf, marked NVLinkPart, when g spans leaves (even where another leaf of g keeps its nodes directly). With subTier, its nodes go one level lower, into one accelerator
+// sub-domain per NVLink sub-domain, when they all have one; a domain some of whose nodes have one and others
+// none keeps them directly, and the Problem returned says so.
+func addAcceleratorDomain(t *Tree, g *nvlinkGroup, l *Domain, byNode map[string]NodeEvidence, tier int, subTier bool) []Problem {
+	nodes := g.nodes[l.Name]
+	raw := acceleratorPrefix + g.domain
+	if len(g.leaves) > 1 {
+		raw += "." + l.Name
+	}
 	d := &Domain{
-		Name:         freeName(t, acceleratorPrefix+g.domain),
+		Name:         freeName(t, raw),
 		Tier:         tier,
 		TierName:     TierNameAccelerator,
-		Parent:       parent.Name,
+		Parent:       l.Name,
 		NVLinkDomain: g.domain,
+		NVLinkPart:   len(g.leaves) > 1,
 		Source:       nodesSource(nodes, byNode),
 	}
 	_ = t.Add(d) // freeName returns a free name
-	parent.Children = append(parent.Children, d.Name)
-	slices.Sort(parent.Children)
+	l.Children = append(l.Children, d.Name)
+	slices.Sort(l.Children)
 	taken := map[string]bool{}
 	for _, n := range nodes {
 		taken[n] = true
 	}
-	for _, l := range g.leaves {
-		l.Nodes = slices.DeleteFunc(l.Nodes, func(n string) bool { return taken[n] })
-		if len(l.Nodes) > 0 {
-			l.Source = nodesSource(l.Nodes, byNode)
-		}
-	}
+	l.Nodes = slices.DeleteFunc(l.Nodes, func(n string) bool { return taken[n] })
 	bySub := map[string][]string{}
 	var bare []string
 	for _, n := range nodes {
@@ -156,8 +151,8 @@ func addAcceleratorDomain(t *Tree, g *nvlinkGroup, byNode map[string]NodeEvidenc
 		d.Nodes = nodes
 		if subTier && len(bySub) > 0 {
 			return []Problem{{Node: bare[0], Source: byNode[bare[0]].Source, Reason: fmt.Sprintf(
-				"NVLink domain %q gets no sub-domains: %d of its %d nodes have no NVLink sub-domain (%s), and a domain holds either nodes or domains; its nodes stay directly in its accelerator domain %q",
-				g.domain, len(bare), len(nodes), nameList(bare), d.Name)}}
+				"NVLink domain %q gets no sub-domains in leaf domain %q: %d of its %d nodes there have no NVLink sub-domain (%s), and a domain holds either nodes or domains; its nodes stay directly in its accelerator domain %q",
+				g.domain, l.Name, len(bare), len(nodes), nameList(bare), d.Name)}}
 		}
 		return nil
 	}
@@ -179,47 +174,16 @@ func addAcceleratorDomain(t *Tree, g *nvlinkGroup, byNode map[string]NodeEvidenc
 	return nil
 }
 
-// lowestCommonDomain returns the lowest domain of t at or above every one of leaves (which share t's root).
-func lowestCommonDomain(t *Tree, leaves []*Domain) *Domain {
-	common := t.PathFrom(leaves[0].Name)
-	for _, l := range leaves[1:] {
-		above := map[string]bool{}
-		for _, d := range t.PathFrom(l.Name) {
-			above[d.Name] = true
-		}
-		common = slices.DeleteFunc(common, func(d *Domain) bool { return !above[d.Name] })
-	}
-	return common[0]
-}
-
-// pruneEmpty removes d from t when it holds neither nodes nor domains, and then every domain above it left
-// empty in turn.
-func pruneEmpty(t *Tree, d *Domain) {
-	for d != nil && len(d.Nodes) == 0 && len(d.Children) == 0 && t.Domains[d.Name] == d {
-		delete(t.Domains, d.Name)
-		parent := t.Domains[d.Parent]
-		if parent != nil {
-			parent.Children = slices.DeleteFunc(parent.Children, func(c string) bool { return c == d.Name })
-		}
-		d = parent
-	}
-}
-
-// mixedLeafProblem reports a leaf where some nodes have an NVLink domain that stays in the leaf and others
-// have none; nodes in spans (of NVLink domains that span leaves) leave the leaf and do not count. It is given
-// as a problem of the first node without one. The bool is false when the leaf is not mixed.
-func mixedLeafProblem(l *Domain, byNode map[string]NodeEvidence, spans map[string]bool) (Problem, bool) {
+// mixedLeafProblem reports a leaf where some nodes have an NVLink domain and others have none, as a problem
+// of the first node without one. The bool is false when the leaf is not mixed.
+func mixedLeafProblem(l *Domain, byNode map[string]NodeEvidence) (Problem, bool) {
 	var bare []string
-	staying := 0
 	for _, n := range l.Nodes {
-		switch {
-		case byNode[n].NVLinkDomain == "":
+		if byNode[n].NVLinkDomain == "" {
 			bare = append(bare, n)
-		case !spans[n]:
-			staying++
 		}
 	}
-	if len(bare) == 0 || staying == 0 {
+	if len(bare) == 0 || len(bare) == len(l.Nodes) {
 		return Problem{}, false
 	}
 	return Problem{Node: bare[0], Source: byNode[bare[0]].Source, Reason: fmt.Sprintf(

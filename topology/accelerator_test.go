@@ -79,16 +79,16 @@ func TestBuildAcceleratorDomains(t *testing.T) {
 			"nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b1,b2", "nvl-c2-2(1)b3,b4"},
 		wantProbs: []string{`node "c1" (source test): claims NVLink domain "c1.2", but 2 of the 3 nodes that claim it sit in leaf domain "la" (a3, a4)`},
 	}, {
-		name: "an NVLink domain split across two leaves without a majority hangs below the spine that holds both parts",
+		name: "an NVLink domain split across two leaves without a majority: one part below each leaf, the leaves and spine kept",
 		in:   withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb"), gpu("b2", "c1.1", "lb"), gpu("c1", "c3.1", "lc"), gpu("c2", "c3.1", "lc")),
-		want: []string{"fabric(4)lc,spine", "la(2)nvl-c1-2", "lb(2)nvl-c2-2", "lc(2)nvl-c3-1",
-			"nvl-c1-1(1)a1,a2,b1,b2", "nvl-c1-2(1)a3,a4", "nvl-c2-2(1)b3,b4", "nvl-c3-1(1)c1,c2", "spine(3)la,lb,nvl-c1-1"},
+		want: []string{"fabric(4)lc,spine", "la(2)nvl-c1-1-la,nvl-c1-2", "lb(2)nvl-c1-1-lb,nvl-c2-2", "lc(2)nvl-c3-1",
+			"nvl-c1-1-la(1)a1,a2", "nvl-c1-1-lb(1)b1,b2", "nvl-c1-2(1)a3,a4", "nvl-c2-2(1)b3,b4", "nvl-c3-1(1)c1,c2", "spine(3)la,lb"},
 	}, {
-		name: "leaves that lose a spanning NVLink domain keep their other nodes directly, mixed or not",
-		in:   withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb"), gpu("b2", "c1.1", "lb"), gpu("a3", "", "la"), gpu("a4", "", "la"), gpu("b3", "", "lb")),
-		want: []string{"fabric(3)la,lb,nvl-c1-1", "la(2)a3,a4", "lb(2)b3,b4", "nvl-c1-1(1)a1,a2,b1,b2"},
+		name: "a spanning NVLink domain in mixed leaves: the mixed leaf keeps its nodes, the other keeps its part",
+		in:   withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb"), gpu("b2", "c1.1", "lb"), gpu("a3", "", "la"), gpu("a4", "", "la")),
+		want: []string{"fabric(3)la,lb", "la(2)a1,a2,a3,a4", "lb(2)nvl-c1-1-lb,nvl-c2-2", "nvl-c1-1-lb(1)b1,b2", "nvl-c2-2(1)b3,b4"},
 		wantProbs: []string{
-			`node "b3" (source test): leaf domain "lb" gets no accelerator domains: 1 of its 4 nodes have no NVLink domain (b3)`},
+			`node "a3" (source test): leaf domain "la" gets no accelerator domains: 2 of its 4 nodes have no NVLink domain (a3, a4)`},
 	}, {
 		name: "no accelerator domain built: tiers stay as without the option",
 		in:   withNodes(twoLeafNVLink(), gpu("a3", "", "la"), gpu("b3", "", "lb")),

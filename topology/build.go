@@ -39,14 +39,14 @@ type BuildOptions struct {
 // named after its identifier. Every name not used is returned as a Problem.
 //
 // With opts.AcceleratorDomains, NVLink domains become accelerator domains once the switch tiers are built
-// (see accelerator.go): each sits below the lowest switch domain that holds all its nodes — its leaf, or the
-// spine above every leaf it spans (a multi-rack NVL72) — and takes its nodes out of those leaves; with
-// sub-domains reported (racks of one NVLink domain, NodeEvidence.NVLinkSubDomain) it holds one sub-domain
-// per rack. The switch tiers count up past the accelerator tiers (leaf 2 or 3, …). A small part of an NVLink
-// domain behind another leaf than most of it is bad evidence: its nodes are left out of the tree with a
-// Problem (dropForeignNVLinkClaims, minNVLinkPart). A leaf mixing nodes with and without an NVLink domain
-// keeps them directly and a Problem says why; a tree without accelerator domains keeps its tiers. Nodes with
-// an NVLink domain but no compute link stay Unplaced.
+// (see accelerator.go): each sits below its leaf, and a domain that spans leaves (a multi-rack NVL72) is one
+// accelerator domain per leaf, each recording the whole NVLink domain, so that every node keeps its leaf,
+// spine and core whatever its NVLink domain; with sub-domains reported (racks of one NVLink domain,
+// NodeEvidence.NVLinkSubDomain) each holds one sub-domain per rack. The switch tiers count up past the
+// accelerator tiers (leaf 2 or 3, …). A small part of an NVLink domain behind another leaf than most of it is
+// bad evidence: its nodes are left out of the tree with a Problem (dropForeignNVLinkClaims, minNVLinkPart). A
+// leaf mixing nodes with and without an NVLink domain keeps them directly and a Problem says why; a tree
+// without accelerator domains keeps its tiers. Nodes with an NVLink domain but no compute link stay Unplaced.
 func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	rootName := opts.RootName
 	if rootName == "" {

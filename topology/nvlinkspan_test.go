@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,16 +75,19 @@ func TestBuildMultiRackNVLink(t *testing.T) {
 			"spine-2(4)leaf-3",
 		},
 	}, {
-		name:  "one NVL72 over two racks behind two leaves (9 + 9): below the spine over both, leaves emptied",
+		name:  "one NVL72 over two racks behind two leaves (9 + 9): one part below each leaf, leaves and spines kept",
 		nodes: [][]NodeEvidence{trays("gb-r1", 9, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 9, nvl72A, rackA2, "leaf-2"), cpu},
 		links: twoSpines(),
 		want: []string{
 			"fabric(5)spine-1,spine-2",
+			"leaf-1(3)" + nvl72AHN + "-leaf-1",
+			"leaf-2(3)" + nvl72AHN + "-leaf-2",
 			"leaf-3(3)cpu-1,cpu-2",
-			nvl72AHN + "(2)" + subName(nvl72A, rackA1) + "," + subName(nvl72A, rackA2),
+			nvl72AHN + "-leaf-1(2)" + subName(nvl72A, rackA1),
+			nvl72AHN + "-leaf-2(2)" + subName(nvl72A, rackA2),
 			subName(nvl72A, rackA1) + "(1)" + trayNames("gb-r1", 1, 9),
 			subName(nvl72A, rackA2) + "(1)" + trayNames("gb-r2", 1, 9),
-			"spine-1(4)" + nvl72AHN,
+			"spine-1(4)leaf-1,leaf-2",
 			"spine-2(4)leaf-3",
 		},
 	}, {
@@ -93,35 +97,53 @@ func TestBuildMultiRackNVLink(t *testing.T) {
 		links: twoSpines(),
 		want: []string{
 			"fabric(5)spine-1,spine-2",
-			"leaf-1(3)" + nvl72BHN,
+			"leaf-1(3)" + nvl72BHN + "," + nvl72AHN + "-leaf-1",
+			"leaf-2(3)" + nvl72AHN + "-leaf-2",
 			"leaf-3(3)cpu-1,cpu-2",
 			nvl72BHN + "(2)" + subName(nvl72B, "1821724000789"),
 			subName(nvl72B, "1821724000789") + "(1)" + trayNames("gb-r3", 1, 18),
-			nvl72AHN + "(2)" + subName(nvl72A, rackA1) + "," + subName(nvl72A, rackA2),
+			nvl72AHN + "-leaf-1(2)" + subName(nvl72A, rackA1),
+			nvl72AHN + "-leaf-2(2)" + subName(nvl72A, rackA2),
 			subName(nvl72A, rackA1) + "(1)" + trayNames("gb-r1", 1, 7),
 			subName(nvl72A, rackA2) + "(1)" + trayNames("gb-r2", 1, 5),
-			"spine-1(4)leaf-1," + nvl72AHN,
+			"spine-1(4)leaf-1,leaf-2",
 			"spine-2(4)leaf-3",
 		},
 	}, {
-		name:  "dual-rack layout (7 + 5) under two spines, without sub-domains: tier 1 below the core, emptied branch gone",
+		name:  "dual-rack layout (7 + 5) under two spines, the second part in a leaf with CPU nodes: that leaf keeps its nodes",
 		nodes: [][]NodeEvidence{trays("gb-r1", 7, nvl72A, "", "leaf-1"), trays("gb-r2", 5, nvl72A, "", "leaf-3"), cpu},
 		links: twoSpines(),
 		want: []string{
-			"fabric(4)" + nvl72AHN + ",spine-2",
-			"leaf-3(2)cpu-1,cpu-2",
-			nvl72AHN + "(1)" + trayNames("gb-r1", 1, 7) + "," + trayNames("gb-r2", 1, 5),
+			"fabric(4)spine-1,spine-2",
+			"leaf-1(2)" + nvl72AHN + "-leaf-1",
+			"leaf-3(2)cpu-1,cpu-2," + trayNames("gb-r2", 1, 5),
+			nvl72AHN + "-leaf-1(1)" + trayNames("gb-r1", 1, 7),
+			"spine-1(3)leaf-1",
 			"spine-2(3)leaf-3",
 		},
+		wantProbs: []string{`node "cpu-1" (source test): leaf domain "leaf-3" gets no accelerator domains: 2 of its 7 nodes have no NVLink domain (cpu-1, cpu-2)`},
 	}, {
-		name:  "some nodes of a domain without a sub-domain: the domain keeps its nodes directly",
+		name:  "one leaf's part with sub-domains, the other's without: each part as its nodes allow",
 		nodes: [][]NodeEvidence{trays("gb-r1", 9, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 9, nvl72A, "", "leaf-2")},
 		links: twoSpines(),
 		want: []string{
-			"fabric(4)" + nvl72AHN,
+			"fabric(4)leaf-1,leaf-2",
+			"leaf-1(3)" + nvl72AHN + "-leaf-1",
+			"leaf-2(3)" + nvl72AHN + "-leaf-2",
+			nvl72AHN + "-leaf-1(2)" + subName(nvl72A, rackA1),
+			nvl72AHN + "-leaf-2(2)" + trayNames("gb-r2", 1, 9),
+			subName(nvl72A, rackA1) + "(1)" + trayNames("gb-r1", 1, 9),
+		},
+	}, {
+		name:  "a rack of sub-domain-less trays mixed with sub-domain trays behind one leaf: the part keeps its nodes directly",
+		nodes: [][]NodeEvidence{trays("gb-r1", 9, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 9, nvl72A, "", "leaf-1")},
+		links: twoSpines(),
+		want: []string{
+			"fabric(4)leaf-1",
+			"leaf-1(3)" + nvl72AHN,
 			nvl72AHN + "(2)" + trayNames("gb-r1", 1, 9) + "," + trayNames("gb-r2", 1, 9),
 		},
-		wantProbs: []string{`node "gb-r2-t01" (source test): NVLink domain "` + nvl72A + `" gets no sub-domains: 9 of its 18 nodes have no NVLink sub-domain (gb-r2-t01, gb-r2-t02, gb-r2-t03, gb-r2-t04, gb-r2-t05, gb-r2-t06, gb-r2-t07, gb-r2-t08 and 1 more)`},
+		wantProbs: []string{`node "gb-r2-t01" (source test): NVLink domain "` + nvl72A + `" gets no sub-domains in leaf domain "leaf-1": 9 of its 18 nodes there have no NVLink sub-domain`},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +156,7 @@ func TestBuildMultiRackNVLink(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatalf("invalid tree: %v", err)
 			}
-			if diff := cmp.Diff(tc.want, tree.Outline()); diff != "" {
+			if diff := cmp.Diff(slices.Sorted(slices.Values(tc.want)), tree.Outline()); diff != "" {
 				t.Errorf("tree (-want +got):\n%s", diff)
 			}
 			got := make([]string, len(probs))
@@ -218,16 +240,20 @@ func TestBuildNVLinkPartThreshold(t *testing.T) {
 			if diff := cmp.Diff(tc.wantLeft, left); diff != "" {
 				t.Errorf("nodes left out (-want +got):\n%s", diff)
 			}
-			d := tree.Domains[nvl72AHN]
-			if d == nil {
-				t.Fatalf("no accelerator domain: %v", tree.Outline())
+			parts := tree.AcceleratorParts()[nvl72A]
+			if span := len(parts) > 1; span != tc.wantSpan {
+				t.Errorf("accelerator domains %v, want spanning=%v: %v", parts, tc.wantSpan, tree.Outline())
 			}
-			parent := tree.Domains[d.Parent]
-			if span := parent.TierName != TierNameLeaf; span != tc.wantSpan {
-				t.Errorf("accelerator domain below %s %q, want spanning=%v: %v", parent.TierName, parent.Name, tc.wantSpan, tree.Outline())
+			held := 0
+			for _, p := range parts {
+				d := tree.Domains[p]
+				held += len(d.Nodes)
+				if d.NVLinkPart != tc.wantSpan || tree.Domains[d.Parent].TierName != TierNameLeaf {
+					t.Errorf("accelerator domain %q (part %v) below %q", p, d.NVLinkPart, d.Parent)
+				}
 			}
-			if got, want := len(d.Nodes), tc.home+tc.away-len(tc.wantLeft); got != want {
-				t.Errorf("accelerator domain holds %d nodes, want %d", got, want)
+			if want := tc.home + tc.away - len(tc.wantLeft); held != want {
+				t.Errorf("accelerator domains hold %d nodes, want %d", held, want)
 			}
 		})
 	}

@@ -48,6 +48,9 @@ type Domain struct {
 	// NVLinkDomain is the NVLink domain ("<clusterUUID>.<cliqueId>") an accelerator domain or sub-domain
 	// stands for; empty for every other domain.
 	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
+	// NVLinkPart marks an accelerator domain that holds only the part of NVLinkDomain behind its leaf: the
+	// NVLink domain spans leaves, and has one accelerator domain (or nodes kept directly) in each.
+	NVLinkPart bool `json:"nvlinkPart,omitempty"`
 	// NVLinkSubDomain is the sub-domain (a rack within NVLinkDomain) an accelerator sub-domain stands for;
 	// empty for every other domain.
 	NVLinkSubDomain string `json:"nvlinkSubDomain,omitempty"`
@@ -156,5 +159,21 @@ func (t *Tree) Outline() []string {
 		out = append(out, n+"("+strconv.Itoa(d.Tier)+")"+strings.Join(members, ","))
 	}
 	sort.Strings(out)
+	return out
+}
+
+// AcceleratorParts maps each NVLink domain of t's accelerator domains to the names of the accelerator domains
+// that stand for it, sorted: one name when the NVLink domain sits behind one leaf, one per leaf when it spans
+// leaves (each then holds only its part of the NVLink domain; see Build).
+func (t *Tree) AcceleratorParts() map[string][]string {
+	out := map[string][]string{}
+	for _, d := range t.Domains {
+		if d.TierName == TierNameAccelerator && d.NVLinkDomain != "" {
+			out[d.NVLinkDomain] = append(out[d.NVLinkDomain], d.Name)
+		}
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
 	return out
 }

@@ -33,7 +33,9 @@ func TestNVLinkFromLabels(t *testing.T) {
 		t.Fatalf("NVLink evidence (-want +got):\n%s", diff)
 	}
 	tree, _ := topology.Build(in, topology.BuildOptions{AcceleratorDomains: true})
-	if tree.Domains[topology.SafeName("nvl-"+clique)] == nil {
-		t.Errorf("no accelerator domain: %v", tree.Outline())
+	// The clique spans leaf-1 and leaf-2: one accelerator domain below each.
+	if diff := cmp.Diff([]string{topology.SafeName("nvl-" + clique + ".leaf-1"), topology.SafeName("nvl-" + clique + ".leaf-2")},
+		tree.AcceleratorParts()[clique]); diff != "" {
+		t.Errorf("accelerator domains (-want +got):\n%s\n%v", diff, tree.Outline())
 	}
 }
