@@ -20,7 +20,7 @@ import (
 
 func newGet() *cobra.Command {
 	get := &cobra.Command{Use: "get", Short: "Show what fabricmap generated"}
-	get.AddCommand(newGetHyperNodes(), newGetNodes(), newGetHealth())
+	get.AddCommand(newGetHyperNodes(), newGetNodes(), newGetHealth(), newGetTiers())
 	return get
 }
 

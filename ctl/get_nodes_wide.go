@@ -3,6 +3,7 @@ package ctl
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -11,19 +12,29 @@ import (
 	"github.com/fabricmap/fabricmap/view"
 )
 
-// nodesWide writes `get nodes -o wide`: one line a node with its domain at every tier (TIER 1 the closest;
-// "-" where it has none), whether its tier labels agree with the tree, and a note on what is missing.
+// nodesWide writes `get nodes -o wide`: one line a node with its domain at every tier (TIER 1 the closest,
+// each headed with its tier's name, as `get tiers` lists them; "-" where it has none), whether its tier labels
+// agree with the tree, and a note on what is missing.
 func nodesWide(w io.Writer, places []view.NodePlace) error {
 	tiers := 0
+	names := map[int][]string{}
 	for _, p := range places {
 		for _, s := range p.Path {
 			tiers = max(tiers, s.Tier)
+			if s.TierName != "" && !slices.Contains(names[s.Tier], s.TierName) {
+				names[s.Tier] = append(names[s.Tier], s.TierName)
+			}
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	header := []string{"NODE"}
 	for tier := 1; tier <= tiers; tier++ {
-		header = append(header, "TIER "+strconv.Itoa(tier))
+		h := "TIER " + strconv.Itoa(tier)
+		if n := names[tier]; len(n) > 0 {
+			slices.Sort(n)
+			h += " (" + topology.Printable(strings.Join(n, "/")) + ")"
+		}
+		header = append(header, h)
 	}
 	fmt.Fprintln(tw, strings.Join(append(header, "LABELS", "NOTE"), "\t"))
 	for _, p := range places {

@@ -45,6 +45,9 @@ const (
 	// ("<clusterUUID>.<cliqueId>"), unhashed; NVLinkSubDomainAnnotation a sub-domain's rack likewise.
 	NVLinkDomainAnnotation    = "fabricmap.io/nvlink-domain"
 	NVLinkSubDomainAnnotation = "fabricmap.io/nvlink-sub-domain"
+	// NVLinkPartAnnotation is "true" on an accelerator HyperNode that holds only the part of its NVLink domain
+	// behind its leaf (topology.Domain.NVLinkPart): the NVLink domain spans leaves.
+	NVLinkPartAnnotation = "fabricmap.io/nvlink-part"
 	// LinkHealthDegraded and LinkHealthDown are LinkHealthLabel's values.
 	LinkHealthDegraded = "degraded"
 	LinkHealthDown     = "down"
@@ -112,6 +115,9 @@ func hyperNode(t *topology.Tree, d *topology.Domain, opts Options, accelTier int
 		setAnnotation(&hn, NVLinkDomainAnnotation, d.NVLinkDomain)
 		if d.NVLinkSubDomain != "" {
 			setAnnotation(&hn, NVLinkSubDomainAnnotation, d.NVLinkSubDomain)
+		}
+		if d.NVLinkPart {
+			setAnnotation(&hn, NVLinkPartAnnotation, "true")
 		}
 	}
 	for _, c := range d.Children {

@@ -76,6 +76,9 @@ func readHyperNodes(hns []topologyv1alpha1.HyperNode, nodeLabels map[string]map[
 		hn := &hns[i]
 		hnNames[i] = hn.Name
 		d := &topology.Domain{Name: hn.Name, Tier: hn.Spec.Tier, TierName: hn.Spec.TierName, Source: hn.Labels[hypernodegen.SourceLabel]}
+		d.NVLinkDomain = hn.Annotations[hypernodegen.NVLinkDomainAnnotation]
+		d.NVLinkSubDomain = hn.Annotations[hypernodegen.NVLinkSubDomainAnnotation]
+		d.NVLinkPart = hn.Annotations[hypernodegen.NVLinkPartAnnotation] == "true"
 		if sw := hn.Annotations[hypernodegen.SwitchesAnnotation]; sw != "" {
 			d.Switches = strings.Split(sw, ",")
 			slices.Sort(d.Switches)
