@@ -2,6 +2,7 @@ package ufm
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -9,14 +10,16 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// collector sorts the links of a fabric into host uplinks and cables between switch ASICs.
+// collector sorts the links of a fabric into host uplinks and cables between switches (a modular switch's
+// ASICs being one switch), and names the switches.
 type collector struct {
 	ix      *index
 	hosts   map[*system]*hostAcc
-	cables  map[[2]string]bool          // seen cables, by their two "<guid>_<port>" ends in order
-	swPairs map[[2]string]bool          // ASIC pairs joined by at least one cable, in order
-	asics   map[*system]map[string]bool // switch system → its ASICs that carry cables
-	swDesc  map[string]string           // ASIC → a node description a link gave it
+	cables  map[[2]string]bool // seen cables, by their two "<guid>_<port>" ends in order
+	swPairs map[[2]string]bool // switch pairs (switch GUIDs, see index.switchGUID) joined by a cable, in order
+	cabled  map[string]bool    // switch ASICs that carry cables
+	swDesc  map[string]string  // ASIC → a node description a link gave it
+	names   map[string]string  // switch GUID → its name (see nameSwitches)
 	skipped []string
 }
 
@@ -28,7 +31,7 @@ type linkEnd struct {
 
 func newCollector(ix *index) *collector {
 	return &collector{ix: ix, hosts: map[*system]*hostAcc{}, cables: map[[2]string]bool{},
-		swPairs: map[[2]string]bool{}, asics: map[*system]map[string]bool{}, swDesc: map[string]string{}}
+		swPairs: map[[2]string]bool{}, cabled: map[string]bool{}, swDesc: map[string]string{}}
 }
 
 func (c *collector) add(l Link) {
@@ -62,7 +65,9 @@ func (c *collector) resolve(guid, port, desc string) (linkEnd, string) {
 }
 
 // addCable records a cable between two resolved ends, or says why it is left out. A cable listed twice
-// (from each end) counts once.
+// (from each end) counts once. A cable between two ASICs of one modular switch is inside the switch: it is
+// no cable between switches, and no fault. A cable to a system that is neither a switch nor a host (a
+// gateway, a router) is counted on that system, which is listed with its cables (index.leftOut).
 func (c *collector) addCable(a, b linkEnd) string {
 	key := [2]string{a.guid + "_" + a.port, b.guid + "_" + b.port}
 	if key[1] < key[0] {
@@ -80,7 +85,10 @@ func (c *collector) addCable(a, b linkEnd) string {
 		}
 		c.useASIC(a)
 		c.useASIC(b)
-		pair := [2]string{a.guid, b.guid}
+		pair := [2]string{c.ix.switchGUID(a.guid), c.ix.switchGUID(b.guid)}
+		if pair[0] == pair[1] {
+			return "" // between two ASICs of one chassis
+		}
 		if pair[1] < pair[0] {
 			pair[0], pair[1] = pair[1], pair[0]
 		}
@@ -92,26 +100,17 @@ func (c *collector) addCable(a, b linkEnd) string {
 	case ka == typeHost && kb == typeHost:
 		return "a cable between two hosts, with no switch"
 	default:
-		other := a
-		if ka == typeSwitch || ka == typeHost {
-			other = b
+		for _, e := range []linkEnd{a, b} {
+			if k := e.node.sys.kind; k != typeSwitch && k != typeHost {
+				e.node.sys.links++
+			}
 		}
-		kind := other.node.sys.kind
-		if kind == "" {
-			kind = "system of no type"
-		}
-		return fmt.Sprintf("end %s is a %s, neither a switch nor a host", other.guid, kind)
 	}
 	return ""
 }
 
 func (c *collector) useASIC(e linkEnd) {
-	set := c.asics[e.node.sys]
-	if set == nil {
-		set = map[string]bool{}
-		c.asics[e.node.sys] = set
-	}
-	set[e.guid] = true
+	c.cabled[e.guid] = true
 	if c.swDesc[e.guid] == "" && e.desc != "" {
 		c.swDesc[e.guid] = e.desc
 	}
@@ -134,7 +133,7 @@ func (c *collector) addUplink(h, sw linkEnd) {
 func (c *collector) host(sys *system) *hostAcc {
 	acc := c.hosts[sys]
 	if acc == nil {
-		acc = &hostAcc{Host: Host{SystemGUID: sys.guid, SystemName: sys.name, IP: sys.ip}}
+		acc = &hostAcc{Host: Host{SystemGUID: sys.guid, SystemName: sys.name, IP: sys.ip}, ufmServer: sys.ufmServer()}
 		c.hosts[sys] = acc
 	}
 	return acc
@@ -165,8 +164,33 @@ func (c *collector) hostList() []*hostAcc {
 	return out
 }
 
-// modular reports whether a switch system has several ASICs that carry cables (a director).
-func (c *collector) modular(sys *system) bool { return len(c.asics[sys]) > 1 }
+// DefaultSwitchDescriptionRegexp matches the node description an NVIDIA/Mellanox switch ASIC carries until it
+// is given a name: its ASIC family and the vendor, "Infiniscale-IV Mellanox Technologies", "SwitchX -
+// Mellanox Technologies", "SwitchIB Mellanox Technologies", "Quantum Mellanox Technologies" (NVIDIA in place of
+// Mellanox Technologies on newer firmware). An unmanaged switch (a blade switch, an externally managed one)
+// keeps it for life, so that many switches of one fabric share it: it names none of them. A managed switch's
+// "MF0;<host name>:<model>/U1" is not one: its default host name ("switch-" and six hex digits of its MAC
+// address) is its own.
+//
+// TODO(lead): move beside ib.DefaultDescriptionRegexp if the capture needs it too.
+const DefaultSwitchDescriptionRegexp = `(?i)^\s*(MT\d{4,5}\s+)?(InfiniScale|SwitchX|Switch-?IB|Quantum)[-\w]*(\s+-)?\s+(Mellanox Technologies|NVIDIA)\b`
+
+var defaultSwitchDescription = regexp.MustCompile(DefaultSwitchDescriptionRegexp)
+
+// descName is the switch name a node description gives, as links and ports append the port to it: the name
+// part of a managed switch's "MF0;<name>:<model>/…" ("MF0;dir-01:CS7520/L05/U1:12" gives "dir-01", and the
+// model "CS7520"), else the description up to its first colon ("sw-leaf-01:33", "sw-ufm-ndr03:1/3/1" give
+// the switch's name).
+func descName(desc string) (name, model string) {
+	desc = strings.TrimSpace(desc)
+	if strings.Contains(desc, ";") {
+		if name, model = ib.SwitchNameModel(desc); model != "" {
+			return name, model
+		}
+	}
+	name, _, _ = strings.Cut(desc, ":")
+	return strings.TrimSpace(name), ""
+}
 
 // systemName is the name of a switch system: the name part of a "MF0;<name>:<model>/U1" system name, else
 // the system name as it is.
@@ -175,62 +199,82 @@ func systemName(sys *system) string {
 	return name
 }
 
-// switchName names a switch ASIC: its system's name, or when UFM gave the system none, the name a link gave
-// the ASIC ("sw-01:33" gives "sw-01"). An ASIC of a director gets its module (or its GUID) appended:
-// "dir-01/L02".
-func (c *collector) switchName(guid string) string {
-	n := c.ix.nodes[guid]
-	name := systemName(n.sys)
-	if name == "" {
-		name, _, _ = strings.Cut(c.swDesc[guid], ":")
-		name = strings.TrimSpace(name)
+// nameSwitches names every switch the fabric lists, by its switch GUID (see index.switchGUID): a modular
+// switch after its chassis (its system name, else the name part of an ASIC's "MF0;<name>:<model>/L05/U1"),
+// any other after its system name or, when UFM gave the system none, the name a link or a port gave the
+// ASIC. A switch default description (DefaultSwitchDescriptionRegexp) that several switches share names
+// none of them: each is named after its GUID, "guid-<GUID>", whatever the order UFM lists them in.
+func (c *collector) nameSwitches() {
+	type sw struct {
+		sys   *system
+		asics []string
 	}
-	if name == "" || !c.modular(n.sys) {
-		return name
+	all := map[string]*sw{}
+	for g, n := range c.ix.nodes {
+		if n.sys.kind != typeSwitch || !n.asic && !c.ix.chassis[n.sys.guid] && !c.cabled[g] {
+			continue // a system GUID that is no ASIC of its own
+		}
+		id := c.ix.switchGUID(g)
+		s := all[id]
+		if s == nil {
+			s = &sw{sys: n.sys}
+			all[id] = s
+		}
+		s.asics = append(s.asics, g)
 	}
-	label := n.module
-	if label == "" {
-		label = guid
+	c.names = map[string]string{}
+	byDefault := map[string][]string{} // a default description, folded → the switches it names
+	for id, s := range all {
+		slices.Sort(s.asics)
+		name := systemName(s.sys)
+		for _, g := range s.asics {
+			if name != "" {
+				break
+			}
+			for _, d := range []string{c.swDesc[g], c.ix.nodes[g].desc} {
+				if n, model := descName(d); n != "" && (model != "" || !c.ix.chassis[id]) {
+					name = n // a chassis takes only a "MF0;<name>:<model>/…" name, not one of a line card
+					break
+				}
+			}
+		}
+		c.names[id] = name
+		if defaultSwitchDescription.MatchString(name) {
+			key := strings.ToLower(strings.Join(strings.Fields(name), " "))
+			byDefault[key] = append(byDefault[key], id)
+		}
 	}
-	return name + "/" + label
+	for _, ids := range byDefault {
+		if len(ids) > 1 {
+			for _, id := range ids {
+				c.names[id] = "guid-" + id
+			}
+		}
+	}
 }
 
-// switchEdges returns one edge per pair of switches joined by cables, and for each director one edge from
-// each of its cabled ASICs to its chassis, ordered by their ends.
+// switchName names the switch of a switch ASIC (see nameSwitches).
+func (c *collector) switchName(asic string) string { return c.names[c.ix.switchGUID(asic)] }
+
+// switchPort is the port a link lands on at the switch of ASIC asic: the ASIC's port number, qualified with
+// its module for an ASIC of a modular switch ("L04/29"; its GUID when UFM gave no module), whose ASICs'
+// port numbers repeat.
+func (c *collector) switchPort(asic, port string) string {
+	if !c.ix.chassis[c.ix.switchGUID(asic)] {
+		return port
+	}
+	label := c.ix.nodes[asic].module
+	if label == "" {
+		label = asic
+	}
+	return label + "/" + port
+}
+
+// switchEdges returns one edge per pair of switches joined by cables, ordered by their ends.
 func (c *collector) switchEdges() []topology.SwitchEdge {
-	names := map[string]string{}
-	pairs := map[[2]string]bool{}
-	add := func(a, b string) {
-		if a == b {
-			return
-		}
-		if b < a {
-			a, b = b, a
-		}
-		pairs[[2]string{a, b}] = true
-	}
+	out := make([]topology.SwitchEdge, 0, len(c.swPairs))
 	for p := range c.swPairs {
-		a, b := switchID(p[0]), switchID(p[1])
-		names[a], names[b] = c.switchName(p[0]), c.switchName(p[1])
-		add(a, b)
-	}
-	for sys, asics := range c.asics {
-		if len(asics) < 2 {
-			continue
-		}
-		chassis := switchID(sys.guid)
-		if _, named := names[chassis]; !named {
-			names[chassis] = systemName(sys)
-		}
-		for g := range asics {
-			id := switchID(g)
-			names[id] = c.switchName(g)
-			add(id, chassis)
-		}
-	}
-	out := make([]topology.SwitchEdge, 0, len(pairs))
-	for p := range pairs {
-		out = append(out, topology.SwitchEdge{A: p[0], B: p[1], AName: names[p[0]], BName: names[p[1]], Source: Name})
+		out = append(out, topology.SwitchEdge{A: switchID(p[0]), B: switchID(p[1]), AName: c.names[p[0]], BName: c.names[p[1]], Source: Name})
 	}
 	slices.SortFunc(out, func(x, y topology.SwitchEdge) int {
 		if c := strings.Compare(x.A, y.A); c != 0 {

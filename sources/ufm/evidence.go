@@ -22,6 +22,8 @@ type Options struct {
 	// Hosts tell host names from adapters' default descriptions, generic names and management hosts (see
 	// ib.HostRules), judging the name the node-name rule gave and the system name (else the first HCA
 	// description); nil takes every name as it is. The capture's flags set them (ibfabric.CaptureOptions).
+	// With a management rule (Hosts.Management), the host UFM itself runs on (and its high-availability
+	// peer), which UFM marks by its server_operation_mode, is a management host too, whatever its name.
 	Hosts *ib.HostRules
 	// ReportedNode names the Kubernetes node whose report gives an RDMA device with this GUID, or returns "";
 	// it names the hosts that Hosts do not take by their name. Nil: no reports.
@@ -62,7 +64,11 @@ func hostDescription(h Host) string {
 type Report struct {
 	// Unmapped are the hosts the node-name rule mapped to no usable Kubernetes node name, sorted by GUID.
 	Unmapped []UnmappedHost
-	// Skipped describes the systems, ports and links that were left out and why, in input order.
+	// LeftOut are the systems that are neither switches nor hosts (gateways, routers, systems of no type),
+	// left out with their cables, by type, then GUID.
+	LeftOut []LeftOutSystem
+	// Skipped describes the systems, ports and links that were left out and why: first the systems of
+	// LeftOut, one line each (LeftOutSystem.String), then the others in input order.
 	Skipped []string
 	// Reidentified are the hosts Options.Hosts did not take by their name that became a node all the same
 	// (named after a report that gives their GUID, or after their system GUID), sorted by GUID; those left
@@ -71,15 +77,21 @@ type Report struct {
 }
 
 // Notes returns the hosts re-identified and those left out, as host notes sorted by GUID: the ones left out
-// have no Node.
+// (hosts that got no node, and the gateways, routers and untyped systems of LeftOut) have no Node.
 func (r Report) Notes() []ib.HostNote {
 	notes := slices.Clone(r.Reidentified)
-	for _, u := range r.Unmapped {
-		guid, err := ib.ParseGUID(u.SystemGUID)
+	guidOf := func(s string) ib.GUID {
+		guid, err := ib.ParseGUID(s)
 		if err != nil {
-			guid = ib.GUID(u.SystemGUID) // not a GUID, but what UFM called it
+			guid = ib.GUID(s) // not a GUID, but what UFM called it
 		}
-		notes = append(notes, ib.HostNote{Host: strings.TrimSpace(u.SystemName), GUID: guid, Reason: u.Reason})
+		return guid
+	}
+	for _, u := range r.Unmapped {
+		notes = append(notes, ib.HostNote{Host: strings.TrimSpace(u.SystemName), GUID: guidOf(u.SystemGUID), Reason: u.Reason})
+	}
+	for _, s := range r.LeftOut {
+		notes = append(notes, ib.HostNote{Host: strings.TrimSpace(s.SystemName), GUID: guidOf(s.SystemGUID), Reason: s.Reason()})
 	}
 	slices.SortStableFunc(notes, func(a, b ib.HostNote) int { return strings.Compare(string(a.GUID), string(b.GUID)) })
 	return notes
@@ -98,26 +110,78 @@ func (u UnmappedHost) String() string {
 	return "host " + u.SystemGUID + " (" + strings.TrimSpace(u.SystemName) + "): " + u.Reason
 }
 
+// LeftOutSystem is a system UFM lists that is neither a switch nor a host: a gateway (an HCA-based bridge from
+// InfiniBand to Ethernet or storage, such as a Skyway), a router, or a system of no type. It is no node to
+// place and no switch of the tree, so it is left out, with its cables.
+type LeftOutSystem struct {
+	// SystemGUID and SystemName identify the system.
+	SystemGUID, SystemName string
+	// Type is UFM's type of the system, lower-cased ("gateway", "router"); empty when UFM gave none.
+	Type string
+	// Links is the number of cables to it that were left out with it.
+	Links int
+}
+
+// String names the system, says why it was left out and with how many cables.
+func (s LeftOutSystem) String() string {
+	kind := s.Type
+	if kind == "" {
+		kind = "system of no type"
+	}
+	cables := "no cable"
+	switch {
+	case s.Links == 1:
+		cables = "its 1 cable"
+	case s.Links > 1:
+		cables = fmt.Sprintf("its %d cables", s.Links)
+	}
+	return fmt.Sprintf("%s %s (%q): neither a switch nor a host; left out with %s", kind, s.SystemGUID, s.SystemName, cables)
+}
+
+// Reason says why the system was left out, as a host note says it.
+func (s LeftOutSystem) Reason() string {
+	switch s.Type {
+	case "gateway":
+		return `UFM lists it as a gateway (type "gateway": a bridge to another network), not a node to place`
+	case "router":
+		return `UFM lists it as an InfiniBand router (type "router"), not a node to place`
+	case "":
+		return "UFM gives it no type: neither a switch nor a host"
+	}
+	return fmt.Sprintf("UFM gives it type %q: neither a switch nor a host", s.Type)
+}
+
 // Evidence returns the nodes and switch links the fabric shows, with Source "ufm". Every host (a system of
-// type "host") becomes the node the node-name rule gives, linked to the switch ASICs its HCAs are cabled to
+// type "host") becomes the node the node-name rule gives, linked to the switches its HCAs are cabled to
 // (Port: the switch port number; SwitchName: the switch's name); hosts that map to the same node are merged.
-// Every cable between two switches becomes one SwitchEdge, parallel cables once. A modular switch (a
-// director: one system whose several ASICs carry cables) gets an extra switch for its chassis, linked to
-// each of those ASICs, as its internal spine modules would be, so that the domains below its line cards
-// join there. Links to gateways, routers and unknown nodes, loopback cables and host-to-host cables are left
-// out and reported. Nodes are sorted by name, their links by HCA device, and the switch links by their ends,
-// so the same fabric always gives the same input.
+// Every cable between two switches becomes one SwitchEdge, parallel cables once.
+//
+// A switch is identified as topology.SwitchID("guid", <node GUID of its ASIC>), except a modular switch (a
+// director: two or more switch ASICs, line and fabric chips, that share one system GUID), which is one switch
+// for topology: topology.SwitchID("guid", <system GUID>), named after its chassis, its ports qualified with
+// their module ("L04/29"), the cables between its own ASICs gone. A switch default description that several
+// switches share (DefaultSwitchDescriptionRegexp) names none of them: each is named "guid-<GUID>".
+//
+// Gateways, routers and untyped systems are left out with their cables and listed in Report.LeftOut; links
+// to unknown nodes, loopback cables and host-to-host cables are left out and reported. Nodes are sorted by
+// name, their links by HCA device, and the switch links by their ends, so the same fabric always gives the
+// same input.
 func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
 	ix := newIndex(f, true)
 	c := newCollector(ix)
 	for _, l := range f.Links {
 		c.add(l)
 	}
+	c.nameSwitches()
 	nameOf := opts.NodeName
 	if nameOf == nil {
 		nameOf = DefaultNodeName
 	}
-	rep := Report{Skipped: append(ix.skipped, c.skipped...)}
+	rep := Report{LeftOut: ix.leftOut()}
+	for _, s := range rep.LeftOut {
+		rep.Skipped = append(rep.Skipped, s.String())
+	}
+	rep.Skipped = append(append(rep.Skipped, ix.skipped...), c.skipped...)
 	byNode := map[string]*topology.NodeEvidence{}
 	for _, h := range c.hostList() {
 		name := nameOf(h.Host)
@@ -146,9 +210,9 @@ func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
 		}
 		for _, u := range h.uplinks {
 			e.Links = append(e.Links, topology.SwitchLink{
-				SwitchID:   switchID(u.asic),
+				SwitchID:   switchID(ix.switchGUID(u.asic)),
 				SwitchName: c.switchName(u.asic),
-				Port:       u.port,
+				Port:       c.switchPort(u.asic, u.port),
 				Storage:    opts.StorageDevice != nil && opts.StorageDevice(u.device),
 			})
 		}
@@ -165,10 +229,15 @@ func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
 // judge applies opts.Hosts to a host the node-name rule named name: a name the rules take is returned as it
 // is, with no note; otherwise the host is the node a report names by its system GUID or one of its HCAs'
 // GUIDs, or for an adapter's default description the node its system GUID names, or "" (left out), with a
-// note saying why.
+// note saying why. The host UFM runs on is a management host (when the rules have a management rule),
+// whatever its name.
 func (opts Options) judge(h *hostAcc, name string) (string, *ib.HostNote) {
 	desc := hostDescription(h.Host)
 	verdict, reason := opts.Hosts.Judge(name, desc)
+	if h.ufmServer != "" && opts.Hosts.Management != nil && verdict != ib.HostManagement {
+		verdict = ib.HostManagement
+		reason = fmt.Sprintf("%q is the host UFM runs on (server_operation_mode %q), not a node to place", name, h.ufmServer)
+	}
 	if verdict == ib.HostNamed {
 		return name, nil
 	}
@@ -199,7 +268,8 @@ func (opts Options) judge(h *hostAcc, name string) (string, *ib.HostNote) {
 	return node, &ib.HostNote{Host: name, GUID: sys, Description: desc, Node: node, Reason: reason}
 }
 
-// switchID is the identifier the agents' reports and ibnetdiscover give the same switch ASIC.
+// switchID is the identifier the agents' reports and ibnetdiscover give the same switch: guid:<GUID>, of its
+// ASIC, or of its chassis for a modular switch (see index.switchGUID).
 func switchID(guid string) string { return topology.SwitchID("guid", guid) }
 
 // uplink is one HCA port cabled to a switch port.
@@ -213,7 +283,8 @@ type uplink struct {
 
 type hostAcc struct {
 	Host
-	uplinks []uplink
+	uplinks   []uplink
+	ufmServer string // the host's server_operation_mode when it marks the host UFM runs on
 }
 
 func (h *hostAcc) sortUplinks() {

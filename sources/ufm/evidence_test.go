@@ -79,20 +79,20 @@ func TestEvidenceGivesTheFabricsTree(t *testing.T) {
 			"ib-p2-spine-1-spines(2)ib-p2-leaf-1,ib-p2-leaf-2",
 		},
 	}, {
-		// The leaves reach the line cards, which join under the director. Line card L04 has hosts of its own,
-		// so it is a leaf too; topology.Build puts a leaf whose only way up is a switch of its own tier (the
-		// 1U leaves) below the root.
-		name:    "a director: line cards named by module, joined by the chassis",
-		fixture: "director",
+		// The director is one switch, whose line cards hold hosts: one leaf named after the chassis. The 1U
+		// spine above the director and the blade switches joins them all, so it is the root; the three blade
+		// switches share the ASIC's default description, which names none of them. UFM's own servers are
+		// nodes here: no host rules.
+		name:    "a lab export: a director listed per ASIC, blade switches of one default description",
+		fixture: "chassis",
 		want: []string{
-			"fabric(3)ib-director-01-l01-spines,ib-director-01-l04",
-			"ib-director-01-l01-spines(2)ib-leaf-1,ib-leaf-2,ib-leaf-3,ib-leaf-4",
-			"ib-director-01-l04(1)gpu-09,gpu-10",
-			"ib-leaf-1(1)gpu-01,gpu-02",
-			"ib-leaf-2(1)gpu-03,gpu-04",
-			"ib-leaf-3(1)gpu-05,gpu-06",
-			"ib-leaf-4(1)gpu-07,gpu-08",
+			"fabric(2)guid-0002c90200a0b100,guid-0002c90200a0b200,guid-0002c90200a0b300,ib-dir-01",
+			"guid-0002c90200a0b100(1)blade-01,blade-02",
+			"guid-0002c90200a0b200(1)blade-03,blade-04",
+			"guid-0002c90200a0b300(1)blade-05,blade-06",
+			"ib-dir-01(1)gpu-01,gpu-02,gpu-03,gpu-04,gpu-05,gpu-06,mgmt-head-1,mgmt-head-2",
 		},
+		skipped: []string{`gateway 0002c90300f5a000 ("skyway-01"): neither a switch nor a host; left out with its 2 cables`},
 	}, {
 		name:     "an irregular lab fabric: what cannot be used is reported, the rest is a valid tree",
 		fixture:  "lab",
@@ -100,10 +100,9 @@ func TestEvidenceGivesTheFabricsTree(t *testing.T) {
 		unplaced: []string{"lab-04", "lab-05"},
 		unmapped: []string{`b8599f03000a7900: mapped to "lab_03": node name is not a DNS-1123 subdomain`},
 		skipped: []string{
-			`gateway 0002c90300a1b2c0 ("gw-01"): neither a switch nor a host`,
+			`gateway 0002c90300a1b2c0 ("gw-01"): neither a switch nor a host; left out with its 1 cable`,
 			`system 9 ("broken")`,
 			"two hosts",
-			"0002c90300a1b2c0 is a gateway",
 			"loopback",
 			"e41d2d0300226020",
 			`"zzz" is no GUID`,
@@ -210,54 +209,160 @@ func TestEvidenceLinksAndEdges(t *testing.T) {
 	}
 }
 
-func TestEvidenceDirectorChassis(t *testing.T) {
-	in, _ := Evidence(loadFixture(t, "director"), Options{})
-	chassis := 0
-	for _, e := range in.SwitchLinks {
-		if e.A == "guid:0c42a10300d10000" {
-			chassis++
-			if e.AName != "ib-director-01" || !strings.HasPrefix(e.BName, "ib-director-01/L0") {
-				t.Errorf("chassis edge %+v: want the director and a line card by name", e)
+// A modular director is one switch for topology, whatever way UFM lists it: one entry for the chassis
+// (director: its ASICs known from the ports), or one entry per ASIC of the chassis' system GUID (chassis, and
+// the brief fabrics below). Its hosts land in one domain named after the chassis, whichever line card they
+// are cabled to; cables between its own ASICs vanish; a 1U switch keeps its node GUID.
+func TestEvidenceFoldsDirectors(t *testing.T) {
+	const chassisGUID = "248a07030077c3b0"
+	perASIC := func(systemName ...string) *Fabric {
+		f := &Fabric{
+			Systems: []System{
+				{SystemGUID: "b8599f0300b048b0", GUID: "b8599f0300b048b0", SystemName: "mtlx843 HCA-1", Type: "host"},
+				{SystemGUID: "b8599f0300b049b0", GUID: "b8599f0300b049b0", SystemName: "mtlx844 HCA-1", Type: "host"},
+			},
+			Links: []Link{
+				{SourceGUID: "0x7cfe900300f73d80", SourcePort: "1", DestinationGUID: "0xb8599f0300b048b0", DestinationPort: "1",
+					SourceNodeDescription: "MF0;dc-dir-01:CS7520/L01/U1:1"},
+				{SourceGUID: "0x7cfe900300f73dc0", SourcePort: "1", DestinationGUID: "0xb8599f0300b049b0", DestinationPort: "1",
+					SourceNodeDescription: "MF0;dc-dir-01:CS7520/L02/U1:1"},
+				{SourceGUID: "7cfe900300f73d80", SourcePort: "19", DestinationGUID: "7cfe900300f73e00", DestinationPort: "1"}, // L01 to S01
+				{SourceGUID: "7cfe900300f73dc0", SourcePort: "19", DestinationGUID: "7cfe900300f73e00", DestinationPort: "2"}, // L02 to S01
+			},
+		}
+		for i, g := range []string{"7cfe900300f73d80", "7cfe900300f73dc0", "7cfe900300f73e00"} {
+			f.Systems = append(f.Systems, System{SystemGUID: chassisGUID, GUID: g, SystemName: systemName[i], Type: "switch"})
+		}
+		return f
+	}
+	type link struct{ node, switchID, switchName, port string }
+	tests := []struct {
+		name    string
+		fabric  *Fabric
+		domains map[string][]string // a leaf domain → the hosts that land in it
+		links   []link              // some nodes' switch links
+		edges   []string            // "<A> <B>" of every switch link
+		skipped []string
+	}{{
+		name:    "one entry for the chassis, its ASICs from the ports: hosts on line card L04",
+		fabric:  loadFixture(t, "director"),
+		domains: map[string][]string{"ib-director-01": {"gpu-09", "gpu-10"}, "ib-leaf-1": {"gpu-01", "gpu-02"}},
+		links:   []link{{"gpu-09", "guid:0c42a10300d10000", "ib-director-01", "L04/29"}, {"gpu-01", "guid:b83fd20300d00100", "ib-leaf-1", "1"}},
+		edges: []string{
+			"guid:0c42a10300d10000 guid:b83fd20300d00100", "guid:0c42a10300d10000 guid:b83fd20300d00200",
+			"guid:0c42a10300d10000 guid:b83fd20300d00300", "guid:0c42a10300d10000 guid:b83fd20300d00400",
+		},
+	}, {
+		name:    "one entry per ASIC, with the cables inside the chassis: hosts on line cards L01 to L03",
+		fabric:  loadFixture(t, "chassis"),
+		domains: map[string][]string{"ib-dir-01": {"gpu-01", "gpu-02", "gpu-03", "gpu-04", "gpu-05", "gpu-06", "mgmt-head-1", "mgmt-head-2"}},
+		links:   []link{{"gpu-01", "guid:0c42a10300f20000", "ib-dir-01", "L01/1"}, {"gpu-06", "guid:0c42a10300f20000", "ib-dir-01", "L03/2"}},
+		edges: []string{
+			"guid:0002c90200a0b100 guid:248a070300f20100", "guid:0002c90200a0b200 guid:248a070300f20100",
+			"guid:0002c90200a0b300 guid:248a070300f20100", "guid:0c42a10300f20000 guid:248a070300f20100",
+		},
+		skipped: []string{`gateway 0002c90300f5a000 ("skyway-01"): neither a switch nor a host; left out with its 2 cables`},
+	}, {
+		name:    "per-ASIC entries named MF0;<name>:<model>/<module>/U1: the chassis takes the name, the module qualifies the port",
+		fabric:  perASIC("MF0;dc-dir-01:CS7520/L01/U1", "MF0;dc-dir-01:CS7520/L02/U1", "MF0;dc-dir-01:CS7520/S01/U1"),
+		domains: map[string][]string{"dc-dir-01": {"mtlx843", "mtlx844"}},
+		links:   []link{{"mtlx843", "guid:" + chassisGUID, "dc-dir-01", "L01/1"}, {"mtlx844", "guid:" + chassisGUID, "dc-dir-01", "L02/1"}},
+	}, {
+		name:    "per-ASIC entries without system names: the chassis is named after its ASICs' descriptions",
+		fabric:  perASIC("", "", ""),
+		domains: map[string][]string{"dc-dir-01": {"mtlx843", "mtlx844"}},
+		links:   []link{{"mtlx843", "guid:" + chassisGUID, "dc-dir-01", "7cfe900300f73d80/1"}},
+	}, {
+		name: "a 1U switch whose system GUID is not its node GUID is no chassis",
+		fabric: &Fabric{
+			Systems: []System{
+				{SystemGUID: "b8599f0300b048b0", GUID: "b8599f0300b048b0", SystemName: "mtlx843", Type: "host"},
+				{SystemGUID: "248a070300f88000", GUID: "248a070300f88000", SystemName: "MF0;lab-sw-9:MQM8700/U1", Type: "switch",
+					Ports: []string{"248a070300f88fe9_1"}},
+			},
+			Links: []Link{{SourceGUID: "248a070300f88fe9", SourcePort: "3", DestinationGUID: "b8599f0300b048b0", DestinationPort: "1"}},
+		},
+		domains: map[string][]string{"lab-sw-9": {"mtlx843"}},
+		links:   []link{{"mtlx843", "guid:248a070300f88fe9", "lab-sw-9", "3"}},
+	}, {
+		name: "a loopback on one ASIC of a chassis is still a loopback",
+		fabric: func() *Fabric {
+			f := perASIC("MF0;dc-dir-01:CS7520/L01/U1", "MF0;dc-dir-01:CS7520/L02/U1", "MF0;dc-dir-01:CS7520/S01/U1")
+			f.Links = append(f.Links, Link{SourceGUID: "7cfe900300f73d80", SourcePort: "30", DestinationGUID: "7cfe900300f73d80", DestinationPort: "31"})
+			return f
+		}(),
+		domains: map[string][]string{"dc-dir-01": {"mtlx843", "mtlx844"}},
+		skipped: []string{"link 7cfe900300f73d80_30:7cfe900300f73d80_31: a loopback cable between two ports of one switch"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, rep := Evidence(tc.fabric, Options{})
+			tree, probs := topology.Build(in, topology.BuildOptions{})
+			if err := tree.Validate(); err != nil || len(probs) > 0 {
+				t.Fatalf("tree: %v, problems %v", err, probs)
 			}
-		}
-	}
-	// The four line cards carry cables; the spine cards (no cable UFM lists) get no edge.
-	if chassis != 4 {
-		t.Errorf("chassis edges = %d, want 4", chassis)
-	}
-	for _, n := range in.Nodes {
-		if n.Node == "gpu-09" && (len(n.Links) != 1 || n.Links[0].SwitchName != "ib-director-01/L04" || n.Links[0].Port != "29") {
-			t.Errorf("gpu-09 = %+v, want a link to line card L04, port 29", n)
-		}
+			got := map[string][]string{}
+			for _, hosts := range tc.domains {
+				for _, h := range hosts {
+					leaf := "(unplaced)"
+					if p := tree.PathOf(h); len(p) > 0 {
+						leaf = p[0].Name
+					}
+					got[leaf] = append(got[leaf], h)
+				}
+			}
+			for _, hosts := range got {
+				slices.Sort(hosts)
+			}
+			if diff := cmp.Diff(tc.domains, got); diff != "" {
+				t.Errorf("hosts by the domain they land in (-want +got):\n%s", diff)
+			}
+			byNode := map[string][]topology.SwitchLink{}
+			for _, n := range in.Nodes {
+				byNode[n.Node] = n.Links
+			}
+			for _, l := range tc.links {
+				want := []topology.SwitchLink{{SwitchID: l.switchID, SwitchName: l.switchName, Port: l.port}}
+				if diff := cmp.Diff(want, byNode[l.node]); diff != "" {
+					t.Errorf("%s's links (-want +got):\n%s", l.node, diff)
+				}
+			}
+			var edges []string
+			for _, e := range in.SwitchLinks {
+				edges = append(edges, e.A+" "+e.B)
+			}
+			if diff := cmp.Diff(tc.edges, edges); diff != "" {
+				t.Errorf("switch links (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.skipped, rep.Skipped); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
-// A director seen as one entry per ASIC (system_name "MF0;<name>:<model>/<module>/U1", shared system GUID)
-// gets the same treatment.
-func TestEvidenceDirectorPerASICEntries(t *testing.T) {
-	f := &Fabric{
-		Systems: []System{
-			{SystemGUID: "248a07030077c3b0", GUID: "7cfe900300f73d80", SystemName: "MF0;dc-dir-01:CS7520/L01/U1", Type: "switch"},
-			{SystemGUID: "248a07030077c3b0", GUID: "7cfe900300f73dc0", SystemName: "MF0;dc-dir-01:CS7520/L02/U1", Type: "switch"},
-			{SystemGUID: "b8599f0300b048b0", GUID: "b8599f0300b048b0", SystemName: "mtlx843 HCA-1", Type: "host"},
-			{SystemGUID: "b8599f0300b049b0", GUID: "b8599f0300b049b0", SystemName: "mtlx844 HCA-1", Type: "host"},
-		},
-		Links: []Link{
-			{SourceGUID: "0x7cfe900300f73d80", SourcePort: "1", DestinationGUID: "0xb8599f0300b048b0", DestinationPort: "1"},
-			{SourceGUID: "0x7cfe900300f73dc0", SourcePort: "1", DestinationGUID: "0xb8599f0300b049b0", DestinationPort: "1"},
-		},
-	}
-	in, rep := Evidence(f, Options{})
-	tree, _ := topology.Build(in, topology.BuildOptions{})
-	want := []string{"dc-dir-01-l01(1)mtlx843", "dc-dir-01-l02(1)mtlx844", "fabric(2)dc-dir-01-l01,dc-dir-01-l02"}
-	if diff := cmp.Diff(want, tree.Outline()); diff != "" || tree.Validate() != nil || len(rep.Skipped) > 0 {
-		t.Errorf("tree (%v), report %+v; tree (-want +got):\n%s", tree.Validate(), rep, diff)
+func TestChassisSystems(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		asicSystem map[string]string
+		want       map[string]bool
+	}{
+		{"no switch", nil, map[string]bool{}},
+		{"1U switches, their ASIC of their system GUID", map[string]string{"a": "a", "b": "b"}, map[string]bool{}},
+		{"a 1U switch whose ASIC is not its system GUID", map[string]string{"a1": "a"}, map[string]bool{}},
+		{"two ASICs of one system GUID", map[string]string{"c1": "c", "c2": "c", "a": "a"}, map[string]bool{"c": true}},
+		{"a chassis entry keyed by its system GUID, with its ASICs", map[string]string{"c": "c", "c1": "c", "c2": "c"}, map[string]bool{"c": true}},
+		{"a chassis entry and one ASIC", map[string]string{"c": "c", "c1": "c"}, map[string]bool{}},
+	} {
+		if diff := cmp.Diff(tc.want, chassisSystems(tc.asicSystem)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }
 
 // The same fabric, its entries in another order, gives the same input.
 func TestEvidenceIsDeterministic(t *testing.T) {
-	for _, name := range []string{"railopt", "threetier", "director", "lab"} {
+	for _, name := range []string{"railopt", "threetier", "director", "dualhome", "chassis", "lab"} {
 		f := loadFixture(t, name)
 		want, wantRep := Evidence(f, Options{})
 		r := rand.New(rand.NewPCG(1, 2))

@@ -7,7 +7,8 @@
 // belongs to when the systems do not list it, the line card of a director's ASIC, an HCA's description).
 // Client fetches them with retries; Evidence converts them. Switches are identified as
 // topology.SwitchID("guid", <node GUID>), the identifier the agents' InfiniBand evidence and ibnetdiscover
-// give the same switch, so the sources agree.
+// give the same switch, so the sources agree; a modular director, whose line and fabric ASICs share one
+// system GUID, is one switch, topology.SwitchID("guid", <system GUID>), as the capture folds it too.
 package ufm
 
 // Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
@@ -33,7 +34,8 @@ type Fabric struct {
 }
 
 // System is one entry of /resources/systems: a switch (a 1U switch, or a director with one entry for the
-// whole chassis), a host with its HCAs, a gateway or a router. Only the fields fabricmap uses are kept.
+// whole chassis or one per ASIC, all of the chassis' system GUID), a host with its HCAs, a gateway or a
+// router. Only the fields fabricmap uses are kept.
 type System struct {
 	// SystemGUID is the system's GUID (the system image GUID): shared by all ASICs of a director and all
 	// HCAs of a host.
@@ -55,6 +57,10 @@ type System struct {
 	// Role is UFM's guess of the system's place: "core" (switch to switches), "tor" (switch to hosts),
 	// "endpoint" (host).
 	Role string `json:"role"`
+	// ServerOperationMode is how the system takes part in managing the fabric: "Stand_Alone", "HA_Active"
+	// or "HA_StandBy" mark the host UFM itself runs on (and its high-availability peer), "Not_UFM_Server"
+	// every other host; switches, gateways and routers say "Switch", "Gateway", "Router".
+	ServerOperationMode string `json:"server_operation_mode"`
 	// Ports are the names of the system's ports, "<node GUID>_<port number>": they tell which node GUIDs
 	// (ASICs, HCAs) belong to the system.
 	Ports []string `json:"ports"`
@@ -89,10 +95,12 @@ type Link struct {
 type Port struct {
 	// Name is "<node GUID>_<port number>".
 	Name string `json:"name"`
-	// GUID is the node GUID of the port's node (the ASIC or the HCA).
+	// GUID is the node GUID of the port's node (the ASIC or the HCA); some UFM versions give the port's own
+	// port GUID here.
 	GUID string `json:"guid"`
-	// SystemID names the port's system (UFM's "systemID"): its system GUID, or in many UFM versions the node
-	// GUID UFM keys the system by (System.GUID); both are matched.
+	// SystemID names the port's system (UFM's "systemID"): its system GUID, in many UFM versions the node
+	// GUID UFM keys the system by (System.GUID), in some the port's own port GUID; the first two are matched,
+	// and for the third the port's node (the GUID Name begins with) answers for the system.
 	SystemID string `json:"systemID"`
 	// SystemName is the name of the port's system.
 	SystemName string `json:"system_name"`

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The fixtures testdata/railopt, testdata/threetier, testdata/director and testdata/dualhome are UFM dumps (systems.json,
+// The fixtures testdata/railopt, testdata/threetier, testdata/director, testdata/dualhome and testdata/chassis are UFM dumps (systems.json,
 // links.json, ports.json) written by the generators below, shaped as UFM's REST answers are (the members of
 // the samples in UFM's REST API guide and in github.com/Mellanox/ufm_sdk_3.0, keys sorted as UFM writes
 // them). Regenerate them with
@@ -26,6 +26,7 @@ var generatedFixtures = map[string]func() *genFabric{
 	"threetier": threeTier,
 	"director":  directorFabric,
 	"dualhome":  dualHomed,
+	"chassis":   chassisLab,
 }
 
 func TestFixturesUpToDate(t *testing.T) {
@@ -198,6 +199,60 @@ func dualHomed() *genFabric {
 	return g
 }
 
+// chassisLab is a lab fabric as a real UFM export shows it, with what such exports hold beside a plain fat
+// tree. A modular director ib-dir-01 (line ASICs L01-L03, fabric ASICs S01-S02) is listed as one system entry
+// per ASIC, all of the chassis' system GUID, each named "MF0;ib-dir-01:CS8500/<module>/U1", with the internal
+// cables between its line and fabric ASICs; its line cards hold hosts gpu-01 to gpu-06, two each, and UFM's
+// own servers mgmt-head-1 (active) and mgmt-head-2 (standby), which UFM marks by their
+// server_operation_mode, not by their names. The ports of gpu-05 and gpu-06 are keyed by their port GUIDs
+// ("guid" and "systemID"), the node GUID being only in the port's name. A Skyway gateway hangs on line card
+// L03. Line card L03 is also cabled to a 1U spine ib-spine-01 above three unmanaged blade switches that carry
+// the ASIC's default description "Infiniscale-IV Mellanox Technologies", two blade hosts each.
+func chassisLab() *genFabric {
+	g := newGenFabric()
+	asics := g.directorPerASIC("ib-dir-01", "0c42a10300f20000", "CS8500", []string{"L01", "L02", "L03", "S01", "S02"})
+	lines, fabric := asics[:3], asics[3:]
+	for l, lc := range lines {
+		for f, fc := range fabric {
+			g.cable(lc, 41+f, fc, 1+l) // inside the chassis
+		}
+		for h := 1; h <= 2; h++ {
+			n := 2*l + h
+			host := g.host(fmt.Sprintf("gpu-%02d", n), fmt.Sprintf("946dae0300c5%02x00", n), []string{"mlx5_0"})
+			if n >= 5 {
+				host[0].portSysID, host[0].portGUID = portGUIDOf(host[0].guid), portGUIDOf(host[0].guid)
+			}
+			g.cable(host[0], 1, lc, h)
+		}
+	}
+	for i, mode := range []string{"HA_Active", "HA_StandBy"} {
+		head := g.host(fmt.Sprintf("mgmt-head-%d", i+1), fmt.Sprintf("946dae0300c5f%d00", i+1), []string{"mlx5_0"})
+		head[0].sys["server_operation_mode"], head[0].sys["sm_mode"] = mode, []string{"activeSM", "hasSM"}[i]
+		g.cable(head[0], 1, lines[i], 20)
+	}
+	gw := g.hostLike("gateway", "skyway-01", "0002c90300f5a000", []string{"mlx5_0", "mlx5_1"})
+	g.cable(gw[0], 1, lines[2], 21)
+	g.cable(gw[1], 1, lines[2], 22)
+	spine := g.oneUSwitch("ib-spine-01", "248a070300f20100", 40)
+	g.cable(lines[2], 30, spine, 1)
+	g.cable(lines[2], 31, spine, 2)
+	for b := 1; b <= 3; b++ {
+		blade := g.oneUSwitch("Infiniscale-IV Mellanox Technologies", fmt.Sprintf("0002c90200a0b%d00", b), 36)
+		blade.sys["model"], blade.sys["description"], blade.sys["technology"] = "MIS5030", "MIS5030", "QDR"
+		g.cable(blade, 19, spine, 10+b)
+		for h := 1; h <= 2; h++ {
+			n := 2*(b-1) + h
+			host := g.host(fmt.Sprintf("blade-%02d", n), fmt.Sprintf("0002c90300a0%d%d00", b, h), []string{"mlx4_0"})
+			g.cable(host[0], 1, blade, h)
+		}
+	}
+	return g
+}
+
+// portGUIDOf is the port GUID made up for the port of an HCA whose node GUID is guid: another GUID, which
+// no node has.
+func portGUIDOf(guid string) string { return guid[:14] + "8" + guid[15:] }
+
 // genFabric builds UFM's answers for a made-up fabric.
 type genFabric struct {
 	systems, links, ports []map[string]any
@@ -215,6 +270,7 @@ type genNode struct {
 	sys                map[string]any
 	sysName, sysGUID   string
 	portSysID          string // the systemID of the node's ports; sysGUID when empty
+	portGUID           string // the "guid" of the node's ports; guid when empty
 	isSwitch           bool
 	index              int // the switch's number, in creation order (from 1)
 }
@@ -241,8 +297,11 @@ func (g *genFabric) addSystem(guid, name, kind, model string, portNames, modules
 		"sw_version": "N/A", "system_guid": guid, "system_name": name, "technology": tech, "temperature": "N/A",
 		"total_alarms": 0, "type": kind, "url": "", "vendor": "Mellanox",
 	}
-	if kind != "switch" {
+	switch kind {
+	case "host":
 		s["server_operation_mode"] = "Not_UFM_Server"
+	case "gateway":
+		s["server_operation_mode"] = "Gateway"
 	}
 	g.systems = append(g.systems, s)
 	return s
@@ -279,6 +338,28 @@ func (g *genFabric) director(name, sysGUID string, modules []string) []*genNode 
 	g.switches++
 	for _, n := range out {
 		n.sys, n.index = s, g.switches
+	}
+	return out
+}
+
+// directorPerASIC adds a modular switch as some UFM versions list it: one system entry per ASIC, keyed by the
+// ASIC's node GUID, all of the chassis' system GUID, each named after the chassis and the ASIC's module
+// ("MF0;<name>:<model>/<module>/U1", the ASIC's node description). The ASICs' GUIDs follow the system GUID.
+func (g *genFabric) directorPerASIC(name, sysGUID, model string, modules []string) []*genNode {
+	var out []*genNode
+	g.switches++
+	for i, m := range modules {
+		guid := fmt.Sprintf("%s%02x%02x", sysGUID[:12], 0x10+i, 0)
+		var names []string
+		for p := 1; p <= 40; p++ {
+			names = append(names, guid+"_"+strconv.Itoa(p))
+		}
+		desc := fmt.Sprintf("MF0;%s:%s/%s/U1", name, model, m)
+		s := g.addSystem(guid, desc, "switch", model, names, []string{})
+		s["system_guid"], s["groups"] = sysGUID, []string{"Switches", "Director_Switches"}
+		n := &genNode{guid: guid, desc: desc, sys: s, sysName: desc, sysGUID: sysGUID, isSwitch: true, index: g.switches}
+		g.nodes[guid] = n
+		out = append(out, n)
 	}
 	return out
 }
@@ -364,14 +445,17 @@ func (g *genFabric) port(n *genNode, p int, peer *genNode, pp int) {
 	if n.isSwitch {
 		nodeDesc += ":" + strconv.Itoa(p)
 	}
-	sysID := n.sysGUID
+	sysID, guid := n.sysGUID, n.guid
 	if n.portSysID != "" {
 		sysID = n.portSysID
+	}
+	if n.portGUID != "" {
+		guid = n.portGUID
 	}
 	g.ports = append(g.ports, map[string]any{
 		"active_speed": "NDR", "active_width": "4x", "capabilities": []string{"healthy_operations", "reset", "disable"},
 		"description": kind, "dname": strconv.Itoa(p), "enabled_speed": speeds, "enabled_width": []string{"1x", "4x"},
-		"external_number": p, "guid": n.guid, "high_ber_severity": "N/A", "lid": 0, "logical_state": "Active",
+		"external_number": p, "guid": guid, "high_ber_severity": "N/A", "lid": 0, "logical_state": "Active",
 		"mirror": "disable", "module": module, "mtu": 4096, "name": n.guid + "_" + strconv.Itoa(p),
 		"node_description": nodeDesc, "number": p, "path": path, "peer": peer.guid + "_" + strconv.Itoa(pp),
 		"peer_guid": peer.guid, "peer_ip": "0.0.0.0", "peer_lid": 0, "peer_node_description": peerDesc,

@@ -1,7 +1,9 @@
 package ufm
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -120,6 +122,105 @@ func TestEvidenceHostRules(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, tree.Outline()); diff != "" {
 				t.Errorf("tree (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// UFM marks the host it runs on, and its high-availability peer, by their server_operation_mode: with a
+// management rule, they are management hosts whatever their names (mgmt-head-1 and mgmt-head-2 of the chassis
+// fixture match no management pattern), left out unless a node's report gives their GUID.
+func TestEvidenceUFMServerIsAManagementHost(t *testing.T) {
+	defaults := ib.DefaultHostRules()
+	noManagement := defaults
+	noManagement.Management = nil
+	ufmReason := func(name, mode string) string {
+		return fmt.Sprintf("%q is the host UFM runs on (server_operation_mode %q), not a node to place", name, mode)
+	}
+	head1 := UnmappedHost{SystemGUID: "946dae0300c5f100", SystemName: "mgmt-head-1",
+		Reason: ufmReason("mgmt-head-1", "HA_Active") + "; no report gives its GUID"}
+	head2 := UnmappedHost{SystemGUID: "946dae0300c5f200", SystemName: "mgmt-head-2",
+		Reason: ufmReason("mgmt-head-2", "HA_StandBy") + "; no report gives its GUID"}
+	gpus := []string{"gpu-01", "gpu-02", "gpu-03", "gpu-04", "gpu-05", "gpu-06"}
+	blades := []string{"blade-01", "blade-02", "blade-03", "blade-04", "blade-05", "blade-06"}
+	all := slices.Concat(blades, gpus)
+	// standAlone is a one-switch fabric whose one host is UFM's (server_operation_mode "Stand_Alone"), named
+	// name; another host, gpu-01, is a node.
+	standAlone := func(name string) *Fabric {
+		return &Fabric{
+			Systems: []System{
+				{SystemGUID: "248a070300f88fe0", GUID: "248a070300f88fe0", SystemName: "MF0;sw-1:MQM8700/U1", Type: "switch"},
+				{SystemGUID: "946dae0300c1ff00", GUID: "946dae0300c1ff00", SystemName: name, Type: "host", ServerOperationMode: "Stand_Alone"},
+				{SystemGUID: "946dae0300c10100", GUID: "946dae0300c10100", SystemName: "gpu-01", Type: "host", ServerOperationMode: "Not_UFM_Server"},
+			},
+			Links: []Link{
+				{SourceGUID: "946dae0300c1ff00", SourcePort: "1", DestinationGUID: "248a070300f88fe0", DestinationPort: "1"},
+				{SourceGUID: "946dae0300c10100", SourcePort: "1", DestinationGUID: "248a070300f88fe0", DestinationPort: "2"},
+			},
+		}
+	}
+	tests := []struct {
+		name         string
+		fabric       *Fabric
+		opts         Options
+		nodes        []string
+		unmapped     []UnmappedHost
+		reidentified []ib.HostNote
+	}{{
+		name:   "without host rules UFM's servers are nodes",
+		fabric: loadFixture(t, "chassis"),
+		nodes:  slices.Concat(blades, gpus, []string{"mgmt-head-1", "mgmt-head-2"}),
+	}, {
+		name:     "the default rules leave the active and the standby server out",
+		fabric:   loadFixture(t, "chassis"),
+		opts:     Options{Hosts: &defaults},
+		nodes:    all,
+		unmapped: []UnmappedHost{head1, head2},
+	}, {
+		name:   "without a management rule UFM's servers are nodes",
+		fabric: loadFixture(t, "chassis"),
+		opts:   Options{Hosts: &noManagement},
+		nodes:  slices.Concat(blades, gpus, []string{"mgmt-head-1", "mgmt-head-2"}),
+	}, {
+		name:   "a node whose report gives the server's HCA GUID keeps it",
+		fabric: loadFixture(t, "chassis"),
+		opts: Options{Hosts: &defaults, ReportedNode: func(g ib.GUID) string {
+			return map[ib.GUID]string{"946dae0300c5f100": "head-node-1"}[g]
+		}},
+		nodes:    slices.Concat(blades, gpus[:4], []string{"gpu-05", "gpu-06", "head-node-1"}),
+		unmapped: []UnmappedHost{head2},
+		reidentified: []ib.HostNote{{Host: "mgmt-head-1", GUID: "946dae0300c5f100", Description: "mgmt-head-1",
+			Node: "head-node-1", Reason: ufmReason("mgmt-head-1", "HA_Active") + "; named after the node whose report gives its GUID"}},
+	}, {
+		name:   "a server the management pattern names keeps the pattern's reason",
+		fabric: standAlone("ufm-01"),
+		opts:   Options{Hosts: &defaults},
+		nodes:  []string{"gpu-01"},
+		unmapped: []UnmappedHost{{SystemGUID: "946dae0300c1ff00", SystemName: "ufm-01",
+			Reason: `"ufm-01" is a management host (--management-host-regexp), not a node to place; no report gives its GUID`}},
+	}, {
+		name:   "a server with an adapter's default description is left out, not named by its GUID",
+		fabric: standAlone("MT4129 ConnectX7 Mellanox Technologies"),
+		opts:   Options{Hosts: &defaults},
+		nodes:  []string{"gpu-01"},
+		unmapped: []UnmappedHost{{SystemGUID: "946dae0300c1ff00", SystemName: "MT4129 ConnectX7 Mellanox Technologies",
+			Reason: ufmReason("mt4129", "Stand_Alone") + "; no report gives its GUID"}},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, rep := Evidence(tc.fabric, tc.opts)
+			var nodes []string
+			for _, n := range in.Nodes {
+				nodes = append(nodes, n.Node)
+			}
+			if diff := cmp.Diff(tc.nodes, nodes); diff != "" {
+				t.Errorf("nodes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.unmapped, rep.Unmapped); diff != "" {
+				t.Errorf("unmapped (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.reidentified, rep.Reidentified); diff != "" {
+				t.Errorf("re-identified (-want +got):\n%s", diff)
 			}
 		})
 	}

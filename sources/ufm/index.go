@@ -1,8 +1,10 @@
 package ufm
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fabricmap/fabricmap/topology"
@@ -16,28 +18,36 @@ const (
 
 // system is one system of the fabric, merged from all entries that carry its system GUID.
 type system struct {
-	guid string // normalised system GUID
-	name string // system name as UFM gave it
-	kind string // lower-cased type
-	ip   string
+	guid  string // normalised system GUID
+	name  string // system name as UFM gave it
+	kind  string // lower-cased type
+	ip    string
+	mode  string // server_operation_mode as UFM gave it
+	links int    // cables to the system that were left out with it (a system neither switch nor host)
 }
 
 // node is one InfiniBand node (a switch ASIC or an HCA) and the system it belongs to.
 type node struct {
 	sys    *system
 	module string // module label of an ASIC of a modular switch (e.g. "L02"), when UFM gave one
-	desc   string // a node description of an HCA ("gpu-01 mlx5_0"), when seen
+	desc   string // a node description ("gpu-01 mlx5_0", "sw-leaf-01:1"), when a port gave one
+	// asic marks a node UFM names as a node of its own (an entry's "guid", a port name, a port), not only
+	// as a system's GUID: for a switch, one of its ASICs.
+	asic bool
 }
 
-// index resolves node GUIDs (what links name) to systems (what has a type and a name).
+// index resolves node GUIDs (what links name) to systems (what has a type and a name), and switch ASICs to
+// the switch they are for topology.
 type index struct {
 	systems map[string]*system // by system GUID
+	order   []*system          // in the order the systems resource first gave them
 	nodes   map[string]*node   // by node GUID
+	chassis map[string]bool    // system GUIDs of modular switches, folded into one switch each
 	skipped []string
 }
 
-// newIndex indexes the systems of f and, when withPorts, its ports. Entries that cannot be used are noted in
-// skipped, and so are the systems that are neither switches nor hosts (gateways, routers), once each.
+// newIndex indexes the systems of f and, when withPorts, its ports, and folds the ASICs of each modular
+// switch into one switch. Entries that cannot be used are noted in skipped.
 func newIndex(f *Fabric, withPorts bool) *index {
 	ix := &index{systems: map[string]*system{}, nodes: map[string]*node{}}
 	for i, s := range f.Systems {
@@ -46,7 +56,73 @@ func newIndex(f *Fabric, withPorts bool) *index {
 	if withPorts {
 		ix.addPorts(f.Ports)
 	}
+	asicSystem := map[string]string{}
+	for g, n := range ix.nodes {
+		if n.asic && n.sys.kind == typeSwitch {
+			asicSystem[g] = n.sys.guid
+		}
+	}
+	ix.chassis = chassisSystems(asicSystem)
 	return ix
+}
+
+// chassisSystems returns the system GUIDs that two or more switch ASICs share, given each ASIC's system
+// GUID: a modular director (CS7500, CS8500, QM9790-class: line and fabric ASICs in one chassis), which is
+// one switch for topology. A system GUID that is also listed as an ASIC is not counted (UFM keys a
+// director's one entry by its system GUID), so a 1U switch, whose one ASIC may carry the system GUID or
+// its own, is never a chassis.
+//
+// TODO(fold): use the ib chassis helper
+func chassisSystems(asicSystem map[string]string) map[string]bool {
+	count := map[string]int{}
+	for asic, sys := range asicSystem {
+		if asic != sys {
+			count[sys]++
+		}
+	}
+	out := map[string]bool{}
+	for sys, n := range count {
+		if n >= 2 {
+			out[sys] = true
+		}
+	}
+	return out
+}
+
+// switchGUID is the GUID of the switch a switch ASIC is for topology: its chassis' system GUID when it is
+// one of a modular switch's ASICs, else its own node GUID.
+func (ix *index) switchGUID(asic string) string {
+	if n := ix.nodes[asic]; n != nil && ix.chassis[n.sys.guid] {
+		return n.sys.guid
+	}
+	return asic
+}
+
+// leftOut returns the systems that are neither switches nor hosts (gateways, routers, systems of no type),
+// by type, then system GUID, with the number of cables to each that were left out.
+func (ix *index) leftOut() []LeftOutSystem {
+	var out []LeftOutSystem
+	for _, sys := range ix.order {
+		if sys.kind != typeSwitch && sys.kind != typeHost {
+			out = append(out, LeftOutSystem{SystemGUID: sys.guid, SystemName: sys.name, Type: sys.kind, Links: sys.links})
+		}
+	}
+	slices.SortFunc(out, func(a, b LeftOutSystem) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.SystemGUID, b.SystemGUID))
+	})
+	return out
+}
+
+// ufmServerModes are the server_operation_mode values (lower-cased) of the hosts UFM runs on.
+var ufmServerModes = []string{"stand_alone", "ha_active", "ha_standby"}
+
+// ufmServer returns the system's server_operation_mode when it marks the host UFM runs on (or its
+// high-availability peer), else "".
+func (sys *system) ufmServer() string {
+	if sys.kind == typeHost && slices.Contains(ufmServerModes, strings.ToLower(strings.TrimSpace(sys.mode))) {
+		return strings.TrimSpace(sys.mode)
+	}
+	return ""
 }
 
 func (ix *index) addSystem(i int, s System) {
@@ -62,40 +138,40 @@ func (ix *index) addSystem(i int, s System) {
 	if sys == nil {
 		sys = &system{guid: sg}
 		ix.systems[sg] = sys
-		if kind := strings.ToLower(s.Type); kind != typeSwitch && kind != typeHost {
-			if kind == "" {
-				kind = "system of no type"
-			}
-			ix.skip("%s %s (%q): neither a switch nor a host; left out, with its links", kind, sg, s.SystemName)
-		}
+		ix.order = append(ix.order, sys)
 	}
 	if sys.name == "" {
 		sys.name = s.SystemName
 	}
 	if sys.kind == "" {
-		sys.kind = strings.ToLower(s.Type)
+		sys.kind = strings.ToLower(strings.TrimSpace(s.Type))
 	}
 	if sys.ip == "" && s.IP != "0.0.0.0" {
 		sys.ip = s.IP
 	}
-	ix.claim(sg, sys)
+	if sys.mode == "" {
+		sys.mode = s.ServerOperationMode
+	}
+	ix.claim(sg, sys, false)
 	if g, ok := normGUID(s.GUID); ok {
-		n := ix.claim(g, sys)
+		n := ix.claim(g, sys, true)
 		if n != nil && g != sg && n.module == "" {
 			n.module = moduleOf(s.SystemName) // one entry per ASIC: "MF0;dir-1:CS7520/L02/U1"
 		}
 	}
 	for _, p := range s.Ports {
 		if g, ok := portNodeGUID(p); ok {
-			ix.claim(g, sys)
+			ix.claim(g, sys, true)
 		}
 	}
 }
 
-// addPorts places the ports' nodes in their systems. A port's systemID is a system GUID in some UFM answers
-// and the node GUID UFM keys the system by (its "guid": a switch's ASIC, a host's first HCA) in others, so it
-// is looked up as both. A port whose system is found only through a node another port placed is tried again
-// once that port is in.
+// addPorts places the ports' nodes in their systems. A port's systemID is a system GUID in some UFM answers,
+// the node GUID UFM keys the system by (its "guid": a switch's ASIC, a host's first HCA) in others, and the
+// port's own port GUID in others still, so it is looked up as a system GUID and as a node GUID, and failing
+// both, the port's node (the GUID its name begins with, "<node GUID>_<port>", or its "guid") is looked up
+// instead. A port whose system is found only through a node another port placed is tried again once that
+// port is in; the ports that resolve to no system at all are reported, once per systemID.
 func (ix *index) addPorts(ports []Port) {
 	var pending []Port
 	for _, p := range ports {
@@ -119,45 +195,72 @@ func (ix *index) addPorts(ports []Port) {
 	for _, p := range pending {
 		if sg, _ := normGUID(p.SystemID); !unknown[sg] {
 			unknown[sg] = true
-			ix.skip("ports of system %s (%q): %s lists no system of that system GUID or node GUID", sg, p.SystemName, EndpointSystems)
+			nodes := strings.Join(portNodes(p), " or ")
+			ix.skip("ports of system %s (%q): %s lists no system of that system GUID or node GUID, and none holds the port's node %s",
+				sg, p.SystemName, EndpointSystems, nodes)
 		}
 	}
 }
 
+// portNodes returns the node GUIDs a port may be of: the GUID its name begins with, then its "guid" when
+// that differs, normalised; the ones that are no GUID are left out.
+func portNodes(p Port) []string {
+	var out []string
+	if g, ok := portNodeGUID(p.Name); ok {
+		out = append(out, g)
+	}
+	if g, ok := normGUID(p.GUID); ok && !slices.Contains(out, g) {
+		out = append(out, g)
+	}
+	return out
+}
+
 // addPort places one port's node in its system; false when the system is not known (yet).
 func (ix *index) addPort(p Port) bool {
-	g, ok := normGUID(p.GUID)
-	if !ok {
-		g, ok = portNodeGUID(p.Name)
-	}
+	cands := portNodes(p)
 	sg, sok := normGUID(p.SystemID)
-	if !ok || !sok {
+	if len(cands) == 0 || !sok {
 		return true // a port that names no node or no system adds nothing
 	}
 	sys := ix.systems[sg]
 	if sys == nil {
-		n := ix.nodes[sg]
-		if n == nil {
-			return false
+		if n := ix.nodes[sg]; n != nil {
+			sys = n.sys
 		}
-		sys = n.sys
 	}
-	n := ix.claim(g, sys)
+	// The port's node: one of its GUIDs a system (or an earlier port) already placed, else its "guid", else
+	// the GUID its name begins with. A systemID that is no known system GUID or node GUID (the port's own
+	// port GUID) is answered by that node's system.
+	g := ""
+	for _, c := range cands {
+		if n := ix.nodes[c]; n != nil && (sys == nil || n.sys == sys) {
+			g, sys = c, n.sys
+			break
+		}
+	}
+	if sys == nil {
+		return false
+	}
+	if g == "" {
+		g = cands[len(cands)-1]
+	}
+	n := ix.claim(g, sys, true)
 	if n == nil {
 		return true
 	}
 	if m := strings.TrimSpace(p.Module); n.module == "" && m != "" && !strings.EqualFold(m, "N/A") && !strings.EqualFold(m, "NA") {
 		n.module = m
 	}
-	if n.desc == "" && sys.kind == typeHost {
-		n.desc = p.NodeDescription
+	if n.desc == "" {
+		n.desc = strings.TrimSpace(p.NodeDescription)
 	}
 	return true
 }
 
 // claim records that node GUID g belongs to sys and returns the node; a GUID already claimed by another
-// system stays with it (noted as skipped) and gives nil.
-func (ix *index) claim(g string, sys *system) *node {
+// system stays with it (noted as skipped) and gives nil. asic marks g as named as a node of its own (see
+// node.asic).
+func (ix *index) claim(g string, sys *system, asic bool) *node {
 	n := ix.nodes[g]
 	if n == nil {
 		n = &node{sys: sys}
@@ -167,6 +270,7 @@ func (ix *index) claim(g string, sys *system) *node {
 		ix.skip("node %s is listed under systems %s and %s; it is kept in %s", g, n.sys.guid, sys.guid, n.sys.guid)
 		return nil
 	}
+	n.asic = n.asic || asic
 	return n
 }
 

@@ -15,13 +15,13 @@ func TestParseReadsUFMAnswers(t *testing.T) {
 		"description": "MQM8700", "guid": "1c34da0300728606", "ip": "0.0.0.0", "model": "MQM8700", "modules": [],
 		"name": "1c34da0300728606", "ports": ["1c34da0300728606_1", {"name": "1c34da0300728606_2", "number": 2}, 7],
 		"role": "tor", "system_guid": "1c34da0300728606", "system_name": "SLG01-02", "type": "switch",
-		"temperature": {"value": 40}, "total_alarms": 0}, null]`))
+		"temperature": {"value": 40}, "total_alarms": 0, "server_operation_mode": "Switch", "sm_mode": "noSM"}, null]`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantSystem := System{SystemGUID: "1c34da0300728606", GUID: "1c34da0300728606", Name: "1c34da0300728606",
 		SystemName: "SLG01-02", Type: "switch", Description: "MQM8700", IP: "0.0.0.0", Model: "MQM8700", Role: "tor",
-		Ports: []string{"1c34da0300728606_1", "1c34da0300728606_2", "7"}}
+		ServerOperationMode: "Switch", Ports: []string{"1c34da0300728606_1", "1c34da0300728606_2", "7"}}
 	if diff := cmp.Diff([]System{wantSystem}, systems); diff != "" {
 		t.Errorf("systems (-want +got):\n%s", diff)
 	}

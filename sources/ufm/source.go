@@ -1,10 +1,12 @@
 package ufm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -111,8 +113,9 @@ type Source struct {
 	PollTimeout time.Duration
 	// Options maps hosts to node names and HCAs to compute or storage.
 	Options Options
-	// Log receives, as warnings, the hosts UFM knows but no node name was found for, and what was left out
-	// (gateways, routers, ends of no known system): each time that list changes, not at every poll.
+	// Log receives, as warnings, the hosts UFM knows but no node name was found for, the gateways, routers
+	// and untyped systems left out (their count and names), and the other systems, ports and links left out
+	// (ends of no known system, loopbacks): each time those lists change, not at every poll.
 	Log *slog.Logger
 
 	mu    sync.Mutex
@@ -163,6 +166,24 @@ func (s *Source) news(r Report) bool {
 	return true
 }
 
+// leftOutAttrs are the attributes of the warning that lists the systems left out: their count, the count of
+// each type, and the first 20 by type and name ("gateway skyway-01 (0002c90300e4a000)").
+func leftOutAttrs(systems []LeftOutSystem) []any {
+	attrs := []any{"count", len(systems)}
+	byType := map[string]int{}
+	for _, sys := range systems {
+		byType[cmp.Or(sys.Type, "untyped")]++
+	}
+	for _, kind := range slices.Sorted(maps.Keys(byType)) {
+		attrs = append(attrs, kind, byType[kind])
+	}
+	first := make([]string, 0, min(len(systems), 20))
+	for _, sys := range systems[:min(len(systems), 20)] {
+		first = append(first, topology.Printable(fmt.Sprintf("%s %s (%s)", cmp.Or(sys.Type, "untyped"), strings.TrimSpace(sys.SystemName), sys.SystemGUID)))
+	}
+	return append(attrs, "first", first)
+}
+
 // Evidence reads the fabric from UFM and converts it; ctx carries the poll's deadline.
 func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	f, err := s.Client.Fabric(ctx)
@@ -184,13 +205,16 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 			}
 			s.Log.Warn("UFM hosts without a Kubernetes node name", "count", len(report.Unmapped), "first", names)
 		}
-		if len(report.Skipped) > 0 {
-			first := make([]string, 0, min(len(report.Skipped), 20))
-			for _, item := range report.Skipped[:min(len(report.Skipped), 20)] {
+		if len(report.LeftOut) > 0 {
+			s.Log.Warn("UFM gateways, routers and untyped systems left out: neither switches nor hosts to place", leftOutAttrs(report.LeftOut)...)
+		}
+		if other := report.Skipped[len(report.LeftOut):]; len(other) > 0 { // the left-out systems come first
+			first := make([]string, 0, min(len(other), 20))
+			for _, item := range other[:min(len(other), 20)] {
 				first = append(first, topology.Printable(item))
 			}
-			s.Log.Warn("UFM systems, ports and links left out (gateways, routers, ends of no known system)",
-				"count", len(report.Skipped), "first", first)
+			s.Log.Warn("UFM systems, ports and links left out (ends of no known system, loopbacks, host-to-host cables)",
+				"count", len(other), "first", first)
 		}
 	}
 	return in, nil

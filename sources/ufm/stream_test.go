@@ -62,7 +62,7 @@ func wholeDecode[T any](t *testing.T, data []byte, alt ...string) []T {
 // fabric of 128 hosts with UFM's full port records.
 func TestDecodeKeepsWhatAWholeDecodeGives(t *testing.T) {
 	answers := map[string][3][]byte{}
-	for _, fixture := range []string{"railopt", "threetier", "director", "lab"} {
+	for _, fixture := range []string{"railopt", "threetier", "director", "dualhome", "chassis", "lab"} {
 		var a [3][]byte
 		for i, name := range []string{DumpSystemsFile, DumpLinksFile, DumpPortsFile} {
 			b, err := os.ReadFile(filepath.Join("testdata", fixture, name))

@@ -13,7 +13,7 @@ import (
 // The stand-in answers fabricmap's client as the dump it serves reads: the same fabric both ways, for a dump
 // with ports.json and one without; wrong credentials are refused.
 func TestHandlerServesTheDumpAsUFM(t *testing.T) {
-	for _, dir := range []string{"../testdata/railopt", "../testdata/lab"} {
+	for _, dir := range []string{"../testdata/railopt", "../testdata/chassis", "../testdata/lab"} {
 		t.Run(dir, func(t *testing.T) {
 			answers, err := DumpAnswers(dir)
 			if err != nil {
