@@ -67,10 +67,11 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	for _, c := range foreign {
 		dropped[c.node] = true
 	}
-	layer := g.layers(leaves)
+	layer, cascadeProblems := g.layers(leaves)
 	nameProblems := g.nameSwitches(in, byNode, strays, dropped, layer, SafeName(rootName))
 	g.addDomains(t, leaves, rootName)
 	problems = append(problems, g.strayProblems(strays, byNode)...)
+	problems = append(problems, cascadeProblems()...)
 	for _, c := range foreign {
 		problems = append(problems, c.problem(byNode))
 	}

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,9 +17,11 @@ type switchGraph struct {
 	source map[string]string
 	// storageOnly holds switches that nodes reach only through storage links.
 	storageOnly map[string]bool
-	// cascaded holds the leaf switches that have other leaves cabled below them (see cascades); each also
-	// stands for a tier-2 domain above its own hosts' leaf.
+	// cascaded holds the leaf switches that have other leaves cabled below them (see cascadeParents); each
+	// also stands for a domain above its own hosts' leaf.
 	cascaded map[string]bool
+	// up lists each switch's neighbours that stand above it (see layers).
+	up map[string][]string
 }
 
 func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {
@@ -244,36 +247,82 @@ func (g *switchGraph) addDomains(t *Tree, ds []*Domain, rootName string) []*Doma
 	return ds
 }
 
-// layers gives every switch reachable from the leaves its tier: 1 for the leaves' switches, then one more
-// per hop away from them, by breadth-first search over the switch links. The switches of a leaf that has
-// cascaded leaves below it (see cascades) take tier 2 instead, and the search goes on from there, so that
-// the switches above them count from the tier their hosts meet the cascaded hosts at.
-func (g *switchGraph) layers(leaves []*Domain) map[string]int {
-	layer := g.distances(leaves, nil)
-	raised := g.cascades(leaves, layer)
-	if len(raised) == 0 {
-		return layer
-	}
-	g.cascaded = raised
-	return g.distances(leaves, raised)
-}
-
-// distances is the breadth-first search of layers: the leaves' switches start at 1, those in raised at 2.
-func (g *switchGraph) distances(leaves []*Domain, raised map[string]bool) map[string]int {
-	layer := map[string]int{}
-	var queue, later []string
+// layers gives every switch reachable from the leaves its tier, and records in g.up which of each switch's
+// neighbours stand above it. In a fat tree, a leaf's switches are tier 1 and every other switch one more than
+// its distance from them (breadth-first search over the switch links). Leaves may also hang below other
+// leaves (cascades: a blade or top-of-rack switch with hosts cabled below a switch that has hosts too, at any
+// depth; see cascadeParents): a leaf with cascaded leaves below it stands, with its switches, at one tier more
+// than the highest of them, because its hosts meet theirs at its switches; and every switch above the leaves
+// stands one tier above the highest switch below it. It returns the tiers and a Problem for each part of the
+// switch graph that is not a tree of cascades, to be said once the switches have their names.
+func (g *switchGraph) layers(leaves []*Domain) (map[string]int, func() []Problem) {
+	plain := g.distances(leaves)
+	leafOf := map[string]*Domain{}
 	for _, d := range leaves {
 		for _, s := range d.Switches {
-			if raised[s] {
-				layer[s] = 2
-				later = append(later, s)
-				continue
+			leafOf[s] = d
+		}
+	}
+	parent, problems := g.cascadeParents(leaves, plain, leafOf)
+	g.up = map[string][]string{}
+	for s, ns := range g.adj {
+		for _, n := range ns {
+			above := plain[n] > plain[s] // a switch farther from the hosts, as in any fat tree
+			if ds, dn := leafOf[s], leafOf[n]; ds != nil && dn != nil {
+				above = parent[ds] == dn // leaf to leaf: only the leaf it hangs below
 			}
+			if above {
+				g.up[s] = append(g.up[s], n)
+			}
+		}
+	}
+	if len(parent) == 0 {
+		return plain, problems
+	}
+	height := map[*Domain]int{}
+	for d := range parent {
+		for child, up := d, parent[d]; up != nil; child, up = up, parent[up] {
+			height[up] = max(height[up], height[child]+1)
+		}
+	}
+	g.cascaded = map[string]bool{}
+	layer := map[string]int{}
+	for _, d := range leaves {
+		for _, s := range d.Switches {
+			layer[s] = 1 + height[d]
+			if height[d] > 0 {
+				g.cascaded[s] = true
+			}
+		}
+	}
+	var above []string
+	for s := range plain {
+		if leafOf[s] == nil {
+			above = append(above, s)
+		}
+	}
+	slices.SortFunc(above, func(a, b string) int { return cmp.Or(plain[a]-plain[b], strings.Compare(a, b)) })
+	for _, s := range above {
+		for _, n := range g.adj[s] {
+			if slices.Contains(g.up[n], s) {
+				layer[s] = max(layer[s], layer[n]+1)
+			}
+		}
+	}
+	return layer, problems
+}
+
+// distances is the plain tier of every switch reachable from the leaves: 1 for the leaves' switches, then one
+// more per hop away from them.
+func (g *switchGraph) distances(leaves []*Domain) map[string]int {
+	layer := map[string]int{}
+	var queue []string
+	for _, d := range leaves {
+		for _, s := range d.Switches {
 			layer[s] = 1
 			queue = append(queue, s)
 		}
 	}
-	queue = append(queue, later...) // every tier-1 switch before the tier-2 ones: the search stays in order
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
@@ -287,60 +336,151 @@ func (g *switchGraph) distances(leaves []*Domain, raised map[string]bool) map[st
 	return layer
 }
 
-// cascades finds the leaves that hang below another leaf: a leaf whose switches have no link to a switch
-// above the leaves (layer being the plain distances), cabled to a leaf whose switches do, as a blade or
-// top-of-rack switch below an aggregation switch that has hosts of its own. The upper leaf's switch is the
-// nearest one its hosts share with the cascaded hosts, so it stands, at tier 2, for the upper leaf and the
-// leaves below it. It returns the upper leaves' switches. Two leaves cabled to each other that both have
-// uplinks (or neither has) are peers, as an MLAG pair is, and nest nothing.
-func (g *switchGraph) cascades(leaves []*Domain, layer map[string]int) map[string]bool {
-	leafOf := map[string]*Domain{}
+// cascadeParents finds the leaves that hang below another leaf, and which: leaves cabled to each other form
+// cascades, whose top is a leaf with an uplink (a link to a switch above the leaves, plain being the plain
+// distances); each other leaf of the cascade hangs below the neighbouring leaf one cable closer to that top,
+// at any depth (a blade below a blade below an aggregation switch). A group of cabled leaves none of which has
+// an uplink hangs below the one leaf cabled to the most others (a top switch with hosts and blades below it);
+// when no leaf stands out (two peers, or a ring), they nest nothing, as two leaves that both have uplinks (an
+// MLAG pair) nest nothing. A leaf cabled below two leaves equally close to the top is not a tree: it hangs
+// below the first (by switch) and a Problem says so, as does a group whose top cannot be told.
+func (g *switchGraph) cascadeParents(leaves []*Domain, plain map[string]int, leafOf map[string]*Domain) (map[*Domain]*Domain, func() []Problem) {
+	neighbours := map[*Domain][]*Domain{}
+	uplinked := map[*Domain]bool{}
 	for _, d := range leaves {
 		for _, s := range d.Switches {
-			leafOf[s] = d
-		}
-	}
-	uplinked := func(d *Domain) bool {
-		for _, s := range d.Switches {
 			for _, n := range g.adj[s] {
-				if layer[n] >= 2 {
-					return true
+				switch up := leafOf[n]; {
+				case up == nil && plain[n] >= 2:
+					uplinked[d] = true
+				case up != nil && up != d && !slices.Contains(neighbours[d], up):
+					neighbours[d] = append(neighbours[d], up)
 				}
 			}
 		}
-		return false
 	}
-	raised := map[string]bool{}
+	dist := map[*Domain]int{}
+	var queue []*Domain
 	for _, d := range leaves {
-		if uplinked(d) {
+		if uplinked[d] {
+			dist[d] = 0
+			queue = append(queue, d)
+		}
+	}
+	var problems []func() Problem
+	// Groups of cabled leaves without any uplink: the leaf cabled to the most others is their top.
+	seen := map[*Domain]bool{}
+	for _, d := range leaves {
+		if _, reached := dist[d]; reached || seen[d] || len(neighbours[d]) == 0 || g.reachesUplink(d, neighbours, uplinked) {
 			continue
 		}
-		for _, s := range d.Switches {
-			for _, n := range g.adj[s] {
-				if up := leafOf[n]; up != nil && up != d && uplinked(up) {
-					for _, u := range up.Switches {
-						raised[u] = true
-					}
-				}
+		group := g.leafGroup(d, neighbours)
+		for _, m := range group {
+			seen[m] = true
+		}
+		slices.SortFunc(group, func(a, b *Domain) int {
+			return cmp.Or(len(neighbours[b])-len(neighbours[a]), strings.Compare(a.Switches[0], b.Switches[0]))
+		})
+		if len(group) > 2 && len(neighbours[group[0]]) > len(neighbours[group[1]]) {
+			dist[group[0]] = 0
+			queue = append(queue, group[0])
+		} else if len(group) > 2 {
+			problems = append(problems, func() Problem {
+				return Problem{Source: cmp.Or(g.source[group[0].Switches[0]], "switch links"), Reason: fmt.Sprintf(
+					"leaves %s are cabled to each other, none has an uplink and none is cabled to more of them than the others: no cascade is nested, their hosts meet at the top",
+					g.labels(leafSwitches(group)))}
+			})
+		}
+	}
+	parent := map[*Domain]*Domain{}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		for _, n := range neighbours[d] {
+			if _, reached := dist[n]; reached {
+				continue
+			}
+			dist[n] = dist[d] + 1
+			queue = append(queue, n)
+		}
+	}
+	for _, d := range leaves {
+		k, reached := dist[d]
+		if !reached || k == 0 {
+			continue
+		}
+		var ups []*Domain
+		for _, n := range neighbours[d] {
+			if k2, ok := dist[n]; ok && k2 == k-1 {
+				ups = append(ups, n)
+			}
+		}
+		slices.SortFunc(ups, func(a, b *Domain) int { return strings.Compare(a.Switches[0], b.Switches[0]) })
+		parent[d] = ups[0]
+		if len(ups) > 1 {
+			problems = append(problems, func() Problem {
+				return Problem{Source: cmp.Or(g.source[d.Switches[0]], "switch links"), Reason: fmt.Sprintf(
+					"leaf %s is cabled below several leaves (%s): the cascade is not a tree; it is nested below %s",
+					g.labels(d.Switches), g.labels(leafSwitches(ups)), g.labels(ups[0].Switches))}
+			})
+		}
+	}
+	return parent, func() []Problem {
+		out := make([]Problem, len(problems))
+		for i, p := range problems {
+			out[i] = p()
+		}
+		return out
+	}
+}
+
+// reachesUplink reports whether d is cabled, through leaves, to a leaf with an uplink.
+func (g *switchGraph) reachesUplink(d *Domain, neighbours map[*Domain][]*Domain, uplinked map[*Domain]bool) bool {
+	return slices.ContainsFunc(g.leafGroup(d, neighbours), func(m *Domain) bool { return uplinked[m] })
+}
+
+// leafGroup returns the leaves cabled to d, directly or through other leaves, d included.
+func (g *switchGraph) leafGroup(d *Domain, neighbours map[*Domain][]*Domain) []*Domain {
+	group := []*Domain{d}
+	in := map[*Domain]bool{d: true}
+	for i := 0; i < len(group); i++ {
+		for _, n := range neighbours[group[i]] {
+			if !in[n] {
+				in[n] = true
+				group = append(group, n)
 			}
 		}
 	}
-	return raised
+	return group
 }
 
-// stackTiers builds the tiers above the leaves, layer being g.layers(leaves): at each tier, the domains whose switches reach a common
-// switch of the next tier are joined under a new domain standing for those switches. It returns the
-// domains left without a parent.
+// leafSwitches returns the first switch of each of ds.
+func leafSwitches(ds []*Domain) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Switches[0]
+	}
+	return out
+}
+
+// stackTiers builds the tiers above the leaves, layer being g.layers(leaves): at each tier, the domains whose
+// switches are, or reach upward (g.up), a common switch of the next tier are joined under a new domain
+// standing for those switches; a domain whose switches reach only higher tiers waits for them. It returns
+// the domains left without a parent.
 func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int, rootName string) []*Domain {
+	top := 0
+	for _, l := range layer {
+		top = max(top, l)
+	}
 	frontier := leaves
-	for tier := 1; ; tier++ {
+	for tier := 1; tier < top; tier++ {
 		uf := newUnionFind()
 		for _, d := range frontier {
 			for _, s := range d.Switches {
 				if layer[s] == tier+1 {
 					uf.union("d\x00"+d.Name, "s\x00"+s) // a cascaded leaf's hosts join the tier above them
 				}
-				for _, n := range g.adj[s] {
+				for _, n := range g.up[s] {
 					if layer[n] == tier+1 {
 						uf.union("d\x00"+d.Name, "s\x00"+n)
 					}
@@ -349,7 +489,7 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int
 		}
 		sets := uf.sets()
 		if len(sets) == 0 {
-			return frontier
+			continue
 		}
 		var next, joined []*Domain
 		grouped := map[string]bool{}
@@ -377,9 +517,10 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int
 		}
 		for _, d := range frontier {
 			if !grouped[d.Name] {
-				next = append(next, d) // nothing above it: it waits for the root
+				next = append(next, d) // nothing above it at this tier: it waits for a higher one, or the root
 			}
 		}
 		frontier = next
 	}
+	return frontier
 }
