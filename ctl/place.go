@@ -20,6 +20,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/placer"
 	"github.com/fabricmap/fabricmap/topology"
@@ -50,7 +51,9 @@ func newPlace() *cobra.Command {
 			"--gang is a comma-separated list: pods=M, dp=, pp=, hard-tier= and group-tier= (a tier number or name,\n" +
 			"e.g. leaf), name=, priority=, and one or more resource requests per pod (nvidia.com/gpu=8, cpu=16, …),\n" +
 			"or instead of pods and requests one role=NAME:PODS:RESOURCE=QUANTITY[+RESOURCE=QUANTITY…] per role\n" +
-			"(ranks go to the roles in order; every pod is placed with the largest role request).",
+			"(ranks go to the roles in order; every pod is placed with the largest role request).\n" +
+			"Unidentified nodes of a --topology tree (guid-<GUID>: HCAs with the adapter's default description that no\n" +
+			"node's report names) are never placement targets: they are skipped, and standard error says so.",
 		Example: "  fabricmap place --topology tree.yaml --gang pods=16,dp=2,pp=8,nvidia.com/gpu=8,hard-tier=spine",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -181,7 +184,7 @@ func (fl *placeFlags) cluster(cmd *cobra.Command, g placement.Gang) (*placement.
 	if fl.topology == "" {
 		st, err = readLive(cmd)
 	} else {
-		st, err = fl.readFiles()
+		st, err = fl.readFiles(cmd.ErrOrStderr())
 	}
 	if err != nil {
 		return nil, err
@@ -197,8 +200,9 @@ func (fl *placeFlags) cluster(cmd *cobra.Command, g placement.Gang) (*placement.
 }
 
 // readFiles builds the snapshot from --topology, --nodes and --pods; without Nodes every node of the tree
-// gets --node-allocatable.
-func (fl *placeFlags) readFiles() (*placer.Snapshot, error) {
+// gets --node-allocatable. The tree's unidentified nodes are no placement targets (skipUnidentified, said on
+// errw).
+func (fl *placeFlags) readFiles(errw io.Writer) (*placer.Snapshot, error) {
 	var nodes []corev1.Node
 	var pods []corev1.Pod
 	if fl.nodes != "" {
@@ -220,7 +224,38 @@ func (fl *placeFlags) readFiles() (*placer.Snapshot, error) {
 			return nil, err
 		}
 	}
+	nodes = skipUnidentified(errw, fl.topology, tree, nodes)
 	return placer.NewSnapshot(tree, nodes, pods, time.Now())
+}
+
+// maxSkippedNamed is how many skipped unidentified nodes the warning names.
+const maxSkippedNamed = 10
+
+// skipUnidentified drops from nodes the tree's unidentified nodes (ib.IsGUIDNodeName: an HCA with the adapter's
+// default description that no node's report names, which a capture or UFM names "guid-<GUID>"): they are no
+// Kubernetes nodes, so no rank may go there, though they stay in the tree. It says on errw how many the tree
+// file (path) holds and names the first.
+func skipUnidentified(errw io.Writer, path string, tree *topology.Tree, nodes []corev1.Node) []corev1.Node {
+	var skipped []string
+	for _, d := range tree.Domains {
+		for _, n := range d.Nodes {
+			if ib.IsGUIDNodeName(n) {
+				skipped = append(skipped, n)
+			}
+		}
+	}
+	if len(skipped) == 0 {
+		return nodes
+	}
+	slices.Sort(skipped)
+	skipped = slices.Compact(skipped)
+	more := ""
+	if len(skipped) > maxSkippedNamed {
+		more = fmt.Sprintf(" and %d more", len(skipped)-maxSkippedNamed)
+	}
+	fmt.Fprintf(errw, "warning: --topology %s: %d unidentified nodes skipped, never placement targets (HCAs with the adapter's default description that no node's report names): %s%s\n",
+		path, len(skipped), strings.Join(skipped[:min(len(skipped), maxSkippedNamed)], ", "), more)
+	return slices.DeleteFunc(nodes, func(n corev1.Node) bool { return ib.IsGUIDNodeName(n.Name) })
 }
 
 // defaultNodes returns a Node with --node-allocatable for every node of the tree.

@@ -149,6 +149,13 @@ type Fabric struct {
 	// HostCount is the number of hosts (see CA.Host) whose CAs have a block in the capture, including those
 	// ParseOptions.KeepHost left out.
 	HostCount int
+	// Partial is true when the capture shows signs of being cut short or partial (see partial.go): each gave a
+	// warning with Warning.Partial set (unless past the warning cap). Such a fabric lacks nodes or links that
+	// the whole fabric has.
+	Partial bool
+	// SubnetManager is the subnet manager a line of the capture names (ibnetdiscover prints none: the job that
+	// writes the capture appends sminfo's line, see SubnetManager); nil when none does.
+	SubnetManager *SubnetManager
 }
 
 // Warning is one input line the parser could not use, or used only in part.
@@ -159,10 +166,18 @@ type Warning struct {
 	Text string
 	// Reason says what was wrong with it.
 	Reason string
+	// Partial is true when the warning says that the capture is cut short or partial (it lacks records,
+	// ports or lines that the whole fabric has), not only that a line was bad: a source that needs the whole
+	// fabric should not take such a capture for it (see Fabric.Partial).
+	Partial bool
 }
 
-// String renders the warning as "line N: reason: text".
+// String renders the warning as "line N: reason: text", or "line N: reason" when it quotes no text (a
+// warning about the capture as a whole, such as a partial one).
 func (w Warning) String() string {
+	if w.Text == "" {
+		return fmt.Sprintf("line %d: %s", w.Line, w.Reason)
+	}
 	return fmt.Sprintf("line %d: %s: %q", w.Line, w.Reason, w.Text)
 }
 

@@ -28,8 +28,11 @@ var DefaultGenericHostNames = []string{
 const DefaultDescriptionRegexp = `(?i)^MT\d{4,5}\s+\S+\s+(Mellanox Technologies|NVIDIA)\b`
 
 // DefaultManagementHostRegexp matches the host names of management hosts as the fabric shows them: UFM servers
-// and appliances ("ufm", "ufm-01", "ufm01") and subnet manager hosts ("sm-01", "sm1", "opensm", "opensm-02").
-const DefaultManagementHostRegexp = `(?i)^(ufm|opensm|sm)([-_.][a-z0-9.-]*|[0-9][a-z0-9.-]*)?$`
+// and appliances ("ufm", "ufm-01", "ufm01") and subnet manager hosts ("sm-01", "sm1", "opensm", "opensm-02");
+// names with a "ufm" or "cufm" (UFM Cyber-AI) part between dashes, dots or underscores, or followed by digits
+// ("b11-p1-cufm-02", "site-ufm-3", "cufm01"); and names ending in "ufm" and digits ("mtlxufm03"). Compute
+// names that merely contain the letters ("gpu-ufmtest", "smith-01", "dgx-b11-001") do not match.
+const DefaultManagementHostRegexp = `(?i)^(ufm|opensm|sm)([-_.][a-z0-9.-]*|[0-9][a-z0-9.-]*)?$|(^|[-_.])c?ufm([-_.0-9]|$)|ufm[0-9]+$`
 
 // HostVerdict is what HostRules make of a host name.
 type HostVerdict int
@@ -93,6 +96,21 @@ func (r HostRules) Judge(host, desc string) (HostVerdict, string) {
 // valid Kubernetes name that no other host shares.
 func GUIDNodeName(g GUID) string { return "guid-" + string(g) }
 
+// IsGUIDNodeName tells whether node is a name GUIDNodeName gives: an unidentified HCA (an adapter's default
+// description that no node's report explains), which is no Kubernetes node and never a placement target.
+func IsGUIDNodeName(node string) bool {
+	g, ok := strings.CutPrefix(node, "guid-")
+	if !ok || len(g) != 16 {
+		return false
+	}
+	for i := 0; i < len(g); i++ {
+		if c := g[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // HostNote is a host whose name the rules did not take as it is: re-identified or left out.
 type HostNote struct {
 	// Host is the name its description (or a node-name rule) gave it.
@@ -107,10 +125,18 @@ type HostNote struct {
 	Reason string
 }
 
+// Unidentified tells whether the note is about an unidentified HCA: one that became a node named by its GUID
+// (GUIDNodeName), because its description is the adapter's default and no node's report gives its GUID. Such a
+// node is no Kubernetes node: it is listed, and never a placement target.
+func (n HostNote) Unidentified() bool { return IsGUIDNodeName(n.Node) }
+
 // String describes the host, what became of it and why.
 func (n HostNote) String() string {
 	what := "left out"
-	if n.Node != "" {
+	switch {
+	case n.Unidentified():
+		what = fmt.Sprintf("unidentified: taken as node %q, never a placement target", n.Node)
+	case n.Node != "":
 		what = fmt.Sprintf("taken as node %q", n.Node)
 	}
 	return fmt.Sprintf("host %q (GUID %s): %s; %s", n.Host, n.GUID, n.Reason, what)

@@ -32,6 +32,25 @@ func TestHostRulesJudge(t *testing.T) {
 		{"sm-01", "sm-01 mlx5_0", HostManagement, "management"},
 		{"smith-01", "smith-01 mlx5_0", HostNamed, ""},
 		{"ufmtest", "ufmtest mlx5_0", HostNamed, ""},
+		// UFM and subnet manager hosts as real sites name them.
+		{"b11-p1-cufm-02", "B11-P1-CUFM-02 mlx5_0", HostManagement, `"b11-p1-cufm-02" is a management host`},
+		{"mtlxufm03", "mtlxufm03 mlx5_0", HostManagement, "management"},
+		{"cufm", "cufm mlx5_0", HostManagement, "management"},
+		{"cufm01", "cufm01 mlx5_0", HostManagement, "management"},
+		{"site-ufm-3", "site-ufm-3 mlx5_0", HostManagement, "management"},
+		{"ib.ufm", "ib.ufm mlx5_0", HostManagement, "management"},
+		{"lab_cufm_a", "lab_cufm_a mlx5_0", HostManagement, "management"},
+		{"nodeufm7", "nodeufm7 mlx5_0", HostManagement, "management"}, // *ufm<digits>, as asked
+		// Compute names that only contain the letters stay compute nodes.
+		{"dgx-b11-001", "dgx-b11-001 mlx5_0", HostNamed, ""},
+		{"gpu-ufmtest", "gpu-ufmtest mlx5_0", HostNamed, ""},
+		{"ufmtest-01", "ufmtest-01 mlx5_0", HostNamed, ""},
+		{"gpu-cufmx-1", "gpu-cufmx-1 mlx5_0", HostNamed, ""},
+		{"scufm-01", "scufm-01 mlx5_0", HostNamed, ""},
+		{"ufm3x", "ufm3x mlx5_0", HostManagement, "management"}, // the old rule: "ufm" and a digit starts a UFM name
+		{"hgx-ufm9-b", "hgx-ufm9-b mlx5_0", HostManagement, "management"},
+		{"b11-p1-gpu-02", "B11-P1-GPU-02 mlx5_0", HostNamed, ""},
+		{"smufm", "smufm mlx5_0", HostNamed, ""},
 		{"hostile", "hostile mlx5_0", HostNamed, ""},
 		{"nodeA", "nodeA mlx5_0", HostNamed, ""},
 		// A host a node-name rule named from a default description is judged by the description.
@@ -133,7 +152,9 @@ func TestHostNoteString(t *testing.T) {
 		want string
 	}{
 		{HostNote{Host: "mt4129", GUID: "a088c20300f10001", Node: "guid-a088c20300f10001", Reason: "default"},
-			`host "mt4129" (GUID a088c20300f10001): default; taken as node "guid-a088c20300f10001"`},
+			`host "mt4129" (GUID a088c20300f10001): default; unidentified: taken as node "guid-a088c20300f10001", never a placement target`},
+		{HostNote{Host: "mt4129", GUID: "a088c20300f10002", Node: "gpu-07", Reason: "default; named after the node whose report gives its GUID"},
+			`host "mt4129" (GUID a088c20300f10002): default; named after the node whose report gives its GUID; taken as node "gpu-07"`},
 		{HostNote{Host: "localhost", GUID: "a088c20300f10003", Reason: "generic"},
 			`host "localhost" (GUID a088c20300f10003): generic; left out`},
 	}
@@ -144,5 +165,26 @@ func TestHostNoteString(t *testing.T) {
 	}
 	if got := GUIDNodeName("a088c20300f10001"); got != "guid-a088c20300f10001" {
 		t.Errorf("GUIDNodeName = %q", got)
+	}
+}
+
+func TestIsGUIDNodeName(t *testing.T) {
+	for _, tc := range []struct {
+		node string
+		want bool
+	}{
+		{GUIDNodeName("a088c20300f10001"), true},
+		{"guid-0000000000000001", true},
+		{"guid-a088c20300f1000", false},   // 15 digits
+		{"guid-a088c20300f100011", false}, // 17
+		{"guid-A088C20300F10001", false},  // GUIDNodeName writes lower case; a node named so is someone's own
+		{"guid-a088c20300f1000g", false},
+		{"guidance-01", false},
+		{"gpu-01", false},
+		{"", false},
+	} {
+		if got := IsGUIDNodeName(tc.node); got != tc.want {
+			t.Errorf("IsGUIDNodeName(%q) = %v, want %v", tc.node, got, tc.want)
+		}
 	}
 }

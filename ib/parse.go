@@ -220,7 +220,10 @@ func (p *parser) parseLine(line string) {
 	case t == "":
 		p.endBlock()
 	case t[0] == '#':
-		// Header comments, "# Spine Nodes", "# Chassis CAs", …
+		// Header comments, "# Spine Nodes", "# Chassis CAs", …, and a subnet manager line made a comment.
+		if isSMLine(t) {
+			p.parseSM(line, t)
+		}
 	case t[0] == '[':
 		cur, warned := p.cur, len(p.warns)+p.suppressed
 		if p.skipping {
@@ -228,6 +231,8 @@ func (p *parser) parseLine(line string) {
 		}
 		p.parsePort(line, t)
 		p.notePortLine(cur, t, len(p.warns)+p.suppressed > warned)
+	case isSMLine(t):
+		p.parseSM(line, t) // sminfo's line, appended by the capture job (sm.go)
 	case strings.Contains(firstField(t), "="):
 		p.parseID(line, t)
 	case isNodeKeyword(firstField(t)):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -30,6 +31,14 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte("switchguid=0x1(\nSwitch\t1 \"S-1\"\t\t# \"\" base port 0 lid 0 lmc 0\n[1]\t\"S-1\"[1]\t\t# \"\" lid 0 4xNDR\n"))
+	// Subnet manager lines, and a director's two ASICs sharing a system image GUID.
+	f.Add([]byte("# SMlid 13\n" + smDoc + "sminfo: sm lid 12 sm guid 0x946dae0300c20002, activity count 1 priority 15 state 3 SMINFO_MASTER\n"))
+	f.Add([]byte("sysimgguid=0x98039b0300c0a100\nswitchguid=0x98039b0300c0a101(98039b0300c0a101)\n" +
+		"Switch\t41 \"S-98039b0300c0a101\"\t\t# \"MF0;ib-dir-01:CS8500/S01/U1\" enhanced port 0 lid 1 lmc 0\n" +
+		"[1]\t\"S-98039b0300c0a111\"[21]\t\t# \"MF0;ib-dir-01:CS8500/L01/U1\" lid 3 4xHDR\n\n" +
+		"sysimgguid=0x98039b0300c0a100\nswitchguid=0x98039b0300c0a111(98039b0300c0a111)\n" +
+		"Switch\t41 \"S-98039b0300c0a111\"\t\t# \"MF0;ib-dir-01:CS8500/L01/U1\" enhanced port 0 lid 3 lmc 0\n" +
+		"[21]\t\"S-98039b0300c0a101\"[1]\t\t# \"MF0;ib-dir-01:CS8500/S01/U1\" lid 1 4xHDR\n"))
 	f.Add([]byte("Ca\t1 \"H-1\"\t\t# \"a b\"\n[1](1) \t\"S-2\"[1][ext 3]\t\t# lid 1 lmc 0 \"x\" lid 2 ?????\n"))
 
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -52,6 +61,22 @@ func FuzzParse(f *testing.F) {
 		if len(fab.Switches)+len(fab.CAs) == 0 {
 			t.Fatal("no nodes and no error")
 		}
+		partial := false
+		for _, w := range warns {
+			partial = partial || w.Partial
+		}
+		if partial && !fab.Partial || len(warns) <= maxWarnings && partial != fab.Partial {
+			t.Fatalf("Fabric.Partial = %v, partial warnings: %v", fab.Partial, partial)
+		}
+		if sm := fab.SubnetManager; sm != nil && (sm.LID < 1 || sm.LID > maxUnicastLID || sm.Line < 1 || sm.Line > lines) {
+			t.Fatalf("bad subnet manager %+v", sm)
+		}
+		for g, c := range fab.Chassis() {
+			if !slices.Contains(c.ASICs, g) || fab.Switches[g] == nil {
+				t.Fatalf("switch %s in chassis %+v", g, c)
+			}
+		}
+		_ = fab.SubnetManagerCAs()
 		used := map[portKey]bool{}
 		for _, l := range fab.Links {
 			if !l.A.key().less(l.B.key()) {

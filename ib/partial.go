@@ -18,9 +18,15 @@ import (
 //   - a record lists fewer ports than the other records link to: ibnetdiscover prints every cable from both
 //     ends, so a port another record links to, among the node's declared ports, is missing from its block.
 //
+//   - port lines name nodes that have no record of their own: ibnetdiscover prints a record for every node it
+//     reaches, so a capture cut at a record boundary (after half its switch records, say) names, in the port
+//     lines it kept, switches and CAs whose records were cut off. One warning counts them and names the first
+//     few (with ParseOptions.KeepHost, only the nodes the kept lines name are looked at).
+//
 // A record's header gives its port count, but that alone proves nothing: ibnetdiscover leaves unconnected
 // ports out (a 65-port leaf with 32 hosts and 16 uplinks lists 49), so only the links others give it count.
-// A record whose own lines already gave warnings is not checked again.
+// A record whose own lines already gave warnings is not checked again. Every such warning has Warning.Partial
+// set, and the fabric Fabric.Partial.
 
 // portBits is a set of port numbers, 0 to maxPortNumber.
 type portBits [4]uint64
@@ -131,13 +137,15 @@ func (p *parser) noteUnterminated(line string, warned bool) {
 	p.partial.unterminated, p.partial.cutLine, p.partial.cutText, p.partial.cutWarned = true, p.lineNo, strings.Clone(line), warned
 }
 
-// warnAt adds a warning about a line other than the one being read.
-func (p *parser) warnAt(line int, text, reason string) {
+// warnPartial adds a warning that the capture is cut short or partial, about a line other than the one being
+// read, and marks the fabric partial.
+func (p *parser) warnPartial(line int, text, reason string) {
+	p.f.Partial = true
 	if len(p.warns) >= maxWarnings {
 		p.suppressed++
 		return
 	}
-	p.warns = append(p.warns, Warning{Line: line, Text: text, Reason: reason})
+	p.warns = append(p.warns, Warning{Line: line, Text: text, Reason: reason, Partial: true})
 }
 
 // recordName names a record as the capture does: `switch S-b83fd20300e20101 "MF0;ib-su1-leaf-r1:MQM9700/U1"`.
@@ -163,13 +171,13 @@ func (p *parser) checkPartial() {
 				p.tally(last.guid.uint64(), func(t *portTally) { t.tainted = true })
 			}
 		}
-		p.warnAt(ps.cutLine, ps.cutText, "the capture ends in the middle of a line (no line end), cut short"+where)
+		p.warnPartial(ps.cutLine, ps.cutText, "the capture ends in the middle of a line (no line end), cut short"+where)
 	}
 	if ps.idsOpen {
-		p.warnAt(p.lineNo, "", "the capture ends inside a record: key=value lines with no node header after them, cut short")
+		p.warnPartial(p.lineNo, "", "the capture ends inside a record: key=value lines with no node header after them, cut short")
 	}
 	if last != nil && last.ports == 0 {
-		p.warnAt(last.line, "", fmt.Sprintf("the capture ends mid-record: %s declares %s but lists none, cut short", last.name(), plural(last.np, "port")))
+		p.warnPartial(last.line, "", fmt.Sprintf("the capture ends mid-record: %s declares %s but lists none, cut short", last.name(), plural(last.np, "port")))
 		if p.tracked(last.kind) {
 			p.tally(last.guid.uint64(), func(t *portTally) { t.tainted = true })
 		}
@@ -210,9 +218,80 @@ func (p *parser) checkPartial() {
 	}
 	slices.SortFunc(shorts, func(a, b short) int { return cmp.Compare(a.line, b.line) })
 	for _, s := range shorts {
-		p.warnAt(s.line, "", fmt.Sprintf("%s lists %d of its %d ports, but other records link to %d more (%s): the capture is partial",
+		p.warnPartial(s.line, "", fmt.Sprintf("%s lists %d of its %d ports, but other records link to %d more (%s): the capture is partial",
 			s.name, s.listed, s.np, len(s.missing), portRanges(s.missing)))
 	}
+	p.checkUnrecorded()
+}
+
+// maxUnrecordedNamed is how many of the nodes without a record the warning names.
+const maxUnrecordedNamed = 5
+
+// checkUnrecorded reports, in one warning at the first port line naming one, the nodes that port lines name
+// but that have no record of their own (before inferPeers adds them): how many of each kind, and the first
+// few by the line that first named them, as that line describes them.
+func (p *parser) checkUnrecorded() {
+	type unrecorded struct {
+		guid GUID
+		seen peerSeen
+	}
+	var missing []unrecorded
+	counts := map[NodeKind]int{}
+	for g, seen := range p.peers {
+		if _, ok := p.f.Switches[g]; ok {
+			continue
+		}
+		if _, ok := p.f.CAs[g]; ok || p.dropped.has(g) {
+			continue
+		}
+		missing = append(missing, unrecorded{g, seen})
+		counts[seen.kind]++
+	}
+	if len(missing) == 0 {
+		return
+	}
+	slices.SortFunc(missing, func(a, b unrecorded) int {
+		return cmp.Or(cmp.Compare(a.seen.line, b.seen.line), cmp.Compare(a.guid, b.guid))
+	})
+	var kinds []string
+	for _, k := range []struct {
+		kind      NodeKind
+		one, many string
+	}{{KindSwitch, "switch", "switches"}, {KindCA, "CA", "CAs"}, {KindRouter, "router", "routers"}} {
+		if n := counts[k.kind]; n > 0 {
+			kinds = append(kinds, count(n, k.one, k.many))
+		}
+	}
+	first := make([]string, 0, maxUnrecordedNamed)
+	for _, m := range missing[:min(len(missing), maxUnrecordedNamed)] {
+		first = append(first, fmt.Sprintf("%s (line %d)", recordName(m.seen.kind, m.guid, m.seen.desc), m.seen.line))
+	}
+	more := ""
+	if len(missing) > maxUnrecordedNamed {
+		more = fmt.Sprintf(" and %d more", len(missing)-maxUnrecordedNamed)
+	}
+	verb, whose := "have no record of their own", "their records are"
+	if len(missing) == 1 {
+		verb, whose = "has no record of its own", "its record is"
+	}
+	p.warnPartial(missing[0].seen.line, "", fmt.Sprintf("port lines name %s that %s (%s%s): %s missing, the capture is partial",
+		joinAnd(kinds), verb, strings.Join(first, ", "), more, whose))
+}
+
+// count writes "1 switch", "2 switches".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// joinAnd joins "a", "b" and "c" as "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // incompletePortLine tells whether t is a port line that lacks the width and speed ibnetdiscover ends it with.

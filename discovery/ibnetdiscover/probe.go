@@ -82,8 +82,9 @@ func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 			p.Config.NodeName, fabric.HostCount, len(fabric.Switches))
 		return res, nil
 	}
+	chassis := fabric.Chassis()
 	for _, u := range uplinks {
-		res.Neighbors = append(res.Neighbors, neighbor(fabric, u))
+		res.Neighbors = append(res.Neighbors, neighbor(fabric, chassis, u))
 	}
 	return res, nil
 }
@@ -181,7 +182,10 @@ func shortNameMatch(f *ib.Fabric, host string) (string, bool) {
 	return found[0], true
 }
 
-func neighbor(f *ib.Fabric, u ib.Uplink) v1alpha1.LinkNeighbor {
+// neighbor is the report's link for u. A switch ASIC of a director (ib.GroupChassis) is reported as the
+// chassis, its port qualified by the card ("L05/U1/7"), as the capture and UFM sources name it, so that the
+// report and the fabric-wide sources agree on the switch.
+func neighbor(f *ib.Fabric, chassis map[ib.GUID]*ib.Chassis, u ib.Uplink) v1alpha1.LinkNeighbor {
 	local := u.Device
 	if local == "" {
 		local = string(u.CA)
@@ -197,6 +201,14 @@ func neighbor(f *ib.Fabric, u ib.Uplink) v1alpha1.LinkNeighbor {
 	}
 	if sw, ok := f.Switches[u.Switch]; ok {
 		n.SystemDescription = clip(sw.Description, 512)
+		if c := chassis[u.Switch]; c != nil && c.Director() {
+			n.ChassisID = string(c.ID)
+			n.SystemName = clip(c.Name, 255)
+			if card := ib.SwitchCard(sw.Description); card != "" {
+				n.PortID = card + "/" + n.PortID
+				n.PortIDSubtype = "local"
+			}
+		}
 	}
 	return n
 }

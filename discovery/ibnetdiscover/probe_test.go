@@ -177,3 +177,19 @@ func TestProbeKeepsOnlyItsNode(t *testing.T) {
 
 // superPODFixture is the capture of ib's SuperPOD-like fixture.
 const superPODFixture = "../../ib/testdata/superpod.txt"
+
+// TestProbeDirectorIsOneSwitch: a host on a director's line card reports the chassis (its system image GUID
+// and name), with the port qualified by the card, as the capture and UFM sources name it.
+func TestProbeDirectorIsOneSwitch(t *testing.T) {
+	for node, port := range map[string]string{"gpu-01": "L01/U1/1", "gpu-03": "L02/U1/1"} {
+		res, err := New(discovery.Config{NodeName: node, IBNetDiscoverFile: "../../sources/ibfabric/testdata/director.txt"}).Run(context.Background())
+		if err != nil || len(res.Neighbors) != 1 {
+			t.Fatalf("%s: Run = %+v, %v", node, res, err)
+		}
+		n := res.Neighbors[0]
+		got := [4]string{n.ChassisID, n.SystemName, n.PortID, n.PortIDSubtype}
+		if want := [4]string{"98039b0300c0a100", "ib-dir-01", port, "local"}; got != want {
+			t.Errorf("%s: neighbour (chassis, name, port, subtype) = %q, want %q", node, got, want)
+		}
+	}
+}

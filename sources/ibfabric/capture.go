@@ -2,9 +2,11 @@ package ibfabric
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +27,10 @@ type CaptureOptions struct {
 	// Hosts are the rules that tell host names from adapters' default descriptions, generic names and
 	// management hosts: the flags are registered here once and are UFM's too (ufm.Options.Hosts).
 	Hosts ib.HostRuleOptions
+	// AllowPartial makes the aggregator use a capture that shows signs of being cut short or partial
+	// (ib.Fabric.Partial) like a complete one (--allow-partial-capture); by default the last good capture stays
+	// in use until a complete one arrives (see Capture.AllowPartial).
+	AllowPartial bool
 }
 
 // AddFlags registers --capture-file on fs, and the host rules the capture and UFM share (see
@@ -43,9 +49,12 @@ func (o *CaptureOptions) HostRules() (*ib.HostRules, error) {
 	return &r, nil
 }
 
-// AddPollFlags registers how often the aggregator looks at the capture: --capture-recheck.
+// AddPollFlags registers how the aggregator polls the capture: how often it looks at the file
+// (--capture-recheck), and whether it uses a partial capture (--allow-partial-capture).
 func (o *CaptureOptions) AddPollFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Recheck, "capture-recheck", time.Minute, "how often the capture file is checked for changes")
+	fs.BoolVar(&o.AllowPartial, "allow-partial-capture", false, "use a capture that shows signs of being cut short or partial (port lines naming switches or CAs without a record of their own, "+
+		"records missing ports, a cut line); without it the last good capture stays in use until a complete one arrives, and the partial one is logged and recorded as a Warning Event")
 }
 
 // Given reports whether a capture is configured (--capture-file).
@@ -59,20 +68,30 @@ func (o *CaptureOptions) Source() *Capture {
 	}
 	c := NewCapture(o.File)
 	c.Options.Hosts, c.rulesErr = o.HostRules()
+	c.AllowPartial = o.AllowPartial
 	return c
 }
 
 // Capture is an ibnetdiscover capture on disk as a polled source (e.g. a ConfigMap mounted into the pod and
 // refreshed by a job on an InfiniBand host). It is parsed again only when the file changes, and a file that
-// cannot be read or parsed keeps the last good evidence in use.
+// cannot be read or parsed, or that is partial (unless AllowPartial), keeps the last good evidence in use.
 type Capture struct {
 	// Options convert the fabric; set them before the first poll. With Options.ReportedNode set, the evidence
 	// is made again at every poll (the reports change), the parse only when the file does.
 	Options Options
-	// Log receives the hosts Options.Hosts re-identified or left out, each time they change; nil: slog.Default().
+	// AllowPartial uses a capture that shows signs of being cut short or partial (ib.Fabric.Partial: port
+	// lines naming nodes without a record, records missing ports, a cut line) like a complete one, with a
+	// warning in the log. Without it such a capture is held back: the poll fails with an error wrapping
+	// ErrPartialCapture that quotes its partial warnings, and the last good evidence stays in use until a
+	// complete capture arrives. Set it before the first poll.
+	AllowPartial bool
+	// Log receives the hosts Options.Hosts re-identified or left out, each time they change, and each partial
+	// capture, once; nil: slog.Default().
 	Log *slog.Logger
 
 	rulesErr error // why the host rules did not check
+	// partialSaid is the last partial parse logged (each is logged once; the poll's error repeats at every poll).
+	partialSaid *ib.Fabric
 
 	// good is the last good evidence with the fabric and host notes it came from; read without mu (a poll
 	// holds mu through a long parse, and the reconcile must not wait for it). nil before the first.
@@ -113,7 +132,7 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	if last == nil {
 		last = &goodCapture{}
 	}
-	fab, _, err := c.file.FabricContext(ctx)
+	fab, warns, err := c.file.FabricContext(ctx)
 	if err != nil {
 		return last.input, fmt.Errorf("fabric capture: %w", err)
 	}
@@ -122,6 +141,11 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	}
 	if len(fab.Switches) == 0 {
 		return last.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", c.file.Path)
+	}
+	if fab.Partial {
+		if err := c.partial(fab, warns, last.fabric != nil); err != nil {
+			return last.input, err
+		}
 	}
 	in, notes, err := Evidence(ctx, fab, c.Options)
 	if err != nil {
@@ -132,6 +156,59 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	}
 	c.good.Store(&goodCapture{fabric: fab, input: in, notes: notes})
 	return in, nil
+}
+
+// ErrPartialCapture is wrapped by the error of a poll that held back a partial capture (see
+// Capture.AllowPartial).
+var ErrPartialCapture = errors.New("the capture is partial")
+
+// maxQuotedPartial is how many partial warnings the error and the log quote; the rest are counted.
+const maxQuotedPartial = 3
+
+// partial says what becomes of fab, a partial parse with warnings warns: without AllowPartial an error wrapping
+// ErrPartialCapture (the poll keeps the last good evidence; haveGood tells whether there is any), with it nil
+// (fab is used). Either way the log says so, once for each parse.
+func (c *Capture) partial(fab *ib.Fabric, warns []ib.Warning, haveGood bool) error {
+	var quoted []string
+	n := 0
+	for _, w := range warns {
+		if !w.Partial {
+			continue
+		}
+		n++
+		if len(quoted) < maxQuotedPartial {
+			quoted = append(quoted, w.String())
+		}
+	}
+	why := strings.Join(quoted, "; ")
+	switch {
+	case n == 0:
+		why = "its warnings past the parser's cap say so"
+	case n > len(quoted):
+		why += fmt.Sprintf("; and %d more", n-len(quoted))
+	}
+	log := c.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	first := c.partialSaid != fab
+	c.partialSaid = fab
+	if c.AllowPartial {
+		if first {
+			log.Warn("the capture is partial; it is used as it is (--allow-partial-capture): nodes and links it lacks drop out of the tree",
+				"source", Name, "file", c.file.Path, "partialWarnings", n, "first", topology.Printable(why))
+		}
+		return nil
+	}
+	kept := "the last good capture stays in use until a complete one arrives"
+	if !haveGood {
+		kept = "there is no earlier complete capture: the capture gives no evidence until a complete one arrives"
+	}
+	if first {
+		log.Error("the capture is partial and is not used; "+kept+" (--allow-partial-capture uses a partial one)",
+			"source", Name, "file", c.file.Path, "partialWarnings", n, "first", topology.Printable(why))
+	}
+	return fmt.Errorf("fabric capture %s: %w (%s); %s (--allow-partial-capture uses a partial one)", c.file.Path, ErrPartialCapture, why, kept)
 }
 
 // goodCapture is the last good evidence and what it came from: the parse and the host notes.
@@ -161,19 +238,38 @@ func (c *Capture) Notes() []ib.HostNote {
 // maxLoggedNotes is how many host notes one log line quotes; the rest are counted.
 const maxLoggedNotes = 20
 
-// logNotes logs the hosts the host rules re-identified or left out, as a warning naming the capture.
+// logNotes logs the hosts the host rules re-identified or left out, as a warning naming the capture, and the
+// unidentified HCAs (ib.HostNote.Unidentified) in a warning of their own: nodes named by their GUID, which are
+// no Kubernetes nodes and never placement targets.
 func (c *Capture) logNotes(notes []ib.HostNote) {
-	if len(notes) == 0 {
-		return
-	}
 	log := c.Log
 	if log == nil {
 		log = slog.Default()
 	}
+	var unidentified, others []ib.HostNote
+	for _, n := range notes {
+		if n.Unidentified() {
+			unidentified = append(unidentified, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	if len(others) > 0 {
+		log.Warn("capture hosts whose CA descriptions name no host: re-identified by GUID or left out",
+			"source", Name, "file", c.file.Path, "count", len(others), "first", firstNotes(others))
+	}
+	if len(unidentified) > 0 {
+		log.Warn("capture HCAs unidentified: the adapter's default description and no node's report gives their GUID; "+
+			"each is a guid-<GUID> node in the tree, never a placement target (a report naming the GUID, or a host name set on the HCA, identifies it)",
+			"source", Name, "file", c.file.Path, "count", len(unidentified), "first", firstNotes(unidentified))
+	}
+}
+
+// firstNotes quotes the first maxLoggedNotes notes, printable.
+func firstNotes(notes []ib.HostNote) []string {
 	first := make([]string, 0, min(len(notes), maxLoggedNotes))
 	for _, n := range notes[:min(len(notes), maxLoggedNotes)] {
 		first = append(first, topology.Printable(n.String()))
 	}
-	log.Warn("capture hosts whose CA descriptions name no host: re-identified by GUID or left out",
-		"source", Name, "file", c.file.Path, "count", len(notes), "first", first)
+	return first
 }

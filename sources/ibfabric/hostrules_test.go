@@ -180,10 +180,19 @@ func TestCaptureSourceHostRules(t *testing.T) {
 		if n := len(c.Notes()); n != 6 {
 			t.Errorf("%d notes, want 6: %v", n, c.Notes())
 		}
-		out := logged.String()
-		if strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "count=6") ||
-			!strings.Contains(out, `ufm-01`) || !strings.Contains(out, "localhost") || !strings.Contains(out, "defaultdesc.txt") {
-			t.Errorf("log: %s\nwant one warning naming the capture and the 6 hosts", out)
+		// One warning for the 2 hosts left out, one for the 4 unidentified HCAs, each once.
+		lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("log: %q\nwant two warnings", lines)
+		}
+		left, unidentified := lines[0], lines[1]
+		if !strings.Contains(left, "level=WARN") || !strings.Contains(left, "count=2") || !strings.Contains(left, "ufm-01") ||
+			!strings.Contains(left, "localhost") || !strings.Contains(left, "defaultdesc.txt") {
+			t.Errorf("log: %s\nwant a warning naming the capture and the 2 hosts left out", left)
+		}
+		if !strings.Contains(unidentified, "level=WARN") || !strings.Contains(unidentified, "unidentified") || !strings.Contains(unidentified, "count=4") ||
+			!strings.Contains(unidentified, "never a placement target") || !strings.Contains(unidentified, "guid-"+cx7a) || strings.Contains(unidentified, "ufm-01") {
+			t.Errorf("log: %s\nwant a warning listing the 4 unidentified HCAs", unidentified)
 		}
 	})
 	t.Run("reports re-name at every poll", func(t *testing.T) {

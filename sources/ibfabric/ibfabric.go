@@ -4,8 +4,10 @@
 package ibfabric
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,21 +38,29 @@ type Options struct {
 // Evidence returns the nodes and switch links the fabric shows, in time proportional to its links, looking at
 // ctx as it goes (when ctx is done it returns ctx's error). Hosts are taken in name order and each host's
 // links in the fabric's uplink order, so the result is deterministic. It notes every host that opts.Hosts did
-// not take by its name, in host name order: an HCA with its adapter's default description becomes a node of its own, named after the
-// node whose report gives its GUID (opts.ReportedNode) or else ib.GUIDNodeName of its system image GUID (its
-// node GUID when it has none), so that such hosts never merge; a host with a generic name or a management
-// host is left out unless a report gives its GUID. The notes are warnings for the operator, with the reason.
+// not take by its name, in host name order: an HCA with its adapter's default description becomes a node of
+// its own, named after the node whose report gives its GUID (opts.ReportedNode) or else ib.GUIDNodeName of its
+// system image GUID (its node GUID when it has none), so that such hosts never merge (the note calls it
+// unidentified: it is no Kubernetes node, never a placement target); a host with a generic name or a
+// management host is left out unless a report gives its GUID. With opts.Hosts set, the host running the
+// subnet manager the capture names (ib.Fabric.SubnetManagerCAs) is a management host too. The notes are
+// warnings for the operator, with the reason.
+//
+// A director's switch ASICs are one switch (ib.GroupChassis): its hosts' links name the chassis, by its system
+// image GUID, with ports named after the card ("L05/U1/7"), and the cables inside it are no switch links.
 func Evidence(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, []ib.HostNote, error) {
 	uplinks, err := f.AllHostUplinks(ctx)
 	if err != nil {
 		return topology.Input{}, nil, fmt.Errorf("ibfabric: evidence: %w", err)
 	}
-	unnamed := unnamedHosts(f, opts.Hosts)
+	sw := newSwitches(f)
+	j := newJudge(f, opts.Hosts)
+	unnamed := j.unnamedHosts(f)
 	var in topology.Input
 	var notes []ib.HostNote
 	for _, host := range f.Hosts() {
 		if cas, ok := unnamed[host]; ok {
-			nodes, hostNotes := reidentify(host, cas, uplinks[host], opts)
+			nodes, hostNotes := reidentify(host, cas, uplinks[host], opts, j, sw)
 			in.Nodes = append(in.Nodes, nodes...)
 			notes = append(notes, hostNotes...)
 			continue
@@ -62,47 +72,151 @@ func Evidence(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, 
 		if node == "" {
 			continue
 		}
-		in.Nodes = append(in.Nodes, hostEvidence(node, uplinks[host], opts))
+		in.Nodes = append(in.Nodes, hostEvidence(node, uplinks[host], opts, sw))
 	}
 	if err := ctx.Err(); err != nil {
 		return topology.Input{}, nil, fmt.Errorf("ibfabric: evidence stopped after the hosts: %w", err)
 	}
-	adj := f.SwitchAdjacency()
-	switches := make([]ib.GUID, 0, len(adj))
-	for g := range adj {
-		switches = append(switches, g)
-	}
-	slices.Sort(switches)
-	for _, a := range switches {
-		for _, b := range adj[a] {
-			if a < b { // each cable once
-				in.SwitchLinks = append(in.SwitchLinks, topology.SwitchEdge{
-					A: switchID(a), B: switchID(b), AName: switchName(f, a), BName: switchName(f, b), Source: Name,
-				})
-			}
-		}
-	}
+	in.SwitchLinks = sw.links(f.SwitchAdjacency())
 	return in, notes, nil
 }
 
-// hostEvidence is the evidence of node, cabled through ups.
-func hostEvidence(node string, ups []ib.Uplink, opts Options) topology.NodeEvidence {
+// switches names the fabric's switches as topology sees them: each ASIC's chassis (ib.Fabric.Chassis), so
+// that a director's ASICs are one switch.
+type switches struct {
+	chassis map[ib.GUID]*ib.Chassis
+	cards   map[ib.GUID]string // a director ASIC's card and unit ("L05/U1")
+}
+
+func newSwitches(f *ib.Fabric) switches {
+	s := switches{chassis: f.Chassis(), cards: map[ib.GUID]string{}}
+	for g, c := range s.chassis {
+		if c.Director() {
+			s.cards[g] = ib.SwitchCard(f.Switches[g].Description)
+		}
+	}
+	return s
+}
+
+// id is the topology identifier of the switch holding ASIC g.
+func (s switches) id(g ib.GUID) string {
+	if c := s.chassis[g]; c != nil {
+		return switchID(c.ID)
+	}
+	return switchID(g)
+}
+
+// name is the name of the switch holding ASIC g; asicName when it is no known switch.
+func (s switches) name(g ib.GUID, asicName string) string {
+	if c := s.chassis[g]; c != nil {
+		return c.Name
+	}
+	return asicName
+}
+
+// port names port p of ASIC g: its number, after the card on a director ("L05/U1/7"; the ASIC's GUID when
+// its description names no card), so that the ports of a director's ASICs stay apart.
+func (s switches) port(g ib.GUID, p int) string {
+	name := portName(p)
+	if c := s.chassis[g]; c == nil || !c.Director() || name == "" {
+		return name
+	}
+	card := s.cards[g]
+	if card == "" {
+		card = string(g)
+	}
+	return card + "/" + name
+}
+
+// links turns the ASICs' switch adjacency into the switch links between distinct switches, each once, sorted
+// by their ends: the cables inside a director vanish, and parallel cables between two of them are one link.
+func (s switches) links(adj map[ib.GUID][]ib.GUID) []topology.SwitchEdge {
+	type pair struct{ a, b ib.GUID } // ASICs standing for the two switches
+	byIDs := map[[2]string]pair{}
+	for asic, ns := range adj {
+		for _, peer := range ns {
+			a, b := asic, peer
+			ida, idb := s.id(a), s.id(b)
+			if ida == idb {
+				continue // inside one chassis
+			}
+			if idb < ida {
+				ida, idb, a, b = idb, ida, b, a
+			}
+			key := [2]string{ida, idb}
+			if p, ok := byIDs[key]; !ok || a < p.a || a == p.a && b < p.b {
+				byIDs[key] = pair{a, b} // the lowest ASICs, so that the result is deterministic
+			}
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(byIDs), func(x, y [2]string) int {
+		return cmp.Or(strings.Compare(x[0], y[0]), strings.Compare(x[1], y[1]))
+	})
+	out := make([]topology.SwitchEdge, 0, len(keys))
+	for _, k := range keys {
+		p := byIDs[k]
+		out = append(out, topology.SwitchEdge{A: k[0], B: k[1], AName: s.name(p.a, ""), BName: s.name(p.b, ""), Source: Name})
+	}
+	return out
+}
+
+// hostEvidence is the evidence of node, cabled through ups to the switches sw names.
+func hostEvidence(node string, ups []ib.Uplink, opts Options, sw switches) topology.NodeEvidence {
 	e := topology.NodeEvidence{Node: node, Source: Name}
 	for _, u := range ups {
 		e.Links = append(e.Links, topology.SwitchLink{
-			SwitchID:   switchID(u.Switch),
-			SwitchName: u.SwitchName,
-			Port:       portName(u.SwitchPort),
+			SwitchID:   sw.id(u.Switch),
+			SwitchName: sw.name(u.Switch, u.SwitchName),
+			Port:       sw.port(u.Switch, u.SwitchPort),
 			Storage:    opts.StorageDevice != nil && opts.StorageDevice(u.Device),
 		})
 	}
 	return e
 }
 
-// unnamedHosts gives, for every host with a CA whose description rules does not take as a host name, all of
-// that host's CAs, sorted by GUID; nil without rules.
-func unnamedHosts(f *ib.Fabric, rules *ib.HostRules) map[string][]*ib.CA {
+// judge is what the host rules make of a CA, with the subnet manager's host a management host.
+type judge struct {
+	rules  *ib.HostRules
+	sm     *ib.SubnetManager
+	smCA   map[ib.GUID]bool // the CAs holding the SM's port
+	smHost map[string]bool  // the hosts of those CAs, when their descriptions name them
+}
+
+// newJudge returns the judge of f's CAs under rules; nil rules judge nothing (every name is taken).
+func newJudge(f *ib.Fabric, rules *ib.HostRules) judge {
+	j := judge{rules: rules, sm: f.SubnetManager, smCA: map[ib.GUID]bool{}, smHost: map[string]bool{}}
 	if rules == nil {
+		return j
+	}
+	for _, g := range f.SubnetManagerCAs() {
+		j.smCA[g] = true
+		if ca := f.CAs[g]; ca != nil && ca.Host != "" {
+			// A host name only when the description gives one: an adapter's default description or a generic
+			// name is shared by other hosts, which are no management hosts.
+			if v, _ := rules.Judge(ca.Host, ca.Description); v == ib.HostNamed || v == ib.HostManagement {
+				j.smHost[ca.Host] = true
+			}
+		}
+	}
+	return j
+}
+
+// verdict says what the rules make of ca, and why: a CA of the subnet manager's host is a management host.
+func (j judge) verdict(ca *ib.CA) (ib.HostVerdict, string) {
+	if j.rules == nil {
+		return ib.HostNamed, ""
+	}
+	if j.smCA[ca.GUID] || j.smHost[ca.Host] {
+		return ib.HostManagement, fmt.Sprintf("the subnet manager runs on it (the capture's SM LID %d, line %d, is a port of this host's HCAs), not a node to place",
+			j.sm.LID, j.sm.Line)
+	}
+	return j.rules.Judge(ca.Host, ca.Description)
+}
+
+// unnamedHosts gives, for every host with a CA whose description the rules do not take as a host name (or
+// that runs the subnet manager), all of that host's CAs, sorted by GUID; nil without rules.
+func (j judge) unnamedHosts(f *ib.Fabric) map[string][]*ib.CA {
+	if j.rules == nil {
 		return nil
 	}
 	byHost := map[string][]*ib.CA{}
@@ -112,7 +226,7 @@ func unnamedHosts(f *ib.Fabric, rules *ib.HostRules) map[string][]*ib.CA {
 			continue
 		}
 		byHost[ca.Host] = append(byHost[ca.Host], ca)
-		if v, _ := rules.Judge(ca.Host, ca.Description); v != ib.HostNamed {
+		if v, _ := j.verdict(ca); v != ib.HostNamed {
 			unnamed[ca.Host] = true
 		}
 	}
@@ -129,12 +243,12 @@ func unnamedHosts(f *ib.Fabric, rules *ib.HostRules) map[string][]*ib.CA {
 // their description, and a note for each of those: each such CA is the node a report names by its GUID, or
 // for an adapter's default description the node its GUID names; otherwise it is left out. CAs the rules do
 // take by their description stay the host's, as usual. Nodes come sorted by name, their links in ups' order.
-func reidentify(host string, cas []*ib.CA, ups []ib.Uplink, opts Options) ([]topology.NodeEvidence, []ib.HostNote) {
+func reidentify(host string, cas []*ib.CA, ups []ib.Uplink, opts Options, j judge, sw switches) ([]topology.NodeEvidence, []ib.HostNote) {
 	nodeOf := make(map[ib.GUID]string, len(cas))
 	var notes []ib.HostNote
 	noted := map[ib.GUID]bool{} // identities noted already: the CAs of one system image give one note
 	for _, ca := range cas {
-		verdict, reason := opts.Hosts.Judge(ca.Host, ca.Description)
+		verdict, reason := j.verdict(ca)
 		if verdict == ib.HostNamed {
 			node := host
 			if opts.NodeName != nil {
@@ -179,7 +293,7 @@ func reidentify(host string, cas []*ib.CA, ups []ib.Uplink, opts Options) ([]top
 		if e == nil {
 			continue
 		}
-		one := hostEvidence(e.Node, []ib.Uplink{u}, opts)
+		one := hostEvidence(e.Node, []ib.Uplink{u}, opts, sw)
 		e.Links = append(e.Links, one.Links...)
 	}
 	nodes := make([]topology.NodeEvidence, 0, len(byNode))
@@ -190,15 +304,9 @@ func reidentify(host string, cas []*ib.CA, ups []ib.Uplink, opts Options) ([]top
 	return nodes, notes
 }
 
-// switchID is the identifier the agents' reports give the same switch (see aggregator.EvidenceFromReport).
+// switchID is the identifier the agents' reports give the same switch (see aggregator.EvidenceFromReport):
+// its node GUID, or a director's system image GUID.
 func switchID(g ib.GUID) string { return topology.SwitchID("guid", string(g)) }
-
-func switchName(f *ib.Fabric, g ib.GUID) string {
-	if sw, ok := f.Switches[g]; ok {
-		return sw.Name
-	}
-	return ""
-}
 
 func portName(p int) string {
 	if p <= 0 {
