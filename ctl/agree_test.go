@@ -122,7 +122,24 @@ func inAny(members map[string][]string, node string) bool {
 // nodesFile, and aggregator.Infer under conf. It also returns the conflicts.
 func aggregatorHyperNodes(t *testing.T, reports string, flags []string, nodesFile string, conf aggregator.Config) (string, []topology.Conflict) {
 	t.Helper()
-	var opts sources.Options
+	tree, _, conflicts := aggregatorTree(t, reports, flags, nodesFile, conf)
+	hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: hypernodegen.SelectorExact, LabelKeys: hypernodegen.DefaultLabelKeys()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := printHyperNodes(&out, io.Discard, hns, "json"); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), conflicts
+}
+
+// aggregatorTree infers the tree as the aggregator does (see aggregatorHyperNodes), the capture and UFM naming
+// hosts by the reports' GUIDs as the reconciler sets them (Config.ReportedGUIDs); it also returns the reports'
+// evidence, whose NVLink domains the node labels state, and the conflicts.
+func aggregatorTree(t *testing.T, reports string, flags []string, nodesFile string, conf aggregator.Config) (*topology.Tree, []topology.NodeEvidence, []topology.Conflict) {
+	t.Helper()
+	opts := sources.Options{Reported: &sources.ReportedGUIDs{}}
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	opts.AddPollFlags(fs)
@@ -142,6 +159,7 @@ func aggregatorHyperNodes(t *testing.T, reports string, flags []string, nodesFil
 		for i := range nfrs {
 			fromReports.Nodes = append(fromReports.Nodes, aggregator.EvidenceFromReport(&nfrs[i]))
 		}
+		opts.Reported.Set(aggregator.ReportGUIDs(nfrs))
 	}
 	inputs := []topology.SourceInput{{Name: aggregator.SourceReports, Input: fromReports, Merge: topology.Merge}}
 	for _, s := range specs {
@@ -158,15 +176,7 @@ func aggregatorHyperNodes(t *testing.T, reports string, flags []string, nodesFil
 		t.Fatalf("the aggregator wired %d sources from %q, want reports and at least one more", len(inputs), flags)
 	}
 	tree, _, conflicts := aggregator.Infer(inputs, conf)
-	hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: hypernodegen.SelectorExact, LabelKeys: hypernodegen.DefaultLabelKeys()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := printHyperNodes(&out, io.Discard, hns, "json"); err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), conflicts
+	return tree, fromReports.Nodes, conflicts
 }
 
 // nvl72Nodes writes a node list (as `kubectl get nodes -o yaml` gives it) of one NVLink domain whose racks
@@ -211,9 +221,12 @@ func TestTopologyAgreesOnEveryFixture(t *testing.T) {
 			cli: func(*testing.T) []string { return []string{"--from-ibnetdiscover", c} },
 			agg: func(*testing.T) []string { return []string{"--capture-file", c} }})
 	}
-	dumps, err := filepath.Glob(ufmFixtures + "/*")
+	dumps, err := filepath.Glob(ufmFixtures + "/*/systems.json") // a dump's folder (not a fuzz corpus)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, d := range dumps {
+		dumps[i] = filepath.Dir(d)
 	}
 	for _, d := range append(dumps, recabledUFM) {
 		fixtures = append(fixtures, fixture{name: "UFM " + d,

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,10 +96,11 @@ func TestGetGolden(t *testing.T) {
 	})
 }
 
-// check runs the case (with the cluster flags) and compares what it printed, and its error, with the golden file.
+// check runs the case (with the cluster flags, if any) and compares what it printed, and its error, with the
+// golden file.
 func (tc goldenCase) check(t *testing.T, cluster []string) {
 	t.Helper()
-	got := runGolden(tc.arg0, append(tc.args, cluster...))
+	got := runGolden(tc.arg0, append(slices.Clip(tc.args), cluster...), len(tc.args))
 	path := filepath.Join("testdata", "golden", tc.golden+".golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -116,8 +118,9 @@ func (tc goldenCase) check(t *testing.T, cluster []string) {
 }
 
 // runGolden runs the command line as arg0 and renders what it did as a golden file holds it: the command
-// (without the cluster flags), its standard output, then its standard error and error when there are any.
-func runGolden(arg0 string, args []string) string {
+// (its first shown arguments, without the cluster flags after them), its standard output, then its standard
+// error and error when there are any.
+func runGolden(arg0 string, args []string, shown int) string {
 	var out, errw bytes.Buffer
 	root := NewRootAs(arg0)
 	root.SetArgs(args)
@@ -126,10 +129,9 @@ func runGolden(arg0 string, args []string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := root.ExecuteContext(ctx)
-	shown := args[:len(args)-4] // the cluster flags name a temporary file
 	var b strings.Builder
 	b.WriteString("$ " + root.DisplayName())
-	for _, a := range shown {
+	for _, a := range args[:shown] { // the cluster flags after them name a temporary file
 		if strings.ContainsAny(a, " !()") {
 			a = "'" + a + "'"
 		}

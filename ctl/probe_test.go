@@ -1,14 +1,19 @@
 package ctl
 
 import (
+	"bytes"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/discovery/lldp"
 )
 
 const (
@@ -107,5 +112,55 @@ func TestProbeRejectsBadInput(t *testing.T) {
 				t.Fatalf("err = %v, want one naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// `fabricmap probe` prints what the switch announces about the port a node's link reaches: its VLAN, maximum
+// frame size and link aggregation, as report fields; a malformed LLDP-MED TLV is a warning in the lldp probe's
+// status, naming the TLV.
+func TestProbePrintsLLDPPortFields(t *testing.T) {
+	frame, err := hex.DecodeString("0180c200000e" + "0c42a1aabbcc" + "88cc" + // Ethernet, LLDP
+		"0207" + "04" + "0c42a1aabbcc" + // chassis ID, MAC
+		"0405" + "05" + "73777031" + // port ID, ifName "swp1"
+		"0602" + "0078" + // TTL 120 s
+		"0a06" + "6c6561663031" + // system name "leaf01"
+		"fe06" + "0080c2" + "01" + "0064" + // 802.1 port VLAN ID 100
+		"fe06" + "00120f" + "04" + "2400" + // 802.3 maximum frame size 9216
+		"fe09" + "00120f" + "03" + "03" + "000186a1" + // 802.3 link aggregation: capable, enabled, aggregate 100001
+		"fe07" + "0012bb" + "02" + "0180c8" + // LLDP-MED network policy, a byte short
+		"0000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcap := filepath.Join(t.TempDir(), "port.pcap")
+	var buf bytes.Buffer
+	if err := lldp.WritePcap(&buf, []lldp.CapturedFrame{{Timestamp: time.Unix(1_800_000_000, 0), Data: frame}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pcap, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, "probe", "--probes", "lldp", "--lldp-pcap", pcap, "--node-name", "gpu-07")
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, stderr)
+	}
+	for _, line := range []string{"portVLANID: 100", "maxFrameSize: 9216", "linkAggregation:", "portID: 100001"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("the printed report lacks %q:\n%s", line, out)
+		}
+	}
+	var r v1alpha1.NodeFabricReport
+	if err := yaml.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := []v1alpha1.LinkNeighbor{{Source: v1alpha1.SourceLLDP, Interface: "pcap", ChassisID: "0c:42:a1:aa:bb:cc",
+		ChassisIDSubtype: "mac", PortID: "swp1", PortIDSubtype: "ifName", SystemName: "leaf01", PortVLANID: 100,
+		MaxFrameSize: 9216, LinkAggregation: &v1alpha1.LinkAggregation{Capable: true, Enabled: true, PortID: 100001}}}
+	if diff := cmp.Diff(want, r.Spec.Neighbors); diff != "" {
+		t.Errorf("neighbours (-want +got):\n%s", diff)
+	}
+	const warning = "Organisation Specific TLV at offset 69: LLDP-MED Network Policy: Invalid Org Specific TLV 2 length 3 (wanted minimum 4); ignored"
+	if len(r.Status.Probes) != 1 || !strings.Contains(r.Status.Probes[0].Message, warning) {
+		t.Errorf("the lldp probe's status does not warn %q: %+v", warning, r.Status.Probes)
 	}
 }

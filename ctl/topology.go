@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -24,8 +25,9 @@ import (
 const maxWarnings = 20
 
 func newTopology() *cobra.Command {
-	var reportsDir, rootName, memberSelector string
+	var reportsDir, rootName, memberSelector, previous, kueueName string
 	var output *outputFlag
+	keys := hypernodegen.DefaultLabelKeys() // the aggregator's --label-style and key flags (Resolve after parsing)
 	var accelerators bool
 	var priority []string
 	var srcs sources.Options // the sources' flags, shared with fabricmap-aggregator
@@ -33,8 +35,11 @@ func newTopology() *cobra.Command {
 	fromLabels := labelFlags{opts: &srcs.Labels}
 	cmd := &cobra.Command{
 		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS)",
-		Short: "Print the HyperNodes a fabric capture or a dump of node reports implies, as the aggregator would apply them",
-		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List. --from-ibnetdiscover reads\n" +
+		Short: "Print the HyperNodes, node labels, Kueue Topology or ClusterNetworkTopology a fabric capture or a dump of node reports implies, as the aggregator would write them",
+		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List (-o yaml, json; -o tree, dot\n" +
+			"draw them), or what the aggregator writes beside them from the same tree: -o labels the node labels (a JSON\n" +
+			"object, node → its labels, in the --label-style chosen), -o kueue the Kueue Topology (named by --kueue-topology),\n" +
+			"-o cnt Koordinator's ClusterNetworkTopology, both as YAML. --from-ibnetdiscover reads\n" +
 			"ibnetdiscover output (FILE, or - for standard input): rail-optimised leaves that share hosts form one\n" +
 			"tier-1 domain, spines and cores above, one root. --from-reports reads NodeFabricReports (YAML or JSON\n" +
 			"files in DIR, single objects or Lists such as `kubectl get nfr -o yaml` prints). Given both, the reports\n" +
@@ -47,7 +52,11 @@ func newTopology() *cobra.Command {
 			"--from-ibnetdiscover, --from-ufm and --from-labels are the same as the first three.\n" +
 			"The sources are merged and the tree is built by the aggregator's own code (aggregator.Infer): --source-priority\n" +
 			"orders them as there (default reports,ufm,ibnetdiscover,labels), each source joining by its own merge rule.\n" +
-			"A source given that yields nothing usable ends the command with an error naming it.\n" +
+			"A source given that yields nothing usable ends the command with an error naming it; reports without\n" +
+			"neighbours are usable when their RDMA devices' GUIDs name hosts of the capture or UFM, or when they give\n" +
+			"the NVLink domain of a node another source places, as in the aggregator.\n" +
+			"--previous FILE reads the HyperNodes written before (kubectl get hypernodes -o yaml) and keeps their names\n" +
+			"as the aggregator does: a domain that keeps most of its switches keeps its name.\n" +
 			"Lines, reports and hosts that could not be used are reported on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -61,11 +70,29 @@ func newTopology() *cobra.Command {
 			if err := aggregator.ValidateSourcePriority(priority); err != nil {
 				return fmt.Errorf("--source-priority: %w", err)
 			}
+			if err := keys.Resolve(cmd.Flags()); err != nil {
+				return err
+			}
+			if err := keys.Validate(); err != nil {
+				return err
+			}
+			if err := (hypernodegen.Options{NodeSelector: memberSelector, LabelKeys: keys}).Validate(); err != nil {
+				return fmt.Errorf("--member-selector: %w", err)
+			}
+			var prev *topology.Tree
+			if previous != "" {
+				var err error
+				if prev, err = readPrevious(previous, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+			}
 			// The context ends on SIGINT or SIGTERM (cmd/fabricmap): every long step looks at it.
 			ctx, errw := cmd.Context(), cmd.ErrOrStderr()
 			var read []sourceRead
 			// The reports name the hosts of a capture or UFM whose adapters carry no usable description.
 			var reportedNode func(ib.GUID) string
+			// The reports' evidence: the NVLink domains the labels state, as in the aggregator.
+			var reportEvidence []topology.NodeEvidence
 			if reportsDir != "" {
 				reports, err := readReports(reportsDir, errw)
 				if err != nil {
@@ -78,10 +105,13 @@ func newTopology() *cobra.Command {
 				for i := range reports {
 					in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
 				}
-				byGUID := aggregator.ReportGUIDs(reports)
-				reportedNode = func(g ib.GUID) string { return byGUID[g] }
+				reportEvidence = in.Nodes
+				named := &namedNodes{byGUID: aggregator.ReportGUIDs(reports)}
+				reportedNode = named.node
 				read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: topology.Merge, name: aggregator.SourceReports, in: in,
-					why: fmt.Sprintf("none of its %d reports places its node behind a switch", len(reports))})
+					joins: named.joins(in),
+					why: fmt.Sprintf("none of its %d reports places its node behind a switch, names a host of another source by its RDMA devices' GUIDs "+
+						"or gives the NVLink domain of a node another source places", len(reports))})
 			}
 			if from != "" {
 				fab, err := readFabric(ctx, from, cmd.InOrStdin(), errw)
@@ -133,23 +163,24 @@ func newTopology() *cobra.Command {
 			for _, n := range tree.Unplaced {
 				fmt.Fprintf(errw, "warning: host %q reaches no switch and is left out\n", n)
 			}
+			topology.KeepNames(tree, prev) // as the aggregator keeps the names of the tree it built before (nil: none)
 			if err := tree.Validate(); err != nil {
 				return fmt.Errorf("the inferred tree is invalid (a bug; please report it with the capture): %w", err)
-			}
-			hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: memberSelector, LabelKeys: hypernodegen.DefaultLabelKeys()})
-			if err != nil {
-				return err
 			}
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("topology: stopped before printing: %w", err)
 			}
-			return printHyperNodes(cmd.OutOrStdout(), errw, hns, output.value)
+			out := topologyOutput{format: output.value, keys: keys, memberSelector: memberSelector, kueueTopology: kueueName}
+			return out.print(cmd.OutOrStdout(), errw, tree, reportEvidence)
 		},
 	}
 	srcs.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&srcs.Capture.File, "from-ibnetdiscover", "", "ibnetdiscover output to read (- for standard input); the same as --capture-file")
 	cmd.Flags().StringVar(&reportsDir, "from-reports", "", "folder of NodeFabricReport YAML/JSON files (objects or Lists)")
-	output = addOutputFlag(cmd, "yaml", "json", "tree", "dot")
+	output = addOutputFlag(cmd, topologyFormats...)
+	keys.AddFlags(cmd.Flags())
+	cmd.Flags().StringVar(&kueueName, "kueue-topology", defaultKueueTopology, "with -o kueue: name of the Kueue Topology (the aggregator's --kueue-topology)")
+	cmd.Flags().StringVar(&previous, "previous", "", "HyperNodes written before (`kubectl get hypernodes -o yaml`: a List, or one or more documents) whose names to keep, as the aggregator keeps them")
 	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
 	cmd.Flags().StringSliceVar(&priority, "source-priority", aggregator.DefaultSourcePriority,
@@ -215,23 +246,38 @@ type sourceRead struct {
 	name        string
 	in          topology.Input
 	merge       func(merged, in topology.Input) (topology.Input, []topology.Conflict)
+	// joins, when set, reports whether the source, though it places no node itself, adds to nodes that
+	// placedElsewhere says another source places (a report that names a host of the capture by its GUIDs).
+	joins func(placedElsewhere func(node string) bool) bool
 	// why says what the source lacks when it proves to yield nothing usable.
 	why string
 }
 
 // usableSources returns the sources' evidence for aggregator.Infer, or nothingUsable for the first source
-// that yields nothing usable: a source must place a node (a usable node with a compute link), or give switch
-// links while another source places nodes below them.
+// that yields nothing usable: a source must place a node (a usable node with a compute link), give switch
+// links while another source places nodes below them, or join nodes another source places (sourceRead.joins:
+// the aggregator uses such reports too).
 func usableSources(read []sourceRead) ([]topology.SourceInput, error) {
 	placing := 0
-	for _, r := range read {
-		if places(r.in) {
+	placedBy := make([]map[string]bool, len(read))
+	for i, r := range read {
+		placedBy[i] = placedNodes(r.in)
+		if len(placedBy[i]) > 0 {
 			placing++
 		}
 	}
 	inputs := make([]topology.SourceInput, 0, len(read))
-	for _, r := range read {
-		if !places(r.in) && (len(r.in.SwitchLinks) == 0 || placing == 0) {
+	for i, r := range read {
+		placedElsewhere := func(node string) bool {
+			for j := range read {
+				if j != i && placedBy[j][node] {
+					return true
+				}
+			}
+			return false
+		}
+		joins := r.joins != nil && r.joins(placedElsewhere)
+		if len(placedBy[i]) == 0 && !joins && (len(r.in.SwitchLinks) == 0 || placing == 0) {
 			return nil, nothingUsable(r.flag, r.value, r.why)
 		}
 		inputs = append(inputs, topology.SourceInput{Name: r.name, Input: r.in, Merge: r.merge})
@@ -239,11 +285,51 @@ func usableSources(read []sourceRead) ([]topology.SourceInput, error) {
 	return inputs, nil
 }
 
-// places reports whether in places a node: evidence Build can use with at least one compute link.
-func places(in topology.Input) bool {
-	return slices.ContainsFunc(in.Nodes, func(e topology.NodeEvidence) bool {
-		return e.Check() == "" && slices.ContainsFunc(e.Links, func(l topology.SwitchLink) bool { return !l.Storage })
-	})
+// placedNodes returns the nodes in places: evidence Build can use with at least one compute link.
+func placedNodes(in topology.Input) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range in.Nodes {
+		if e.Check() == "" && slices.ContainsFunc(e.Links, func(l topology.SwitchLink) bool { return !l.Storage }) {
+			out[e.Node] = true
+		}
+	}
+	return out
+}
+
+// namedNodes names the hosts of a capture or UFM after the reports that list their RDMA devices' GUIDs
+// (ibfabric.Options.ReportedNode, ufm.Options.ReportedNode), as the aggregator does, and remembers which
+// reports named one: those join the hosts' evidence, though they have no neighbour of their own. The sources
+// may ask from several goroutines.
+type namedNodes struct {
+	byGUID map[ib.GUID]string
+	mu     sync.Mutex
+	named  map[string]bool
+}
+
+// node names the node whose report gives GUID g, "" when none does.
+func (n *namedNodes) node(g ib.GUID) string {
+	node := n.byGUID[g]
+	if node != "" {
+		n.mu.Lock()
+		if n.named == nil {
+			n.named = map[string]bool{}
+		}
+		n.named[node] = true
+		n.mu.Unlock()
+	}
+	return node
+}
+
+// joins reports whether a report adds to a node another source places: the node was named after the report's
+// GUIDs, or the report gives its NVLink domain.
+func (n *namedNodes) joins(in topology.Input) func(placedElsewhere func(string) bool) bool {
+	return func(placedElsewhere func(string) bool) bool {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return slices.ContainsFunc(in.Nodes, func(e topology.NodeEvidence) bool {
+			return e.Check() == "" && placedElsewhere(e.Node) && (n.named[e.Node] || e.NVLinkDomain != "")
+		})
+	}
 }
 
 // nothingUsable is the one error of a `fabricmap topology` source that yields nothing usable, whatever the

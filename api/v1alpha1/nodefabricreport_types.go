@@ -298,9 +298,41 @@ type LinkNeighbor struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	ManagementAddress string `json:"managementAddress,omitempty"`
+	// PortVLANID is the port VLAN ID (PVID) the switch announces for its port in LLDP's IEEE 802.1 Port VLAN ID
+	// TLV: the VLAN of the frames the node sends untagged. 0 (omitted) when not announced.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4094
+	PortVLANID int32 `json:"portVLANID,omitempty"`
+	// MaxFrameSize is the largest frame the switch port takes, in bytes, as LLDP's IEEE 802.3 Maximum Frame Size
+	// TLV announces it: the port's MTU plus the Ethernet header and FCS (and an 802.1Q tag), e.g. 9216 for a
+	// jumbo port. A node whose MTU is larger than MaxFrameSize less 18 (22 tagged) loses its large frames. 0
+	// (omitted) when not announced.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65535
+	MaxFrameSize int32 `json:"maxFrameSize,omitempty"`
+	// LinkAggregation is the link aggregation (LAG, bond) status the switch announces for its port in LLDP's
+	// IEEE 802.1 or 802.3 Link Aggregation TLV; nil when not announced.
+	// +optional
+	LinkAggregation *LinkAggregation `json:"linkAggregation,omitempty"`
 	// Class is compute or storage.
 	// +optional
 	Class PortClass `json:"class,omitempty"`
+}
+
+// LinkAggregation is the link aggregation status a switch announces for the port a node's link reaches.
+type LinkAggregation struct {
+	// Capable says that the port can be aggregated.
+	Capable bool `json:"capable"`
+	// Enabled says that the port is part of an aggregate (a port channel) now.
+	Enabled bool `json:"enabled"`
+	// PortID is the aggregate's identifier on the switch (its ifIndex), the same on every port of one aggregate;
+	// 0 (omitted) when the port is not aggregated.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4294967295
+	PortID int64 `json:"portID,omitempty"`
 }
 
 // NodeFabricReportStatus says how each probe fared in the agent's last cycle.

@@ -113,7 +113,8 @@ func decodeWithGopacket(lldpdu []byte) (lldp *layers.LinkLayerDiscovery, info *l
 
 // decodeOrgTLV folds the 802.1 and 802.3 organisationally specific TLVs the probe uses (port VLAN ID,
 // maximum frame size, link aggregation) into n, decoding each TLV on its own with gopacket so that one bad
-// TLV cannot hide the others. It returns a warning when the TLV is malformed.
+// TLV cannot hide the others. It returns a warning when the TLV is malformed: one of those, or an LLDP-MED TLV
+// (medProblem), whose content the probe does not use.
 func decodeOrgTLV(n *Neighbor, t tlv) (warning string) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -131,6 +132,9 @@ func decodeOrgTLV(n *Neighbor, t tlv) (warning string) {
 		dot1, err := info.Decode8021()
 		if err != nil {
 			return fmt.Sprintf("802.1 port VLAN ID: %v; ignored", err)
+		}
+		if dot1.PVID > maxVLANID {
+			return fmt.Sprintf("802.1 port VLAN ID %d outside 1..%d; ignored", dot1.PVID, maxVLANID)
 		}
 		n.PortVLANID = dot1.PVID
 	case org.OUI == layers.IEEEOUI8021 && org.SubType == layers.LLDP8021SubtypeLinkAggregation:
@@ -151,9 +155,16 @@ func decodeOrgTLV(n *Neighbor, t tlv) (warning string) {
 			return fmt.Sprintf("802.3 link aggregation: %v; ignored", err)
 		}
 		n.Aggregation = aggregation(dot3.LinkAggregation)
+	case org.OUI == layers.IEEEOUIMedia:
+		if problem := medProblem(org); problem != "" {
+			return problem + "; ignored"
+		}
 	}
 	return ""
 }
+
+// maxVLANID is the highest VLAN ID: 4095 is reserved, and the 12-bit field holds no more.
+const maxVLANID = 4094
 
 func aggregation(a layers.LLDPLinkAggregation) *LinkAggregation {
 	return &LinkAggregation{Capable: a.Supported, Enabled: a.Enabled, PortID: a.PortID}

@@ -62,10 +62,12 @@ func TestDecodeRealSwitchFrame(t *testing.T) {
 	if diff := cmp.Diff(want, n); diff != "" {
 		t.Errorf("Decode (-want +got):\n%s", diff)
 	}
-	ln := n.LinkNeighbor("ens1f0np0")
-	if ln.Interface != "ens1f0np0" || ln.ChassisID != want.ChassisID || ln.PortID != "Ethernet1/1" ||
-		ln.SystemName != "leaf01" || ln.ManagementAddress != "10.0.0.11" || ln.Source != v1alpha1.SourceLLDP {
-		t.Errorf("LinkNeighbor = %+v", ln)
+	wantReport := v1alpha1.LinkNeighbor{Source: v1alpha1.SourceLLDP, Interface: "ens1f0np0", ChassisID: want.ChassisID,
+		ChassisIDSubtype: "mac", PortID: "Ethernet1/1", PortIDSubtype: "ifName", SystemName: "leaf01",
+		PortDescription: "to-gnode7-p0", SystemDescription: "Arista Networks\nX", ManagementAddress: "10.0.0.11",
+		PortVLANID: 100, MaxFrameSize: 9216, LinkAggregation: &v1alpha1.LinkAggregation{Capable: true, Enabled: true, PortID: 100}}
+	if diff := cmp.Diff(wantReport, n.LinkNeighbor("ens1f0np0")); diff != "" {
+		t.Errorf("LinkNeighbor (-want +got):\n%s", diff)
 	}
 }
 
@@ -260,5 +262,111 @@ func TestLinkNeighborTruncates(t *testing.T) {
 	}
 	if ln.Source != v1alpha1.SourceLLDP {
 		t.Errorf("Source = %q, want lldp by default", ln.Source)
+	}
+}
+
+// The 802.1 and 802.3 TLVs a switch announces about its port reach the report's neighbour: port VLAN ID,
+// maximum frame size, link aggregation. What the report's schema cannot hold (a VLAN ID above 4094) is left
+// out with a warning, never sent to be refused with the whole report.
+func TestDecodeOrgTLVsToReport(t *testing.T) {
+	base := v1alpha1.LinkNeighbor{Source: v1alpha1.SourceLLDP, Interface: "eth0", ChassisID: "0c:42:a1:00:00:01",
+		ChassisIDSubtype: "mac", PortID: "swp1", PortIDSubtype: "ifName"}
+	with := func(edit func(*v1alpha1.LinkNeighbor)) v1alpha1.LinkNeighbor {
+		n := base
+		edit(&n)
+		return n
+	}
+	for _, tc := range []struct {
+		name     string
+		tlvs     [][]byte
+		want     v1alpha1.LinkNeighbor
+		warnings []string
+	}{
+		{name: "none announced", want: base},
+		{name: "PVID, jumbo frames, an enabled 802.3 aggregation",
+			tlvs: [][]byte{orgTLV(0x0080c2, 1, 0x00, 0x64), orgTLV(0x00120f, 4, 0x24, 0x00), orgTLV(0x00120f, 3, 0x03, 0, 0, 0x27, 0x10)},
+			want: with(func(n *v1alpha1.LinkNeighbor) {
+				n.PortVLANID, n.MaxFrameSize = 100, 9216
+				n.LinkAggregation = &v1alpha1.LinkAggregation{Capable: true, Enabled: true, PortID: 10000}
+			})},
+		{name: "802.1 aggregation, capable but not aggregated", tlvs: [][]byte{orgTLV(0x0080c2, 7, 0x01, 0, 0, 0, 0)},
+			want: with(func(n *v1alpha1.LinkNeighbor) { n.LinkAggregation = &v1alpha1.LinkAggregation{Capable: true} })},
+		{name: "the largest aggregate ID", tlvs: [][]byte{orgTLV(0x00120f, 3, 0x03, 0xff, 0xff, 0xff, 0xff)},
+			want: with(func(n *v1alpha1.LinkNeighbor) {
+				n.LinkAggregation = &v1alpha1.LinkAggregation{Capable: true, Enabled: true, PortID: 4294967295}
+			})},
+		{name: "standard frames, VLAN 4094", tlvs: [][]byte{orgTLV(0x00120f, 4, 0x05, 0xee), orgTLV(0x0080c2, 1, 0x0f, 0xfe)},
+			want: with(func(n *v1alpha1.LinkNeighbor) { n.MaxFrameSize, n.PortVLANID = 1518, 4094 })},
+		{name: "PVID 0: the port has none", tlvs: [][]byte{orgTLV(0x0080c2, 1, 0, 0)}, want: base},
+		{name: "PVID 4095, reserved", tlvs: [][]byte{orgTLV(0x0080c2, 1, 0x0f, 0xff), orgTLV(0x00120f, 4, 0x24, 0x00)},
+			want:     with(func(n *v1alpha1.LinkNeighbor) { n.MaxFrameSize = 9216 }),
+			warnings: []string{"Organisation Specific TLV at offset 34: 802.1 port VLAN ID 4095 outside 1..4094; ignored"}},
+		{name: "a short 802.3 aggregation beside a good PVID", tlvs: [][]byte{orgTLV(0x00120f, 3, 0x03, 0, 0), orgTLV(0x0080c2, 1, 0, 10)},
+			want: with(func(n *v1alpha1.LinkNeighbor) { n.PortVLANID = 10 }),
+			warnings: []string{"Organisation Specific TLV at offset 34: 802.3 link aggregation: " +
+				"Invalid Org Specific TLV 3 length 3 (wanted minimum 5); ignored"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := mustDecode(t, frameWith(tc.tlvs...))
+			n.TTL = 0
+			if diff := cmp.Diff(tc.want, n.LinkNeighbor("eth0")); diff != "" {
+				t.Errorf("report neighbour (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.warnings, n.Warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// LLDP-MED TLVs (TIA-1057, OUI 00-12-BB) are not reported, but a malformed one is a warning naming the TLV and
+// what is wrong; the rest of the frame is decoded as usual.
+func TestDecodeMEDWarnings(t *testing.T) {
+	const at = "Organisation Specific TLV at offset 34: "
+	med := func(subtype byte, info ...byte) []byte { return orgTLV(0x0012bb, subtype, info...) }
+	coordinate := append([]byte{1}, make([]byte, 16)...)
+	civic := []byte{2, 6, 2, 'D', 'E', 3, 1, 'B'} // LCI length 6: what, country DE, CA type 3 "B"
+	for _, tc := range []struct {
+		name    string
+		tlv     []byte
+		warning string // empty: none
+	}{
+		{"capabilities", med(1, 0x00, 0x33, 4), ""},
+		{"network policy", med(2, 1, 0x80, 0xc8, 0x2e), ""},
+		{"coordinate location", med(3, coordinate...), ""},
+		{"civic address location", med(3, civic...), ""},
+		{"ELIN location", med(3, append([]byte{3}, "0123456789"...)...), ""},
+		{"extended power", med(4, 0x51, 0x00, 0x82), ""},
+		{"firmware revision", med(6, []byte("4.2.1")...), ""},
+		{"model", med(10, []byte("SN5600")...), ""},
+		{"reserved subtype 0", med(0), "LLDP-MED: reserved subtype 0; ignored"},
+		{"unknown subtype 12", med(12, 1), "LLDP-MED: reserved subtype 12; ignored"},
+		{"short capabilities", med(1, 0x00, 0x33), "LLDP-MED Media Capabilities: Invalid Org Specific TLV 1 length 2 (wanted minimum 3); ignored"},
+		{"long capabilities", med(1, 0x00, 0x33, 4, 0), "LLDP-MED Media Capabilities: 4 bytes, want 3; ignored"},
+		{"short network policy", med(2, 1, 0x80, 0xc8), "LLDP-MED Network Policy: Invalid Org Specific TLV 2 length 3 (wanted minimum 4); ignored"},
+		{"long network policy", med(2, 1, 0x80, 0xc8, 0x2e, 0), "LLDP-MED Network Policy: 5 bytes, want 4; ignored"},
+		{"empty location", med(3), "LLDP-MED Location Identification: Invalid Org Specific TLV 3 length 0 (wanted minimum 1); ignored"},
+		{"short coordinate", med(3, coordinate[:12]...), "LLDP-MED Location Identification: Invalid Org Specific TLV 3 length 11 (wanted minimum 16); ignored"},
+		{"long coordinate", med(3, append(coordinate, 0)...), "LLDP-MED Location Identification: coordinate LCI of 17 bytes, want 16; ignored"},
+		{"civic LCI length past the TLV", med(3, 2, 9, 2, 'D', 'E', 3, 1, 'B'), "LLDP-MED Location Identification: civic address LCI length 9, but 6 bytes follow; ignored"},
+		{"short ELIN", med(3, append([]byte{3}, "911"...)...), "LLDP-MED Location Identification: ELIN of 3 digits, want 10 to 25; ignored"},
+		{"location format 0", med(3, 0, 1, 2), "LLDP-MED Location Identification: location data format 0, want 1 (coordinate), 2 (civic address) or 3 (ELIN); ignored"},
+		{"location format 4", med(3, 4), "LLDP-MED Location Identification: location data format 4, want 1 (coordinate), 2 (civic address) or 3 (ELIN); ignored"},
+		{"short power", med(4, 0x51), "LLDP-MED Extended Power-via-MDI: Invalid Org Specific TLV 4 length 1 (wanted minimum 3); ignored"},
+		{"long serial number", med(8, []byte(strings.Repeat("7", 33))...), "LLDP-MED Serial Number: 33 bytes, want at most 32; ignored"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := mustDecode(t, frameWith(tc.tlv, orgTLV(0x0080c2, 1, 0, 100), textTLV(5, "leaf01")))
+			var want []string
+			if tc.warning != "" {
+				want = []string{at + tc.warning}
+			}
+			if diff := cmp.Diff(want, n.Warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+			if n.PortVLANID != 100 || n.SystemName != "leaf01" {
+				t.Errorf("the TLVs after the LLDP-MED one were lost: PVID %d, system name %q", n.PortVLANID, n.SystemName)
+			}
+		})
 	}
 }

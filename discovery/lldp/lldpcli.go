@@ -117,7 +117,19 @@ func lldpdNeighbor(body map[string]any) (Neighbor, error) {
 	if mfs, err := strconv.ParseUint(text(port["mfs"]), 10, 16); err == nil {
 		n.MaxFrameSize = uint16(mfs)
 	}
+	n.Aggregation = lldpdAggregation(port["aggregation"])
 	return n, nil
+}
+
+// lldpdAggregation reads the port's "aggregation" element: lldpd prints it ("Port is aggregated.
+// PortAggregID") only for a port the neighbour announces as aggregated, with the aggregate's ID, so it stands
+// for a port that is capable and enabled. Absent, or not a positive ID: nil.
+func lldpdAggregation(v any) *LinkAggregation {
+	id, err := strconv.ParseUint(text(v), 10, 32)
+	if err != nil || id == 0 {
+		return nil
+	}
+	return &LinkAggregation{Capable: true, Enabled: true, PortID: uint32(id)}
 }
 
 // unwrapNamed undoes lldpd's name hoisting: {"sw1": {…}} gives "sw1" and the inner object; an object with
@@ -153,7 +165,7 @@ func lldpdID(v any) (id, subtype string) {
 func pvid(v any) uint16 {
 	for _, vlan := range objects(v) {
 		if b, ok := unwrap(vlan["pvid"]).(bool); ok && b {
-			if id, err := strconv.ParseUint(text(vlan["vlan-id"]), 10, 12); err == nil {
+			if id, err := strconv.ParseUint(text(vlan["vlan-id"]), 10, 12); err == nil && id <= maxVLANID {
 				return uint16(id)
 			}
 		}

@@ -44,6 +44,7 @@ func TestParseLLDPCLI(t *testing.T) {
 			n.PortDescription = "to-gnode7-p0"
 			n.MaxFrameSize = 9216
 			n.PortVLANID = 100
+			n.Aggregation = &LinkAggregation{Capable: true, Enabled: true, PortID: 100001}
 		})}, nil},
 		{"lldpcli-multi.json", []Sighting{
 			withNeighbor(leaf01, func(n *Neighbor) { n.ManagementAddress = "fd00::11" }),

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
 )
@@ -65,6 +67,14 @@ func TestLLDPDProbe(t *testing.T) {
 			if tc.wantN > 0 {
 				if n := res.Neighbors[0]; n.Source != v1alpha1.SourceLLDPD || n.SystemName != "leaf01" || n.Interface != "ens1f0np0" {
 					t.Errorf("neighbour = %+v", n)
+				}
+				// The port's VLAN, maximum frame size and aggregation lldpd decoded reach the report.
+				want := v1alpha1.LinkNeighbor{PortVLANID: 100, MaxFrameSize: 9216,
+					LinkAggregation: &v1alpha1.LinkAggregation{Capable: true, Enabled: true, PortID: 100001}}
+				n := res.Neighbors[0]
+				got := v1alpha1.LinkNeighbor{PortVLANID: n.PortVLANID, MaxFrameSize: n.MaxFrameSize, LinkAggregation: n.LinkAggregation}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("the port's LLDP fields (-want +got):\n%s", diff)
 				}
 			}
 		})

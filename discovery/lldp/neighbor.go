@@ -32,7 +32,7 @@ type Neighbor struct {
 	// ManagementAddress is the neighbour's management address (an IPv4 address preferred when several are
 	// announced).
 	ManagementAddress string
-	// PortVLANID is the 802.1 port VLAN ID, 0 when not announced.
+	// PortVLANID is the 802.1 port VLAN ID, 0 when not announced (or outside 1..4094, with a warning).
 	PortVLANID uint16
 	// MaxFrameSize is the 802.3 maximum frame size (the port's MTU plus L2 overhead), 0 when not announced.
 	MaxFrameSize uint16
@@ -81,7 +81,27 @@ func (n Neighbor) LinkNeighbor(iface string) v1alpha1.LinkNeighbor {
 		PortDescription:   truncate(n.PortDescription, maxPortDescriptionLen),
 		SystemDescription: truncate(n.SystemDescription, maxSystemDescriptionLen),
 		ManagementAddress: truncate(n.ManagementAddress, maxManagementAddressLen),
+		PortVLANID:        portVLANID(n.PortVLANID),
+		MaxFrameSize:      int32(n.MaxFrameSize),
+		LinkAggregation:   n.Aggregation.report(),
 	}
+}
+
+// portVLANID is id in the report's form: 0, not announced, for an ID the report's schema refuses (above 4094),
+// which would have the whole report refused.
+func portVLANID(id uint16) int32 {
+	if id > maxVLANID {
+		return 0
+	}
+	return int32(id)
+}
+
+// report converts the aggregation status to the report's form; nil stays nil.
+func (a *LinkAggregation) report() *v1alpha1.LinkAggregation {
+	if a == nil {
+		return nil
+	}
+	return &v1alpha1.LinkAggregation{Capable: a.Capable, Enabled: a.Enabled, PortID: int64(a.PortID)}
 }
 
 // truncate cuts s to at most max bytes without splitting a UTF-8 sequence.
