@@ -3,8 +3,11 @@ package aggregator
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/testenv"
@@ -71,4 +74,80 @@ func TestCaptureGivesUpperTiers(t *testing.T) {
 			t.Errorf("source errors counted = %v, want 1", n)
 		}
 	})
+}
+
+// A capture cut at a record boundary (the SuperPOD capture after 12 of its 24 switch records: 16 of its 32
+// hosts) is held back: the HyperNodes stay those of the last complete capture, the source is stale, and one
+// Warning Event on the leader Lease says what the capture lacks, however many polls find it; a complete
+// capture is taken in again.
+func TestPartialCaptureIsHeldBack(t *testing.T) {
+	testenv.Require(t)
+	deleteAll(t)
+	fixture := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "ib/testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	complete, cut := fixture("superpod.txt"), fixture("truncated-record-boundary.txt")
+	file := filepath.Join(t.TempDir(), "fabric.txt")
+	if err := os.WriteFile(file, complete, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	r := newReconciler(t, time.Minute, clock)
+	var events eventLog
+	r.Events = &events
+	r.Config.DeletionGuard = &DeletionGuard{Lease: types.NamespacedName{Namespace: "default", Name: "fabricmap-aggregator"}}
+	r.Sources = []sources.Spec{{Source: ibfabric.NewCapture(file)}}
+	reconcileOnce(t, r)
+	want := hyperNodes(t)
+	if len(want["ib-su1-leaf-r1-rails"]) != 16 || len(want["ib-su2-leaf-r1-rails"]) != 16 {
+		t.Fatalf("HyperNodes of the complete capture = %v, want both units' 16 hosts", want)
+	}
+	stale := func() float64 { return gaugeValue(t, r.Metrics.sourceStale.WithLabelValues(ibfabric.Name)) }
+
+	// poll swaps the file's content (a ConfigMap update), lets the next poll begin and takes in its outcome.
+	poll := func(content []byte) {
+		t.Helper()
+		if content != nil {
+			if err := os.WriteFile(file, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock.t = clock.t.Add(time.Minute)
+		reconcileOnce(t, r)
+		settleSources(t, r)
+		clock.t = clock.t.Add(time.Second)
+		reconcileOnce(t, r)
+	}
+	before := writes(r)
+	poll(cut)
+	poll(nil) // the same partial capture, polled again
+	if got := hyperNodes(t); !equal(got, want) || writes(r) != before {
+		t.Fatalf("a partial capture changed the HyperNodes: %v", got)
+	}
+	if stale() != 1 {
+		t.Errorf("source stale = %v, want 1 while the partial capture is held back", stale())
+	}
+	var partial []string
+	for _, e := range events {
+		if strings.HasPrefix(e, "Lease/fabricmap-aggregator Warning "+ReasonCapturePartial+": ") {
+			partial = append(partial, e)
+		}
+	}
+	if len(partial) != 1 || !strings.Contains(partial[0], "source ibnetdiscover: fabric capture "+file) ||
+		!strings.Contains(partial[0], "port lines name 12 switches and 76 CAs that have no record of their own") ||
+		!strings.Contains(partial[0], "the last good capture stays in use") {
+		t.Errorf("Events on the Lease = %q, want one saying what the partial capture lacks", partial)
+	}
+
+	poll(complete)
+	if stale() != 0 {
+		t.Errorf("source stale = %v after a complete capture, want 0", stale())
+	}
+	if got := hyperNodes(t); !equal(got, want) {
+		t.Errorf("HyperNodes after the complete capture = %v, want %v", got, want)
+	}
 }

@@ -15,13 +15,15 @@ import (
 )
 
 // AssessHealth judges the fabric's links: the tree, the ports of reports (HealthPorts), the switch-to-switch
-// links with their speeds and, when an admin approved one, the expected tree (nil: no drift check). The
-// aggregator and `fabricmap get health` both call it, so that they judge the same input alike.
-func AssessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, links []health.Link, expected *topology.Tree) health.Assessment {
+// links with their speeds, when an admin approved one, the expected tree (nil: no drift check), and the nodes
+// that lost all their uplink evidence (the aggregator's own, or those UplinkLostAnnotation states:
+// LostUplinksFromNodes). The aggregator and `fabricmap get health` both call it, so that they judge the same
+// input alike.
+func AssessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, links []health.Link, expected *topology.Tree, lost []health.LostUplink) health.Assessment {
 	if tree == nil {
 		tree = topology.NewTree()
 	}
-	return health.Assess(health.Input{Tree: tree, Nodes: HealthPorts(reports), SwitchLinks: links, Expected: expected})
+	return health.Assess(health.Input{Tree: tree, Nodes: HealthPorts(reports), SwitchLinks: links, Expected: expected, LostUplinks: lost})
 }
 
 // HealthPorts turns reports into the health package's view of their RDMA ports: each port with its device

@@ -39,9 +39,10 @@ type fabricSource interface {
 }
 
 // assessHealth judges the links of this pass (AssessHealth, on the reports still in use: not those dropped
-// for a silent agent) and says what it found: the degraded uplinks on the tree's domains (so the HyperNodes
-// carry them), the findings gauge by kind, a Warning Event on the Node per finding when that node's findings
-// change, and the assessment kept for the node labels and the web page.
+// for a silent agent; and the nodes that lost their uplinks, noteUplinks) and says what it found: the degraded
+// uplinks on the tree's domains (so the HyperNodes carry them), the findings gauge by kind, a Warning Event on
+// the Node per finding when that node's findings change, and the assessment kept for the node labels and the
+// web page.
 func (r *Reconciler) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) {
 	used := reports
 	if len(dropped) > 0 {
@@ -51,7 +52,7 @@ func (r *Reconciler) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeFa
 		}
 		used = slices.DeleteFunc(slices.Clone(reports), func(rep v1alpha1.NodeFabricReport) bool { return gone[rep.Name] })
 	}
-	a := AssessHealth(tree, used, r.switchLinkSpeeds(), r.expectedTree())
+	a := AssessHealth(tree, used, r.switchLinkSpeeds(), r.expectedTree(), r.lostUplinkList())
 	for name, n := range a.DegradedUplinks {
 		if d, ok := tree.Domains[name]; ok {
 			d.DegradedUplinks = n
@@ -136,6 +137,19 @@ func (r *Reconciler) noteFindings(findings []health.Finding, nodes map[string]*m
 	}
 }
 
+// ownedAsIs is the labels under keys that fabricmap owns on node, as they are, but for
+// hypernodegen.LinkHealthLabel: what fabricmap wants on a node the tree does not place, unless it says otherwise.
+func ownedAsIs(node *metav1.PartialObjectMetadata, keys []string) map[string]string {
+	owned := ownedLabels(node.ManagedFields)
+	out := map[string]string{}
+	for _, k := range keys {
+		if v, ok := node.Labels[k]; ok && owned[k] && k != hypernodegen.LinkHealthLabel {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // findingsKey tells one node's findings from another set of them: kind, severity, port, domain and switches
 // of each, not the message (whose figures may move while the finding stays).
 func findingsKey(fs []health.Finding) string {
@@ -153,16 +167,7 @@ func findingsKey(fs []health.Finding) string {
 // fabricmap set it, its removal. A node the tree does not place keeps the other labels fabricmap owns on it as
 // they are (its desired set is what it carries under keys); a node with no Node object is left out.
 func (r *Reconciler) withLinkHealth(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) {
-	asIs := func(node *metav1.PartialObjectMetadata) map[string]string {
-		owned := ownedLabels(node.ManagedFields)
-		out := map[string]string{}
-		for _, k := range keys {
-			if v, ok := node.Labels[k]; ok && owned[k] && k != hypernodegen.LinkHealthLabel {
-				out[k] = v
-			}
-		}
-		return out
-	}
+	asIs := func(node *metav1.PartialObjectMetadata) map[string]string { return ownedAsIs(node, keys) }
 	for n, cond := range r.fabricHealth.last.DegradedNodes {
 		node, ok := nodes[n]
 		if !ok {

@@ -171,23 +171,27 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 		}
 	})
 
-	t.Run("a node moves leaf: domains follow, the emptied one waits for the grace period", func(t *testing.T) {
+	t.Run("a node moves leaf: domains follow, the emptied one waits for the grace period below the root", func(t *testing.T) {
 		upsertReport(t, report("n3", "01"))
 		requeue := reconcileOnce(t, r)
 		got := hyperNodes(t)
-		if !equal(got["sw-01"], []string{"n1", "n2", "n3"}) || !equal(got["fabric"], []string{"sw-01"}) {
+		if !equal(got["sw-01"], []string{"n1", "n2", "n3"}) || !equal(got["fabric"], []string{"sw-01", "sw-02"}) {
 			t.Fatalf("after the move: %v", got)
 		}
-		if _, kept := got["sw-02"]; !kept {
-			t.Fatal("sw-02 was deleted before its grace period ended")
+		if members, kept := got["sw-02"]; !kept || len(members) != 0 {
+			t.Fatalf("sw-02 = %v (kept %v), want it kept, empty (n3 is in sw-01 now), until its grace period ends", members, kept)
 		}
 		if requeue <= 0 || requeue > time.Minute {
 			t.Fatalf("requeue after %v, want within the grace period", requeue)
 		}
 		clock.t = clock.t.Add(61 * time.Second)
 		reconcileOnce(t, r)
-		if _, kept := hyperNodes(t)["sw-02"]; kept {
+		got = hyperNodes(t)
+		if _, kept := got["sw-02"]; kept {
 			t.Fatal("sw-02 still exists after the grace period")
+		}
+		if !equal(got["fabric"], []string{"sw-01"}) {
+			t.Fatalf("the root still lists the deleted sw-02: %v", got)
 		}
 	})
 

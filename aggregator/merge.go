@@ -52,6 +52,9 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, n
 		} else if polledNow {
 			r.Metrics.sourceLastSuccess.WithLabelValues(name).Set(float64(p.attempt.Unix()))
 		}
+		if polledNow {
+			r.notePartialCapture(ctx, p, err)
+		}
 		r.Metrics.sourceStale.WithLabelValues(name).Set(stale)
 		if d := p.nextPoll(now); next == 0 || d < next {
 			next = d

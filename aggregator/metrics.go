@@ -45,6 +45,10 @@ type Metrics struct {
 	hyperNodeCRDInstalled prometheus.Gauge
 	// the link findings of fabric health (healthpass.go)
 	linkFindings *prometheus.GaugeVec
+	// the nodes that lost their uplinks (uplinks.go), and the labels held on nodes without topology (labelhold.go)
+	nodesWithoutUplink prometheus.Gauge
+	labelsHeld         prometheus.Gauge
+	labelsReleased     prometheus.Counter
 }
 
 // NewMetrics creates the aggregator's metrics and registers them with reg.
@@ -153,6 +157,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Findings of the last assessment of the fabric's links (mis-cabled rails, degraded, erroring, flapping and down links, drift from --expected-topology), by kind; 0 for a kind with none.",
 	}, []string{"kind"})
 	reg.MustRegister(m.linkFindings)
+	m.nodesWithoutUplink = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "fabricmap_aggregator_nodes_without_uplink",
+		Help: "Nodes that had a place in the tree and whose report, still there, names no switch that places them any more (they lost their leaf).",
+	})
+	m.labelsHeld = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "fabricmap_aggregator_unplaced_labels_held",
+		Help: "Nodes without a place in the tree that still carry the topology labels fabricmap wrote, within --unplaced-label-hold.",
+	})
+	m.labelsReleased = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "fabricmap_aggregator_unplaced_labels_removed_total",
+		Help: "Nodes whose topology labels were removed because they stayed without a place in the tree for --unplaced-label-hold.",
+	})
+	reg.MustRegister(m.nodesWithoutUplink, m.labelsHeld, m.labelsReleased)
 	return m
 }
 

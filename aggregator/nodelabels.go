@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,29 +25,28 @@ import (
 const LabelFieldManager = "fabricmap-aggregator-labels"
 
 // syncNodeLabels makes the labels fabricmap owns on each placed node state its place in tree. The nodes
-// dropped for a silent agent lose the labels fabricmap owns (they are no longer in any domain); other nodes
-// not in the tree (no evidence yet) and nodes with no Node object are left alone. A key the node already
-// carries that fabricmap does not own (an admin's, another tool's) is never written: a different value is
-// counted, logged and recorded as a Warning Event (withoutForeignLabels, noteForeignLabels). A node whose
-// labels already match costs no write.
+// dropped for a silent agent lose the labels fabricmap owns at once (they are no longer in any domain); other
+// nodes not in the tree (their uplinks lost, their report gone or unusable) keep them for
+// Config.UnplacedLabelHold, then lose them (holdUnplacedLabels); nodes with no Node object are left alone. A
+// node that lost its uplinks carries UplinkLostAnnotation, written with the labels and removed with the loss.
+// A key the node already carries that fabricmap does not own (an admin's, another tool's) is never written: a
+// different value is counted, logged and recorded as a Warning Event (withoutForeignLabels,
+// noteForeignLabels). A node whose labels and annotation already match costs no write.
 func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) error {
 	if !r.Config.NodeLabels {
 		return nil
 	}
-	nvlink := map[string]string{}
-	for _, e := range evidence {
-		if e.NVLinkDomain != "" {
-			nvlink[e.Node] = e.NVLinkDomain
-		}
-	}
-	desired := hypernodegen.NodeLabels(tree, nvlink, r.Config.LabelKeys)
+	desired := DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
 	for _, n := range dropped {
 		if _, placed := desired[n]; !placed {
 			desired[n] = map[string]string{}
 		}
 	}
-	keys := append(r.Config.LabelKeys.All(), hypernodegen.LinkHealthLabel)
-	r.withLinkHealth(desired, nodes, keys) // fabric health's label (healthpass.go)
+	topologyKeys := r.Config.LabelKeys.All()
+	keys := append(slices.Clone(topologyKeys), hypernodegen.LinkHealthLabel)
+	r.holdUnplacedLabels(desired, placedNodes(tree), dropped, nodes, topologyKeys) // labelhold.go
+	r.withLinkHealth(desired, nodes, keys)                                         // fabric health's label (healthpass.go)
+	annotations := r.withUplinkLost(desired, nodes, keys)
 	names := make([]string, 0, len(desired))
 	for n := range desired {
 		names = append(names, n)
@@ -64,7 +64,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 		if len(foreign) > 0 {
 			conflicts[n] = foreign
 		}
-		if labelsDiffer(node, apply, keys) {
+		if labelsDiffer(node, apply, keys) || annotationDiffers(node, UplinkLostAnnotation, annotations[n]) {
 			todo = append(todo, n)
 		}
 	}
@@ -73,7 +73,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 	// one round trip after another would take minutes at 10,000 nodes. The client's rate limit still bounds
 	// what reaches the API server.
 	errs := workers.Run(len(todo), labelWorkers, func(i int) error {
-		return r.applyNodeLabels(ctx, todo[i], desired[todo[i]])
+		return r.applyNodeLabels(ctx, todo[i], desired[todo[i]], annotations[todo[i]])
 	})
 	if len(todo) > 0 {
 		// One line for the whole pass (a cold start labels every node); each node's labels are at debug level.
@@ -91,20 +91,23 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 // labelWorkers is how many node-label writes are in flight at once.
 const labelWorkers = 16
 
-// applyNodeLabels server-side-applies the labels fabricmap owns on node n.
-func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want map[string]string) error {
+// applyNodeLabels server-side-applies the labels fabricmap owns on node n, and its UplinkLostAnnotation when
+// uplinkLost is set (else an annotation fabricmap set is removed).
+func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want map[string]string, uplinkLost string) error {
 	labels := map[string]any{}
 	for k, v := range want {
 		labels[k] = v
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": n, "labels": labels},
-	}}
+	metadata := map[string]any{"name": n, "labels": labels}
+	if uplinkLost != "" {
+		metadata["annotations"] = map[string]any{UplinkLostAnnotation: uplinkLost}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": metadata}}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(LabelFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("labelling node %q: %w", n, err)
 	}
 	r.Metrics.writes.WithLabelValues("node-labels").Inc()
-	r.Log.Debug("node labels applied", "node", n, "labels", want)
+	r.Log.Debug("node labels applied", "node", n, "labels", want, "uplinkLost", uplinkLost)
 	return nil
 }
 
@@ -127,22 +130,46 @@ func labelsDiffer(node *metav1.PartialObjectMetadata, want map[string]string, ke
 	return false
 }
 
+// annotationDiffers reports whether node's annotation key is not want: another value, or (want empty) there
+// while fabricmap set it.
+func annotationDiffers(node *metav1.PartialObjectMetadata, key, want string) bool {
+	have, has := node.Annotations[key]
+	if want != "" {
+		return have != want
+	}
+	return has && ownedAnnotations(node.ManagedFields)[key]
+}
+
 // ownedLabels returns the label keys that LabelFieldManager applied, from the object's managed fields.
 func ownedLabels(fields []metav1.ManagedFieldsEntry) map[string]bool {
+	return ownedMetadata(fields, LabelFieldManager, func(m ownedSet) map[string]json.RawMessage { return m.Labels })
+}
+
+// ownedAnnotations returns the annotation keys that LabelFieldManager applied, from the object's managed fields.
+func ownedAnnotations(fields []metav1.ManagedFieldsEntry) map[string]bool {
+	return ownedMetadata(fields, LabelFieldManager, func(m ownedSet) map[string]json.RawMessage { return m.Annotations })
+}
+
+// ownedSet is the metadata part of a managed-fields entry.
+type ownedSet struct {
+	Labels      map[string]json.RawMessage `json:"f:labels"`
+	Annotations map[string]json.RawMessage `json:"f:annotations"`
+}
+
+// ownedMetadata returns the keys of the part of metadata that pick selects that manager applied.
+func ownedMetadata(fields []metav1.ManagedFieldsEntry, manager string, pick func(ownedSet) map[string]json.RawMessage) map[string]bool {
 	owned := map[string]bool{}
 	for _, f := range fields {
-		if f.Manager != LabelFieldManager || f.Operation != metav1.ManagedFieldsOperationApply || f.FieldsV1 == nil {
+		if f.Manager != manager || f.Operation != metav1.ManagedFieldsOperationApply || f.FieldsV1 == nil {
 			continue
 		}
 		var set struct {
-			Metadata struct {
-				Labels map[string]json.RawMessage `json:"f:labels"`
-			} `json:"f:metadata"`
+			Metadata ownedSet `json:"f:metadata"`
 		}
 		if json.Unmarshal(f.FieldsV1.Raw, &set) != nil {
 			continue
 		}
-		for k := range set.Metadata.Labels {
+		for k := range pick(set.Metadata) {
 			if key, ok := strings.CutPrefix(k, "f:"); ok {
 				owned[key] = true
 			}

@@ -28,6 +28,8 @@ func createNode(t *testing.T, name string) *corev1.Node {
 	if err := testenv.Shared.Client.Create(context.Background(), n); err != nil {
 		t.Fatal(err)
 	}
+	// A Node left behind, with the labels fabricmap wrote, would be a node without topology in the next test.
+	t.Cleanup(func() { deleteNodeNamed(t, name) })
 	return n
 }
 

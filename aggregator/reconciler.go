@@ -7,17 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/sources"
@@ -60,6 +66,14 @@ type Config struct {
 	// ExpectedTopology is the tree an admin approved (--expected-topology), for fabric health's drift check;
 	// nil: none.
 	ExpectedTopology *ExpectedTopology
+	// UnplacedLabelHold is how long a node the tree no longer places (its uplinks lost, its report gone or
+	// unusable) keeps the topology labels fabricmap wrote on it; then they are removed. Zero removes them at
+	// once. The nodes dropped for a silent agent lose them at once whatever the hold (they waited through
+	// ReportExpiry and DeleteGracePeriod already).
+	UnplacedLabelHold time.Duration
+	// Lease is the leader-election Lease, the object that stands for the aggregator: Events about the whole
+	// fabric (nodes that lost their uplinks) are recorded on it. Empty: DeletionGuard's Lease, else none.
+	Lease types.NamespacedName
 }
 
 // Reconciler rebuilds the whole tree from all reports on every change and applies the difference. Every event
@@ -101,6 +115,13 @@ type Reconciler struct {
 	previousTree *topology.Tree
 	// fabricHealth is what fabric health keeps between passes (healthpass.go).
 	fabricHealth linkHealth
+	// lostUplinks are the nodes without uplink evidence, by node (uplinks.go).
+	lostUplinks map[string]health.LostUplink
+	// unplacedSince records when each node carrying fabricmap's topology labels was first seen without a place in
+	// the tree, for Config.UnplacedLabelHold (labelhold.go).
+	unplacedSince map[string]time.Time
+	// labelHoldWait is when the next held node labels are due for removal, from the last pass; zero when none.
+	labelHoldWait time.Duration
 }
 
 // Request is the one request every event is folded into.
@@ -142,8 +163,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	r.keepNames(tree, existing, nodes)
-	r.assessHealth(tree, live, dropped, nodes) // the uplinks on the domains, the findings for the labels and the page
+	prev := r.lastTree(existing, nodes)
+	r.keepNames(tree, prev)
+	r.noteUplinks(ctx, tree, prev, live, dropped, nodes) // the nodes that lost their uplinks since prev (uplinks.go)
+	r.assessHealth(tree, live, dropped, nodes)           // the uplinks on the domains, the findings for the labels and the page
 	r.publishSnapshot(tree, problems, nodes, live, start)
 	for _, p := range problems {
 		r.rejectEvidence(p, nodes)
@@ -159,14 +182,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.Metrics.observeTree(tree, len(live))
 
-	requeue, err := r.syncHyperNodes(ctx, desired, existing, served)
+	requeue, err := r.syncHyperNodes(ctx, desired, existing, served, placedNodes(tree), slices.Sorted(maps.Keys(nodes)))
 	if lerr := r.syncNodeLabels(ctx, tree, evidence, dropped, nodes); lerr != nil {
 		err = errors.Join(err, lerr)
 	}
 	if oerr := r.syncOutputs(ctx, tree); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
-	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.nextPlanCheck()} {
+	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.nextPlanCheck(), r.labelHoldWait} {
 		if d > 0 && (requeue == 0 || d < requeue) {
 			requeue = d
 		}
@@ -210,18 +233,73 @@ func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[str
 }
 
 // sync applies desired HyperNodes that differ from the existing owned ones, and deletes owned HyperNodes that
-// have been absent from the tree for the grace period, unless the deletion guard holds them. It returns when to
-// look again for pending deletes.
-func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode) (time.Duration, error) {
+// have been absent from the tree for the grace period, unless the deletion guard holds them. While they wait,
+// absent HyperNodes stay below the tree (anchorPending): their parent lists them again, and they keep only the
+// members the tree has not placed elsewhere (placed are the nodes the tree places, nodeNames every Node); one
+// that no HyperNode of the tree stands above any more is due at once, through the guard, rather than left as
+// a second root. It returns when to look again for pending deletes.
+func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, placed map[string]bool, nodeNames []string) (time.Duration, error) {
 	have := map[string]*topologyv1alpha1.HyperNode{}
 	for i := range existing {
 		have[existing[i].Name] = &existing[i]
 	}
 	want := map[string]bool{}
 	for i := range desired {
-		d := &desired[i]
-		want[d.Name] = true
-		delete(r.absentSince, d.Name)
+		want[desired[i].Name] = true
+		delete(r.absentSince, desired[i].Name)
+	}
+
+	var requeue time.Duration
+	now := r.now()
+	names := make([]string, 0, len(have))
+	for n := range have {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var gone []string
+	pastGrace := map[string]bool{}
+	for _, n := range names {
+		if want[n] {
+			continue
+		}
+		gone = append(gone, n)
+		since, ok := r.absentSince[n]
+		if !ok {
+			since = now
+			r.absentSince[n] = now
+			r.Log.Info("HyperNode no longer in the tree; it stays below its parent and is deleted after the grace period", "hypernode", n, "grace", r.Config.DeleteGracePeriod)
+		}
+		if left := r.Config.DeleteGracePeriod - now.Sub(since); left > 0 {
+			if requeue == 0 || left < requeue {
+				requeue = left
+			}
+			continue
+		}
+		pastGrace[n] = true
+	}
+	plan := anchorPending(desired, existing, placed, nodeNames, pastGrace)
+	due := slices.Sorted(maps.Keys(pastGrace))
+	for _, n := range plan.unanchored {
+		r.Log.Info("HyperNode no longer in the tree, and no HyperNode of the tree is left above it: deleting it now rather than leave a second root",
+			"hypernode", n, "absentFor", now.Sub(r.absentSince[n]))
+		due = append(due, n)
+	}
+	ok, wait := r.guardDeletions(ctx, gone, len(due), len(have))
+	if wait > 0 && (requeue == 0 || wait < requeue) {
+		requeue = wait
+	}
+	if !ok {
+		due = nil
+		plan = anchorPending(desired, existing, placed, nodeNames, nil) // nothing goes: every pending one waits below the tree
+	}
+
+	for i := range plan.kept { // first, so that no node is in two HyperNodes when the tree's take it
+		if err := r.applyHyperNode(ctx, &plan.kept[i], have[plan.kept[i].Name], "kept below the tree until its grace period ends"); err != nil {
+			return 0, err
+		}
+	}
+	for i := range plan.desired {
+		d := &plan.desired[i]
 		cur, ok := have[d.Name]
 		if !ok {
 			if taken, err := r.takenByOther(ctx, d.Name); err != nil {
@@ -232,54 +310,9 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 				continue
 			}
 		}
-		if !ok || !specEqual(cur, d) {
-			if err := kube.Apply(ctx, r.Client, d, FieldManager); err != nil {
-				return 0, err
-			}
-			r.Metrics.writes.WithLabelValues("apply").Inc()
-			r.Log.Info("HyperNode applied", "hypernode", d.Name, "tier", d.Spec.Tier, "members", len(d.Spec.Members), "created", !ok)
+		if err := r.applyHyperNode(ctx, d, cur, ""); err != nil {
+			return 0, err
 		}
-		if !ok || cur.Status.NodeCount != d.Status.NodeCount {
-			if err := kube.ApplyStatus(ctx, r.Client, d, FieldManager); err != nil {
-				return 0, err
-			}
-			r.Metrics.writes.WithLabelValues("status").Inc()
-		}
-	}
-
-	var requeue time.Duration
-	now := r.now()
-	names := make([]string, 0, len(have))
-	for n := range have {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var gone, due []string
-	for _, n := range names {
-		if want[n] {
-			continue
-		}
-		gone = append(gone, n)
-		since, ok := r.absentSince[n]
-		if !ok {
-			since = now
-			r.absentSince[n] = now
-			r.Log.Info("HyperNode no longer in the tree; deleting after the grace period", "hypernode", n, "grace", r.Config.DeleteGracePeriod)
-		}
-		if left := r.Config.DeleteGracePeriod - now.Sub(since); left > 0 {
-			if requeue == 0 || left < requeue {
-				requeue = left
-			}
-			continue
-		}
-		due = append(due, n)
-	}
-	ok, wait := r.guardDeletions(ctx, gone, len(due), len(have))
-	if wait > 0 && (requeue == 0 || wait < requeue) {
-		requeue = wait
-	}
-	if !ok {
-		return requeue, nil
 	}
 	for _, n := range due {
 		hn := have[n]
@@ -292,6 +325,45 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 		r.Log.Info("HyperNode deleted", "hypernode", n)
 	}
 	return requeue, nil
+}
+
+// applyHyperNode server-side-applies d when it differs from cur (nil: it does not exist yet), and its status
+// when its node count does; why, when set, is logged with the write.
+func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
+	if cur == nil || !specEqual(cur, d) {
+		if err := kube.Apply(ctx, r.Client, d, FieldManager); err != nil {
+			return err
+		}
+		r.Metrics.writes.WithLabelValues("apply").Inc()
+		args := []any{"hypernode", d.Name, "tier", d.Spec.Tier, "members", len(d.Spec.Members), "created", cur == nil}
+		if why != "" {
+			args = append(args, "why", why)
+		}
+		r.Log.Info("HyperNode applied", args...)
+	}
+	if cur == nil || cur.Status.NodeCount != d.Status.NodeCount {
+		var status runtime.Object = d
+		if d.Status.NodeCount == 0 { // an emptied HyperNode waiting for its grace period: the typed status omits a zero count
+			status = &unstructured.Unstructured{Object: map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,
+				"metadata": map[string]any{"name": d.Name}, "status": map[string]any{"nodeCount": int64(0)}}}
+		}
+		if err := kube.ApplyStatus(ctx, r.Client, status, FieldManager); err != nil {
+			return err
+		}
+		r.Metrics.writes.WithLabelValues("status").Inc()
+	}
+	return nil
+}
+
+// placedNodes is the set of nodes tree places.
+func placedNodes(tree *topology.Tree) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range tree.Domains {
+		for _, n := range d.Nodes {
+			out[n] = true
+		}
+	}
+	return out
 }
 
 // takenByOther reports whether a HyperNode named name exists without fabricmap's ownership label.

@@ -53,6 +53,8 @@ type polledSource struct {
 	held    *shrinkHold  // the smaller set the shrink guard holds back; nil when none
 	log     *slog.Logger // nil until the reconciler hands it over (pollSources)
 	noted   string       // the host notes last recorded as Events (hostnotes.go)
+	// partialSaid is the error of the partial capture last recorded as an Event (partialcapture.go).
+	partialSaid string
 
 	mu      sync.Mutex
 	metrics *Metrics      // nil until the reconciler hands them over (pollSources)

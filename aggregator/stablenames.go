@@ -8,20 +8,26 @@ import (
 	"github.com/fabricmap/fabricmap/treeread"
 )
 
-// keepNames gives the domains of tree, just built, the names they had in the previous tree this reconciler
-// built (topology.KeepNames), so that a rail group whose leaf drops out of a capture, or that gains hosts,
-// keeps its HyperNode and its nodes' labels; tree is kept for the next pass. The first tree after the
-// aggregator starts (or after leadership moves) keeps the names of the HyperNodes fabricmap wrote before,
-// read back with the switches each stands for (hypernodegen.SwitchesAnnotation): names survive restarts.
-func (r *Reconciler) keepNames(tree *topology.Tree, existing []topologyv1alpha1.HyperNode, nodes map[string]*metav1.PartialObjectMetadata) {
-	prev := r.previousTree
-	if prev == nil && len(existing) > 0 {
-		labels := make(map[string]map[string]string, len(nodes))
-		for n, m := range nodes {
-			labels[n] = m.Labels
-		}
-		prev, _ = treeread.ViewHyperNodes(existing, labels)
+// lastTree is the tree this reconciler built before the one being built, whose names that one keeps and whose
+// places tell which nodes lost their uplinks. The first tree after the aggregator starts (or after leadership
+// moves) has none: the HyperNodes fabricmap wrote before stand for it, read back with the switches each stands
+// for (hypernodegen.SwitchesAnnotation) and the nodes each holds. Nil when there is neither.
+func (r *Reconciler) lastTree(existing []topologyv1alpha1.HyperNode, nodes map[string]*metav1.PartialObjectMetadata) *topology.Tree {
+	if r.previousTree != nil || len(existing) == 0 {
+		return r.previousTree
 	}
+	labels := make(map[string]map[string]string, len(nodes))
+	for n, m := range nodes {
+		labels[n] = m.Labels
+	}
+	prev, _ := treeread.ViewHyperNodes(existing, labels)
+	return prev
+}
+
+// keepNames gives the domains of tree, just built, the names they had in prev, the tree built before it
+// (lastTree; topology.KeepNames), so that a rail group whose leaf drops out of a capture, or that gains hosts,
+// keeps its HyperNode and its nodes' labels, and names survive restarts; tree is kept for the next pass.
+func (r *Reconciler) keepNames(tree, prev *topology.Tree) {
 	topology.KeepNames(tree, prev)
 	r.previousTree = tree
 }

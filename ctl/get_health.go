@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/aggregator"
@@ -29,8 +30,9 @@ func newGetHealth() *cobra.Command {
 		Long: "Judge the fabric's links as the aggregator does (the same assessment on the same input): the ports of the\n" +
 			"cluster's NodeFabricReports (trained rate and width, the agents' link conditions, the switch each is cabled\n" +
 			"to) on the tree of fabricmap's HyperNodes. It finds crossed rails, links slower or narrower than their tier's,\n" +
-			"erroring, flapping and down links and, with --expected-topology, every difference from the tree an admin\n" +
-			"approved. The findings print as a tree, worst first: by severity (critical, warning, info), then by domain.\n" +
+			"erroring, flapping and down links, nodes that lost their leaf (the aggregator's fabricmap.io/uplink-lost\n" +
+			"annotation on a Node whose report names no switch any more) and, with --expected-topology, every difference\n" +
+			"from the tree an admin approved. The findings print as a tree, worst first: by severity (critical, warning, info), then by domain.\n" +
 			"-o json or yaml prints the findings, the nodes judged degraded or down and each domain's degraded uplinks.\n" +
 			"Switch-to-switch links are judged by the aggregator alone, which reads the capture.",
 		Args: cobra.NoArgs,
@@ -57,8 +59,11 @@ func newGetHealth() *cobra.Command {
 	return cmd
 }
 
-// assessCluster reads the cluster's NodeFabricReports and fabricmap's HyperNodes and judges the links with
-// aggregator.AssessHealth. Without the HyperNode CRD it judges the ports without the tree, saying so on errw.
+// assessCluster reads the cluster's NodeFabricReports, fabricmap's HyperNodes and the Nodes' metadata, and judges
+// the links with aggregator.AssessHealth: the nodes that lost their uplinks are those whose Node carries
+// aggregator.UplinkLostAnnotation and that still have a report (aggregator.LostUplinksFromNodes). Without the
+// HyperNode CRD it judges the ports without the tree, and without the Nodes it judges no lost uplink, saying
+// so on errw.
 func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expected *topology.Tree) (health.Assessment, error) {
 	var reports v1alpha1.NodeFabricReportList
 	if err := r.List(ctx, &reports); err != nil {
@@ -75,17 +80,41 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 	if err != nil {
 		return health.Assessment{}, err
 	}
-	var nodes map[string]map[string]string
-	if treeread.NeedsNodeLabels(hns) {
-		if nodes, err = listNodeLabels(ctx, r); err != nil {
-			fmt.Fprintf(errw, "warning: cannot resolve regex and label members: %v\n", err)
+	labels, annotations, err := listNodeMetadata(ctx, r)
+	if err != nil {
+		fmt.Fprintf(errw, "warning: cannot read the Nodes: lost uplinks are not judged: %v\n", topology.Printable(err.Error()))
+		if treeread.NeedsNodeLabels(hns) {
+			fmt.Fprintln(errw, "warning: cannot resolve regex and label members without the Nodes")
 		}
 	}
-	tree, warnings := treeread.ViewHyperNodes(hns, nodes)
+	tree, warnings := treeread.ViewHyperNodes(hns, labels)
 	for _, warn := range warnings {
 		fmt.Fprintln(errw, "warning:", topology.Printable(warn))
 	}
-	return aggregator.AssessHealth(tree, reports.Items, nil, expected), nil
+	lost, err := aggregator.LostUplinksFromNodes(annotations, reports.Items)
+	if err != nil {
+		fmt.Fprintln(errw, "warning:", topology.Printable(err.Error()))
+	}
+	return aggregator.AssessHealth(tree, reports.Items, nil, expected, lost), nil
+}
+
+// listNodeMetadata returns every Node's labels and annotations, by node name.
+func listNodeMetadata(ctx context.Context, r client.Reader) (labels, annotations map[string]map[string]string, _ error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(nodeListGVK)
+	if err := r.List(ctx, &list); err != nil {
+		return nil, nil, fmt.Errorf("listing Nodes: %w", err)
+	}
+	labels = make(map[string]map[string]string, len(list.Items))
+	annotations = make(map[string]map[string]string, len(list.Items))
+	for _, n := range list.Items {
+		labels[n.Name] = n.Labels
+		if labels[n.Name] == nil {
+			labels[n.Name] = map[string]string{}
+		}
+		annotations[n.Name] = n.Annotations
+	}
+	return labels, annotations, nil
 }
 
 // healthJSON is what -o json and yaml print: every list and map present, empty when there is nothing.
@@ -126,7 +155,7 @@ const noDomain = "(no domain)"
 func healthText(w io.Writer, a health.Assessment) error {
 	tw := &textWriter{w: w}
 	if len(a.Findings) == 0 {
-		tw.line("No link findings: every judged link is healthy.")
+		tw.line("No link findings: every judged link is healthy, and no node lost its uplinks.")
 		return tw.err
 	}
 	bySeverity := map[health.Severity]map[string][]health.Finding{}

@@ -7,10 +7,14 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fabricmap/fabricmap/aggregator"
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
@@ -24,7 +28,9 @@ var healthReports = filepath.Join("testdata", "health-reports.yaml")
 // TestGetHealthGolden runs `get health` against a real API server holding the fixture's reports and the
 // HyperNodes the aggregator makes of them: the findings as a tree (worst first, by severity then domain), as
 // JSON and YAML, with a plan to drift from, and its errors; the findings are the aggregator's on the tree it
-// inferred. Then, without the HyperNode CRD, the ports are judged without the tree.
+// inferred. Then nodes that lost their leaf, as the aggregator's annotation on their Node says, are critical
+// findings (one whose report is gone is none; an annotation that cannot be read is a warning). Then, without
+// the HyperNode CRD, the ports are judged without the tree.
 func TestGetHealthGolden(t *testing.T) {
 	env := testenv.StartForTest(t)
 	kubeconfig, reachable := twoContexts(t, env)
@@ -80,7 +86,7 @@ func TestGetHealthGolden(t *testing.T) {
 		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 			t.Fatal(err)
 		}
-		want := aggregator.AssessHealth(tree, reports, nil, nil)
+		want := aggregator.AssessHealth(tree, reports, nil, nil, nil)
 		if len(want.Findings) == 0 {
 			t.Fatal("the aggregator finds nothing wrong with the fixture")
 		}
@@ -89,6 +95,53 @@ func TestGetHealthGolden(t *testing.T) {
 		}
 		if diff := cmp.Diff(want.DegradedNodes, got.DegradedNodes); diff != "" {
 			t.Errorf("degraded nodes (-aggregator +get health):\n%s", diff)
+		}
+	})
+
+	// The leaf of dgx-06 failed: the aggregator annotated its Node, whose report names no switch any more. dgx-07's
+	// report is gone (no finding), dgx-08's annotation cannot be read (a warning).
+	lostSince := time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC)
+	lost := []health.LostUplink{{Node: "dgx-06", Leaf: "ib-leaf-b", Since: lostSince}}
+	for name, value := range map[string]string{"dgx-06": aggregator.UplinkLostValue(lost[0]),
+		"dgx-07": aggregator.UplinkLostValue(health.LostUplink{Leaf: "ib-leaf-b", Since: lostSince}), "dgx-08": "ib-leaf-b since this morning"} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{aggregator.UplinkLostAnnotation: value}}}
+		if err := env.Client.Create(ctx, node); err != nil {
+			t.Fatal(err)
+		}
+		if name == "dgx-07" {
+			continue
+		}
+		rep := &v1alpha1.NodeFabricReport{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if err := env.Client.Create(ctx, rep); err != nil {
+			t.Fatal(err)
+		}
+		reports = append(reports, *rep)
+	}
+	for _, tc := range []goldenCase{
+		{"get-health-uplink-lost", "fabricmap", []string{"get", "health"}},
+		{"get-health-uplink-lost-json", "fabricmap", []string{"get", "health", "-o", "json"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) { tc.check(t, cluster) })
+	}
+	t.Run("the aggregator's findings with a lost uplink", func(t *testing.T) {
+		var out, errw bytes.Buffer
+		root := NewRoot()
+		root.SetArgs(append([]string{"get", "health", "-o", "json"}, cluster...))
+		root.SetOut(&out)
+		root.SetErr(&errw)
+		if err := root.ExecuteContext(ctx); err != nil {
+			t.Fatalf("get health: %v: %s", err, errw.String())
+		}
+		var got healthJSON
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := aggregator.AssessHealth(tree, reports, nil, nil, lost)
+		if diff := cmp.Diff(want.Findings, got.Findings); diff != "" {
+			t.Errorf("get health judged otherwise than the aggregator (-aggregator +get health):\n%s", diff)
+		}
+		if got.DegradedNodes["dgx-06"] != "down" {
+			t.Errorf("dgx-06 judged %q, want down", got.DegradedNodes["dgx-06"])
 		}
 	})
 
@@ -109,7 +162,7 @@ func TestHealthText(t *testing.T) {
 		a    health.Assessment
 		want string
 	}{
-		{"none", health.Assessment{}, "No link findings: every judged link is healthy.\n"},
+		{"none", health.Assessment{}, "No link findings: every judged link is healthy, and no node lost its uplinks.\n"},
 		{"one", health.Assessment{Findings: []health.Finding{{Kind: health.KindLinkDown, Severity: health.SeverityCritical, Node: "n1", Port: "mlx5_0/1", Domain: "leaf-a", Message: "n1: down"}},
 			DegradedNodes: map[string]string{"n1": "down"}}, `1 link finding: 1 critical
 critical (1)

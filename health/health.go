@@ -1,8 +1,9 @@
 // Package health judges the fabric's links from what the agents report of their ports (trained rate and
 // width, link conditions from error counters across cycles), the switch links a capture or UFM gives, the
 // tree and, where an admin approved one, the expected tree: mis-cabled rails, links slower or narrower than
-// their tier's mode, erroring, flapping and down links, and drift from the plan. It is pure: no clients, no
-// clocks; the aggregator and `fabricmap get health` call Assess on the same input and get the same findings.
+// their tier's mode, erroring, flapping and down links, nodes that lost every uplink, and drift from the plan.
+// It is pure: no clients, no clocks (a lost uplink's time is input); the aggregator and `fabricmap get health`
+// call Assess on the same input and get the same findings.
 package health
 
 import (
@@ -26,12 +27,15 @@ const (
 	KindFlappingLink Kind = "flapping-link"
 	// KindLinkDown is a compute port whose link is down.
 	KindLinkDown Kind = "link-down"
+	// KindUplinkLost is a node that had a place in the tree and whose report, still there, now names no switch
+	// that places it: it lost its leaf (LostUplink).
+	KindUplinkLost Kind = "uplink-lost"
 	// KindDrift is a difference from the expected tree (a node in another domain, a domain missing or new).
 	KindDrift Kind = "drift"
 )
 
 // Kinds are every kind of finding, in the order people read them.
-var Kinds = []Kind{KindMiscabledRail, KindDegradedLink, KindErroringLink, KindFlappingLink, KindLinkDown, KindDrift}
+var Kinds = []Kind{KindMiscabledRail, KindDegradedLink, KindErroringLink, KindFlappingLink, KindLinkDown, KindUplinkLost, KindDrift}
 
 // Severity orders findings, worst first.
 type Severity int
@@ -125,14 +129,16 @@ type Input struct {
 	SwitchLinks []Link
 	// Expected is the tree an admin approved (--expected-topology); nil: no drift check.
 	Expected *topology.Tree
+	// LostUplinks are the nodes that lost all their uplink evidence (each a critical finding, the node down).
+	LostUplinks []LostUplink
 }
 
 // Assessment is what Assess found.
 type Assessment struct {
 	// Findings are sorted worst first, then by kind, node, port and message.
 	Findings []Finding `json:"findings,omitempty"`
-	// DegradedNodes maps each node with a degraded or down compute link (or a crossed rail) to the condition
-	// ("degraded" or "down"): placement may treat them as unavailable.
+	// DegradedNodes maps each node with a degraded or down compute link (a crossed rail, or every uplink lost) to
+	// the condition ("degraded" or "down"): placement may treat them as unavailable.
 	DegradedNodes map[string]string `json:"degradedNodes,omitempty"`
 	// DegradedUplinks maps each domain to the number of its uplinks (links to its parent's switches) judged
 	// degraded or down; domains with none are absent.
@@ -141,7 +147,8 @@ type Assessment struct {
 
 // Assess judges the links of in: crossed rails in each rail-optimised unit (rails.go), host and switch links
 // slower or narrower than their tier's mode (hostspeeds.go, switchlinks.go), the agents' link conditions
-// (conditions.go) and, when in.Expected is set, every difference from the plan (drift.go). It reads in and
+// (conditions.go), the nodes that lost every uplink (uplinks.go) and, when in.Expected is set, every difference
+// from the plan (drift.go). It reads in and
 // changes nothing (the tree's Domain.DegradedUplinks is the caller's to set from the result); the same input
 // gives the same Assessment. A nil Tree is an empty one.
 func Assess(in Input) Assessment {
@@ -151,6 +158,7 @@ func Assess(in Input) Assessment {
 	judgeHostSpeeds(r, idx, in.Nodes)
 	judgeConditions(r, idx, in.Nodes)
 	judgeSwitchLinks(r, idx, in.SwitchLinks)
+	judgeLostUplinks(r, in.LostUplinks)
 	if in.Expected != nil {
 		judgeDrift(r, idx.tree, in.Expected)
 	}

@@ -52,6 +52,7 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
 	fs.BoolVar(&conf.AcceleratorDomains, "accelerator-domains", false, "make NVLink domains the lowest tier (tier 1, tierName accelerator) below the leaves")
 	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
+	fs.DurationVar(&conf.UnplacedLabelHold, "unplaced-label-hold", aggregator.DefaultUnplacedLabelHold, "how long a node the tree no longer places (its uplinks lost, its report gone or unusable) keeps the topology labels fabricmap wrote on it before they are removed (0: at once)")
 	fs.DurationVar(&conf.ReportExpiry, "report-expiry", 10*time.Minute, "how long an agent may leave its heartbeat Lease unrenewed before its report expires: still used for --delete-grace-period more, then the node leaves the tree (0 turns expiry off)")
 	fs.Float64Var(&guard.MaxShare, "deletion-guard-max-share", 0.2, "share of the managed HyperNodes that may be gone from the tree together; more, or all of them, holds every deletion until confirmed")
 	fs.IntVar(&guard.MinCount, "deletion-guard-min-count", 3, "HyperNodes that may be gone together whatever their share (one node's leaf in a small tree); all of them is held even so")
@@ -87,6 +88,10 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	guard.Lease = types.NamespacedName{Namespace: mc.LeaderElectionNamespace, Name: mc.LeaderElectionID}
+	conf.Lease = guard.Lease
+	if conf.UnplacedLabelHold < 0 {
+		return fmt.Errorf("--unplaced-label-hold %v is negative", conf.UnplacedLabelHold)
+	}
 	if err := guard.Validate(); err != nil {
 		return err
 	}
@@ -144,7 +149,7 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	log.Info("aggregator starting", "leaderElection", mc.LeaderElection, "leaseNamespace", mc.LeaderElectionNamespace,
-		"deleteGracePeriod", conf.DeleteGracePeriod, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mc.HeartbeatNamespace,
+		"deleteGracePeriod", conf.DeleteGracePeriod, "unplacedLabelHold", conf.UnplacedLabelHold, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mc.HeartbeatNamespace,
 		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelStyle", conf.LabelKeys.Style, "labelKeys", conf.LabelKeys.All(), "expectedTopology", plan)
 	return mgr.Start(ctx)
 }

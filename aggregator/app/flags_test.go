@@ -3,6 +3,7 @@ package app
 import (
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,25 @@ func TestSourceFlags(t *testing.T) {
 			}
 			if diff := cmp.Diff([]string{ufm.Name, ibfabric.Name, labels.Name}, got); diff != "" {
 				t.Errorf("sources (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A negative --unplaced-label-hold stops the aggregator before it connects, naming the flag.
+func TestUnplacedLabelHoldFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"negative", []string{"--unplaced-label-hold=-1m"}, "--unplaced-label-hold -1m0s is negative"},
+		{"not a duration", []string{"--unplaced-label-hold=soon"}, `invalid argument "soon" for "--unplaced-label-hold"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Main(t.Context(), tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Main(%v) = %v, want an error with %q", tc.args, err, tc.want)
 			}
 		})
 	}

@@ -1,0 +1,20 @@
+package aggregator
+
+import (
+	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// DesiredNodeLabels returns the topology labels the aggregator wants on each node tree places, under keys:
+// hypernodegen.NodeLabels with the NVLink domain each node's evidence gives (evidence is the reports'). It is
+// the one computation of them: syncNodeLabels writes them (adding fabric health's label, and keeping or
+// removing the labels of nodes the tree no longer places), and `fabricmap topology -o labels` prints them.
+func DesiredNodeLabels(tree *topology.Tree, evidence []topology.NodeEvidence, keys hypernodegen.LabelKeys) map[string]map[string]string {
+	nvlink := map[string]string{}
+	for _, e := range evidence {
+		if e.NVLinkDomain != "" {
+			nvlink[e.Node] = e.NVLinkDomain
+		}
+	}
+	return hypernodegen.NodeLabels(tree, nvlink, keys)
+}

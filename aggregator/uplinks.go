@@ -1,0 +1,252 @@
+package aggregator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// UplinkLostAnnotation is on a Node that lost all its uplink evidence (health.LostUplink): the tree placed it,
+// and its report, still there, now names no switch that places it. Its value is JSON, {"leaf": the leaf domain
+// the node was in, "since": when the aggregator first saw it without uplink evidence (RFC 3339)}. The aggregator
+// writes it with the node labels (LabelFieldManager) and removes it when the node is placed again or its report
+// goes; `fabricmap get health` reads it for its uplink-lost findings, and a new leader for the time it states.
+const UplinkLostAnnotation = "fabricmap.io/uplink-lost"
+
+// Events about nodes that lose their uplinks.
+const (
+	// ReasonUplinkLost (Warning, on the Node): the node lost all its uplink evidence; the message names the leaf
+	// it was in and since when. It is the Event of the node's health.KindUplinkLost finding.
+	ReasonUplinkLost = "UplinkLost"
+	// ReasonUplinkRestored (Normal, on the Node): a node that had lost its uplinks is placed again.
+	ReasonUplinkRestored = "UplinkRestored"
+	// ReasonNodesLostUplinks (Warning, on the leader-election Lease): one pass found nodes that lost all their
+	// uplink evidence; the message counts them and names the first of them and their leaves.
+	ReasonNodesLostUplinks = "NodesLostUplinks"
+)
+
+// uplinkLostValue is UplinkLostAnnotation's value.
+type uplinkLostValue struct {
+	Leaf  string    `json:"leaf"`
+	Since time.Time `json:"since"`
+}
+
+// UplinkLostValue is the value of UplinkLostAnnotation that states l (its node is the Node annotated).
+func UplinkLostValue(l health.LostUplink) string {
+	b, err := json.Marshal(uplinkLostValue{Leaf: l.Leaf, Since: l.Since.UTC()})
+	if err != nil { // two strings and a time: cannot fail
+		panic(fmt.Sprintf("encoding %s: %v", UplinkLostAnnotation, err))
+	}
+	return string(b)
+}
+
+// ParseUplinkLost reads the value of UplinkLostAnnotation on node.
+func ParseUplinkLost(node, value string) (health.LostUplink, error) {
+	var v uplinkLostValue
+	if err := json.Unmarshal([]byte(value), &v); err != nil {
+		return health.LostUplink{}, fmt.Errorf("annotation %s on node %s: %w", UplinkLostAnnotation, node, err)
+	}
+	if v.Leaf == "" || v.Since.IsZero() {
+		return health.LostUplink{}, fmt.Errorf("annotation %s on node %s: want {\"leaf\": …, \"since\": …}, got %s", UplinkLostAnnotation, node, topology.Printable(value))
+	}
+	return health.LostUplink{Node: node, Leaf: v.Leaf, Since: v.Since}, nil
+}
+
+// LostUplinksFromNodes returns the lost uplinks the Nodes' UplinkLostAnnotation states (annotations: node →
+// its annotations), for the nodes that still have a report, sorted by node: what `fabricmap get health` judges
+// beside the reports. A value it cannot read is returned as an error, and that node left out.
+func LostUplinksFromNodes(annotations map[string]map[string]string, reports []v1alpha1.NodeFabricReport) ([]health.LostUplink, error) {
+	var out []health.LostUplink
+	var errs []error
+	for i := range reports {
+		n := reports[i].Name
+		v, ok := annotations[n][UplinkLostAnnotation]
+		if !ok {
+			continue
+		}
+		l, err := ParseUplinkLost(n, v)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b health.LostUplink) int { return strings.Compare(a.Node, b.Node) })
+	return out, errors.Join(errs...)
+}
+
+// noteUplinks finds the nodes that lost all their uplink evidence this pass: in tree.Unplaced, with a report
+// still in use, and placed by prev (the tree before this one) or already known to have lost them (by this
+// reconciler, or by a previous leader through UplinkLostAnnotation, whose time is kept). A node newly found is
+// logged and summed up in one Warning Event on the leader-election Lease (its own Event comes with its health
+// finding, noteFindings); a node placed again gets a Normal Event. The gauge of nodes without uplink evidence
+// follows; lostUplinks keeps them for fabric health, the node labels and the next pass.
+func (r *Reconciler) noteUplinks(ctx context.Context, tree, prev *topology.Tree, reports []v1alpha1.NodeFabricReport, dropped []string,
+	nodes map[string]*metav1.PartialObjectMetadata) {
+	inUse := make(map[string]bool, len(reports))
+	for i := range reports {
+		inUse[reports[i].Name] = true
+	}
+	for _, n := range dropped {
+		delete(inUse, n)
+	}
+	now := r.now()
+	prevLeaf := health.NodeLeaves(prev)
+	next := map[string]health.LostUplink{}
+	var fresh []health.LostUplink
+	for _, n := range tree.Unplaced {
+		if !inUse[n] {
+			continue
+		}
+		if l, ok := r.lostUplinks[n]; ok {
+			next[n] = l
+			continue
+		}
+		if l, ok := r.annotatedLoss(n, nodes); ok {
+			next[n] = l // a previous leader's finding, with its time
+			continue
+		}
+		if leaf, ok := prevLeaf[n]; ok {
+			l := health.LostUplink{Node: n, Leaf: leaf, Since: now}
+			next[n] = l
+			fresh = append(fresh, l)
+		}
+	}
+	leaves := health.NodeLeaves(tree)
+	for _, n := range slices.Sorted(maps.Keys(r.lostUplinks)) {
+		if _, still := next[n]; still {
+			continue
+		}
+		l := r.lostUplinks[n]
+		leaf, placed := leaves[n]
+		if !placed {
+			r.Log.Info("node that had lost its uplinks is no longer followed: its report is gone or no longer used", "node", n, "leaf", l.Leaf)
+			continue
+		}
+		r.Log.Info("node placed again after losing its uplinks", "node", n, "leaf", leaf, "lostLeaf", l.Leaf, "lostFor", now.Sub(l.Since).Round(time.Second))
+		r.nodeEvent(n, nodes, corev1.EventTypeNormal, ReasonUplinkRestored,
+			"the node's report places it again, in %s; it had no uplink evidence since %s", leaf, l.Since.UTC().Format(time.RFC3339))
+	}
+	r.lostUplinks = next
+	r.Metrics.nodesWithoutUplink.Set(float64(len(next)))
+	if len(fresh) > 0 {
+		r.sayUplinksLost(ctx, fresh)
+	}
+}
+
+// withUplinkLost returns the UplinkLostAnnotation value wanted on each node that lost its uplinks and has a Node
+// (node → value), and lists in desired (node → labels fabricmap wants) every node whose annotation is to be
+// written or removed, with the labels fabricmap owns on it as they are when the pass wants none there.
+func (r *Reconciler) withUplinkLost(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) map[string]string {
+	out := make(map[string]string, len(r.lostUplinks))
+	for n, l := range r.lostUplinks {
+		if node, ok := nodes[n]; ok {
+			out[n] = UplinkLostValue(l)
+			if _, listed := desired[n]; !listed {
+				desired[n] = ownedAsIs(node, keys)
+			}
+		}
+	}
+	for n, node := range nodes {
+		if _, lost := out[n]; lost || !annotationDiffers(node, UplinkLostAnnotation, "") {
+			continue
+		}
+		if _, listed := desired[n]; !listed {
+			desired[n] = ownedAsIs(node, keys)
+		}
+	}
+	return out
+}
+
+// annotatedLoss is the lost uplink a previous leader stated on node n (UplinkLostAnnotation); a value it cannot
+// read is logged and ignored.
+func (r *Reconciler) annotatedLoss(n string, nodes map[string]*metav1.PartialObjectMetadata) (health.LostUplink, bool) {
+	node, ok := nodes[n]
+	if !ok {
+		return health.LostUplink{}, false
+	}
+	v, ok := node.Annotations[UplinkLostAnnotation]
+	if !ok {
+		return health.LostUplink{}, false
+	}
+	l, err := ParseUplinkLost(n, v)
+	if err != nil {
+		r.Log.Warn("node annotation ignored", "node", n, "err", err)
+		return health.LostUplink{}, false
+	}
+	return l, true
+}
+
+// lostUplinkList returns the nodes without uplink evidence, sorted by node, for fabric health.
+func (r *Reconciler) lostUplinkList() []health.LostUplink {
+	out := make([]health.LostUplink, 0, len(r.lostUplinks))
+	for _, n := range slices.Sorted(maps.Keys(r.lostUplinks)) {
+		out = append(out, r.lostUplinks[n])
+	}
+	return out
+}
+
+// sayUplinksLost logs the nodes found without uplink evidence this pass and records one Warning Event on the
+// leader-election Lease that sums them up: how many, the first of them, and their leaves with how many nodes
+// each lost.
+func (r *Reconciler) sayUplinksLost(ctx context.Context, fresh []health.LostUplink) {
+	names := make([]string, 0, len(fresh))
+	perLeaf := map[string]int{}
+	for _, l := range fresh {
+		names = append(names, l.Node)
+		perLeaf[l.Leaf]++
+	}
+	leaves := make([]string, 0, len(perLeaf))
+	for _, leaf := range slices.Sorted(maps.Keys(perLeaf)) {
+		leaves = append(leaves, fmt.Sprintf("%s (%d)", leaf, perLeaf[leaf]))
+	}
+	r.Log.Warn("nodes lost all their uplink evidence: their reports name no switch that places them; they have no topology now",
+		"count", len(fresh), "nodes", head(names, 20), "leaves", leaves, "labelHold", r.Config.UnplacedLabelHold)
+	key := r.leaseKey()
+	if key.Name == "" {
+		return
+	}
+	r.leaseEvent(key, r.guardLease(ctx, key), corev1.EventTypeWarning, ReasonNodesLostUplinks, "BuildTopology",
+		"%d %s lost all uplink evidence (no report of theirs names a switch that places them): %s; leaves: %s. They have no topology now; `fabricmap get health` lists them",
+		len(fresh), plural(len(fresh), "node", "nodes"), listHead(names, 10), strings.Join(leaves, ", "))
+}
+
+// leaseKey is the leader-election Lease, the object that stands for the aggregator: Config.Lease, else the
+// deletion guard's; empty when neither is set.
+func (r *Reconciler) leaseKey() types.NamespacedName {
+	if r.Config.Lease.Name != "" {
+		return r.Config.Lease
+	}
+	if g := r.Config.DeletionGuard; g != nil {
+		return g.Lease
+	}
+	return types.NamespacedName{}
+}
+
+// listHead joins the first n of names, saying how many more there are.
+func listHead(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
