@@ -21,7 +21,7 @@ func TestBuildCascadesAtAnyDepth(t *testing.T) {
 		name:  "a blade below a leaf with hosts, beside an ordinary leaf under the same spine",
 		nodes: []NodeEvidence{host("a1", "agg"), host("a2", "agg"), host("b1", "blade"), host("b2", "blade"), host("c1", "leaf"), host("c2", "leaf")},
 		links: join(cables("spine", "agg", "leaf"), cables("agg", "blade")),
-		want: []string{"agg(1)a1,a2", "agg-spines(2)agg,blade", "blade(1)b1,b2", "fabric(3)agg-spines,leaf", "leaf(1)c1,c2"},
+		want:  []string{"agg(1)a1,a2", "agg-spines(2)agg,blade", "blade(1)b1,b2", "fabric(3)agg-spines,leaf", "leaf(1)c1,c2"},
 	}, {
 		name: "two levels of cascade: the lower blade nests under the upper blade, which nests under the leaf; the ordinary leaf stays out",
 		nodes: []NodeEvidence{host("a1", "agg"), host("b1", "blade-1"), host("b2", "blade-1"), host("d1", "blade-2"), host("d2", "blade-2"),
@@ -35,10 +35,10 @@ func TestBuildCascadesAtAnyDepth(t *testing.T) {
 		links: cables("top", "blade-1", "blade-2"),
 		want:  []string{"blade-1(1)b1", "blade-2(1)d1", "fabric(2)blade-1,blade-2,top", "top(1)t1"},
 	}, {
-		name:  "a blade cabled below two leaves: nested below the first, and said",
-		nodes: []NodeEvidence{host("a1", "agg-1"), host("e1", "agg-2"), host("b1", "blade")},
-		links: join(cables("spine", "agg-1", "agg-2"), cables("blade", "agg-1", "agg-2")),
-		want:  []string{"agg-1(1)a1", "agg-1-spines(2)agg-1,blade", "agg-2(1)e1", "blade(1)b1", "fabric(3)agg-1-spines,agg-2"},
+		name:      "a blade cabled below two leaves: nested below the first, and said",
+		nodes:     []NodeEvidence{host("a1", "agg-1"), host("e1", "agg-2"), host("b1", "blade")},
+		links:     join(cables("spine", "agg-1", "agg-2"), cables("blade", "agg-1", "agg-2")),
+		want:      []string{"agg-1(1)a1", "agg-1-spines(2)agg-1,blade", "agg-2(1)e1", "blade(1)b1", "fabric(3)agg-1-spines,agg-2"},
 		wantProbs: []string{"leaf blade (blade) is cabled below several leaves (agg-1 (agg-1), agg-2 (agg-2)): the cascade is not a tree; it is nested below agg-1 (agg-1)"},
 	}}
 	for _, tc := range tests {
