@@ -40,6 +40,12 @@ func TestBuildCascadesAtAnyDepth(t *testing.T) {
 		links:     join(cables("spine", "agg-1", "agg-2"), cables("blade", "agg-1", "agg-2")),
 		want:      []string{"agg-1(1)a1", "agg-1-spines(2)agg-1,blade", "agg-2(1)e1", "blade(1)b1", "fabric(3)agg-1-spines,agg-2"},
 		wantProbs: []string{"leaf blade (blade) is cabled below several leaves (agg-1 (agg-1), agg-2 (agg-2)): the cascade is not a tree; it is nested below agg-1 (agg-1)"},
+	}, {
+		name:      "three leaves in a ring, no uplink, none cabled to more than the others: nothing nested, and said",
+		nodes:     []NodeEvidence{host("a1", "ring-a"), host("b1", "ring-b"), host("c1", "ring-c")},
+		links:     join(cables("ring-a", "ring-b", "ring-c"), cables("ring-b", "ring-c")),
+		want:      []string{"fabric(2)ring-a,ring-b,ring-c", "ring-a(1)a1", "ring-b(1)b1", "ring-c(1)c1"},
+		wantProbs: []string{"leaves ring-a (ring-a), ring-b (ring-b), ring-c (ring-c) are cabled to each other, none has an uplink"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -371,20 +371,24 @@ func (g *switchGraph) cascadeParents(leaves []*Domain, plain map[string]int, lea
 	// Groups of cabled leaves without any uplink: the leaf cabled to the most others is their top.
 	seen := map[*Domain]bool{}
 	for _, d := range leaves {
-		if _, reached := dist[d]; reached || seen[d] || len(neighbours[d]) == 0 || g.reachesUplink(d, neighbours, uplinked) {
+		if seen[d] || len(neighbours[d]) == 0 {
 			continue
 		}
-		group := g.leafGroup(d, neighbours)
+		group := leafGroup(d, neighbours)
 		for _, m := range group {
 			seen[m] = true
+		}
+		if slices.ContainsFunc(group, func(m *Domain) bool { return uplinked[m] }) {
+			continue // its top is the leaf with the uplink
 		}
 		slices.SortFunc(group, func(a, b *Domain) int {
 			return cmp.Or(len(neighbours[b])-len(neighbours[a]), strings.Compare(a.Switches[0], b.Switches[0]))
 		})
-		if len(group) > 2 && len(neighbours[group[0]]) > len(neighbours[group[1]]) {
+		switch {
+		case len(group) > 2 && len(neighbours[group[0]]) > len(neighbours[group[1]]):
 			dist[group[0]] = 0
 			queue = append(queue, group[0])
-		} else if len(group) > 2 {
+		case len(group) > 2:
 			problems = append(problems, func() Problem {
 				return Problem{Source: cmp.Or(g.source[group[0].Switches[0]], "switch links"), Reason: fmt.Sprintf(
 					"leaves %s are cabled to each other, none has an uplink and none is cabled to more of them than the others: no cascade is nested, their hosts meet at the top",
@@ -434,13 +438,8 @@ func (g *switchGraph) cascadeParents(leaves []*Domain, plain map[string]int, lea
 	}
 }
 
-// reachesUplink reports whether d is cabled, through leaves, to a leaf with an uplink.
-func (g *switchGraph) reachesUplink(d *Domain, neighbours map[*Domain][]*Domain, uplinked map[*Domain]bool) bool {
-	return slices.ContainsFunc(g.leafGroup(d, neighbours), func(m *Domain) bool { return uplinked[m] })
-}
-
 // leafGroup returns the leaves cabled to d, directly or through other leaves, d included.
-func (g *switchGraph) leafGroup(d *Domain, neighbours map[*Domain][]*Domain) []*Domain {
+func leafGroup(d *Domain, neighbours map[*Domain][]*Domain) []*Domain {
 	group := []*Domain{d}
 	in := map[*Domain]bool{d: true}
 	for i := 0; i < len(group); i++ {

@@ -240,7 +240,7 @@ func TestBuildNVLinkPartThreshold(t *testing.T) {
 			if diff := cmp.Diff(tc.wantLeft, left); diff != "" {
 				t.Errorf("nodes left out (-want +got):\n%s", diff)
 			}
-			parts := tree.AcceleratorParts()[nvl72A]
+			parts := acceleratorParts(tree, nvl72A)
 			if span := len(parts) > 1; span != tc.wantSpan {
 				t.Errorf("accelerator domains %v, want spanning=%v: %v", parts, tc.wantSpan, tree.Outline())
 			}
@@ -257,4 +257,16 @@ func TestBuildNVLinkPartThreshold(t *testing.T) {
 			}
 		})
 	}
+}
+
+// acceleratorParts returns the names of the accelerator domains that stand for NVLink domain nvl, sorted.
+func acceleratorParts(t *Tree, nvl string) []string {
+	var out []string
+	for _, d := range t.Domains {
+		if d.TierName == TierNameAccelerator && d.NVLinkDomain == nvl {
+			out = append(out, d.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

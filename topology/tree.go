@@ -161,19 +161,3 @@ func (t *Tree) Outline() []string {
 	sort.Strings(out)
 	return out
 }
-
-// AcceleratorParts maps each NVLink domain of t's accelerator domains to the names of the accelerator domains
-// that stand for it, sorted: one name when the NVLink domain sits behind one leaf, one per leaf when it spans
-// leaves (each then holds only its part of the NVLink domain; see Build).
-func (t *Tree) AcceleratorParts() map[string][]string {
-	out := map[string][]string{}
-	for _, d := range t.Domains {
-		if d.TierName == TierNameAccelerator && d.NVLinkDomain != "" {
-			out[d.NVLinkDomain] = append(out[d.NVLinkDomain], d.Name)
-		}
-	}
-	for _, names := range out {
-		slices.Sort(names)
-	}
-	return out
-}

@@ -33,9 +33,11 @@ func TestNVLinkFromLabels(t *testing.T) {
 		t.Fatalf("NVLink evidence (-want +got):\n%s", diff)
 	}
 	tree, _ := topology.Build(in, topology.BuildOptions{AcceleratorDomains: true})
-	// The clique spans leaf-1 and leaf-2: one accelerator domain below each.
-	if diff := cmp.Diff([]string{topology.SafeName("nvl-" + clique + ".leaf-1"), topology.SafeName("nvl-" + clique + ".leaf-2")},
-		tree.AcceleratorParts()[clique]); diff != "" {
-		t.Errorf("accelerator domains (-want +got):\n%s\n%v", diff, tree.Outline())
+	// The clique spans leaf-1 and leaf-2: one accelerator domain below each, marked as a part.
+	for _, leaf := range []string{"leaf-1", "leaf-2"} {
+		d := tree.Domains[topology.SafeName("nvl-"+clique+"."+leaf)]
+		if d == nil || d.Parent != leaf || !d.NVLinkPart || d.NVLinkDomain != clique {
+			t.Errorf("accelerator domain below %s: %+v\n%v", leaf, d, tree.Outline())
+		}
 	}
 }
