@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,12 +13,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/topology"
 )
 
 // topologyName is the Kueue Topology the aggregator writes (its --kueue-topology).
@@ -36,7 +40,20 @@ type leaf struct {
 	name  string
 	guid  string
 	nodes int
+	// nvlink gives the NVLink domain of each node below the leaf, in order; empty: none has one.
+	nvlink []string
 }
+
+// The NVLink domains of the nvlink pools: each spans both leaves of its pool (3 + 3 nodes, a multi-rack
+// domain), beside a one-node domain on each leaf.
+const (
+	nvlinkDomainA = "5e0c7d1a-2f4b-4c8e-9a61-b7d3e2f14c09.1"
+	nvlinkDomainB = "5e0c7d1a-2f4b-4c8e-9a61-b7d3e2f14c09.2"
+	nvlinkDomainC = "5e0c7d1a-2f4b-4c8e-9a61-b7d3e2f14c09.3"
+	nvlinkDomainD = "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d.1"
+	nvlinkDomainE = "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d.2"
+	nvlinkDomainF = "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d.3"
+)
 
 // fabric is the simulated InfiniBand fabric: the leaves of each case's pool.
 var fabric = []leaf{
@@ -50,6 +67,17 @@ var fabric = []leaf{
 	{pool: "preferred", name: "ib-leaf-p1", guid: "0xb83fd20300c00301", nodes: 3},
 	{pool: "preferred", name: "ib-leaf-p2", guid: "0xb83fd20300c00302", nodes: 2},
 	{pool: "preferred", name: "ib-leaf-p3", guid: "0xb83fd20300c00303", nodes: 2},
+	// nvl-domain: NVLink domain A spans both leaves (3 + 3); Kueue's NVLink level lies below the leaf, so
+	// three pods that must share one NVLink domain land in one part of A, inside one leaf.
+	{pool: "nvl-domain", name: "ib-leaf-nd1", guid: "0xb83fd20300c00401", nodes: 4,
+		nvlink: []string{nvlinkDomainA, nvlinkDomainA, nvlinkDomainA, nvlinkDomainB}},
+	{pool: "nvl-domain", name: "ib-leaf-nd2", guid: "0xb83fd20300c00402", nodes: 4,
+		nvlink: []string{nvlinkDomainA, nvlinkDomainA, nvlinkDomainA, nvlinkDomainC}},
+	// nvl-leaf: the same shape; four pods that must share a leaf fill one leaf, across its NVLink domains.
+	{pool: "nvl-leaf", name: "ib-leaf-nl1", guid: "0xb83fd20300c00501", nodes: 4,
+		nvlink: []string{nvlinkDomainD, nvlinkDomainD, nvlinkDomainD, nvlinkDomainE}},
+	{pool: "nvl-leaf", name: "ib-leaf-nl2", guid: "0xb83fd20300c00502", nodes: 4,
+		nvlink: []string{nvlinkDomainD, nvlinkDomainD, nvlinkDomainD, nvlinkDomainF}},
 }
 
 // nodeName names the i-th node (from 1) below l.
@@ -98,6 +126,9 @@ func createFabric(t *testing.T, ctx context.Context) {
 				Source: v1alpha1.SourceIBNetDiscover, Interface: "mlx5_0/1", ChassisID: l.guid, ChassisIDSubtype: "guid",
 				PortID: fmt.Sprint(i), SystemName: l.name,
 			}}
+			if len(l.nvlink) > 0 {
+				r.Spec.NVLinkDomain = l.nvlink[i-1]
+			}
 			if err := c.Create(ctx, r); err != nil {
 				t.Fatalf("creating NodeFabricReport %s: %v", name, err)
 			}
@@ -105,16 +136,17 @@ func createFabric(t *testing.T, ctx context.Context) {
 	}
 }
 
-// startAggregator runs fabricmap's aggregator (its controller manager, in this process) with node labels on
-// and the Kueue Topology output named topologyName, until the test ends.
+// startAggregator runs fabricmap's aggregator (its controller manager, in this process) with node labels on,
+// NVLink domains as accelerator domains and the Kueue Topology output named topologyName, until the test ends.
 func startAggregator(t *testing.T) {
 	t.Helper()
 	conf := aggregator.Config{
-		RootName:          "fabric",
-		NodeLabels:        true,
-		LabelKeys:         hypernodegen.DefaultLabelKeys(),
-		Outputs:           aggregator.Outputs{KueueTopology: topologyName},
-		DeleteGracePeriod: time.Hour,
+		RootName:           "fabric",
+		NodeLabels:         true,
+		AcceleratorDomains: true,
+		LabelKeys:          hypernodegen.DefaultLabelKeys(),
+		Outputs:            aggregator.Outputs{KueueTopology: topologyName},
+		DeleteGracePeriod:  time.Hour,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mgr, err := aggregator.NewManager(testenv.Shared.Config, aggregator.ManagerConfig{
@@ -134,8 +166,12 @@ func startAggregator(t *testing.T) {
 	})
 }
 
-// leafKey is the node label of a node's leaf: topograph v1's fabric.topograph.run/tier-0, the default.
-var leafKey = hypernodegen.DefaultLabelKeys().Tiers[0]
+// leafKey is the node label of a node's leaf: topograph v1's fabric.topograph.run/tier-0, the default;
+// nvlinkKey the node label of its NVLink domain, accelerator.topograph.run/domain.
+var (
+	leafKey   = hypernodegen.DefaultLabelKeys().Tiers[0]
+	nvlinkKey = hypernodegen.DefaultLabelKeys().Accelerator
+)
 
 // waitForFabricmapOutputs waits until the aggregator has labelled every node with the leaf it reported and
 // written the Kueue Topology, and returns that Topology.
@@ -161,4 +197,43 @@ func waitForFabricmapOutputs(t *testing.T, ctx context.Context) *kueuev1beta2.To
 		return true, ""
 	})
 	return topo
+}
+
+// checkNVLinkHyperNodes waits until the aggregator's HyperNodes (on the API server, under Volcano's CRD) show
+// the nvl-domain pool as the NVLink shape promises: NVLink domain A, which spans both leaves, is one tier-1
+// accelerator HyperNode per leaf, each below its leaf HyperNode, marked as a part and labelled with A.
+func checkNVLinkHyperNodes(t *testing.T, ctx context.Context) {
+	t.Helper()
+	c := testenv.Shared.Client
+	testenv.Eventually(t, time.Minute, "the NVLink HyperNodes of the nvl-domain pool", func() (bool, string) {
+		for _, l := range fabric {
+			if l.pool != "nvl-domain" {
+				continue
+			}
+			var leafHN, part topologyv1alpha1.HyperNode
+			name := topology.SafeName("nvl-" + nvlinkDomainA + "." + l.name)
+			if err := c.Get(ctx, client.ObjectKey{Name: l.name}, &leafHN); err != nil {
+				return false, err.Error()
+			}
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, &part); err != nil {
+				return false, err.Error()
+			}
+			var members []string
+			for _, m := range leafHN.Spec.Members {
+				if m.Selector.ExactMatch != nil {
+					members = append(members, m.Selector.ExactMatch.Name)
+				}
+			}
+			if !slices.Contains(members, name) || leafHN.Spec.Tier != 2 {
+				return false, fmt.Sprintf("leaf HyperNode %s: tier %d, members %v; want tier 2 holding %s", l.name, leafHN.Spec.Tier, members, name)
+			}
+			if part.Spec.Tier != 1 || part.Spec.TierName != topology.TierNameAccelerator ||
+				part.Annotations[hypernodegen.NVLinkPartAnnotation] != "true" ||
+				part.Labels[hypernodegen.NVLinkDomainLabel] != hypernodegen.LabelValue(nvlinkDomainA) ||
+				len(part.Spec.Members) != 3 {
+				return false, fmt.Sprintf("accelerator HyperNode %s: %+v %v %v", name, part.Spec, part.Labels, part.Annotations)
+			}
+		}
+		return true, ""
+	})
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
@@ -64,6 +65,18 @@ type tasCase struct {
 	// leaves is how many leaves the admitted group's pods must span; wantLeaf, when set, one of them.
 	leaves   int
 	wantLeaf string
+	// level is the label key the annotation names; empty: leafKey. domains, when level is set, is how many
+	// values of it the admitted group's pods must span.
+	level   string
+	domains int
+}
+
+// levelKey is the label key tc's annotation names.
+func (tc tasCase) levelKey() string {
+	if tc.level != "" {
+		return tc.level
+	}
+	return leafKey
 }
 
 // TestTopologyAwareScheduling runs Kueue's Topology Aware Scheduling on the Kueue Topology and node labels
@@ -80,9 +93,15 @@ func TestTopologyAwareScheduling(t *testing.T) {
 	createFabric(t, ctx)
 	startAggregator(t)
 	topo := waitForFabricmapOutputs(t, ctx)
+	checkNVLinkHyperNodes(t, ctx)
 	t.Logf("fabricmap's Kueue Topology %s has levels %v", topo.Name, topo.Spec.Levels)
-	if !slices.ContainsFunc(topo.Spec.Levels, func(l kueuev1beta2.TopologyLevel) bool { return l.NodeLabel == leafKey }) {
-		t.Fatalf("Topology %s levels %v have no leaf level %s", topo.Name, topo.Spec.Levels, leafKey)
+	var levels []string
+	for _, l := range topo.Spec.Levels {
+		levels = append(levels, l.NodeLabel)
+	}
+	// The switch tiers above the NVLink level (the leaves hang under the root: tier-1 is filled with the leaf).
+	if want := []string{hypernodegen.DefaultLabelKeys().Tiers[1], leafKey, nvlinkKey, corev1.LabelHostname}; !slices.Equal(levels, want) {
+		t.Fatalf("Topology %s levels %v, want %v", topo.Name, levels, want)
 	}
 
 	stopScheduler, err := testenv.StartScheduler()
@@ -100,6 +119,12 @@ func TestTopologyAwareScheduling(t *testing.T) {
 			pendingMessage: fmt.Sprintf(`topology %q allows to fit only 2 out of 3 pod(s)`, topologyName)},
 		{name: "preferred leaf", pool: "preferred", pods: 5, annotation: kueuev1beta2.PodSetPreferredTopologyAnnotation,
 			admitted: true, leaves: 2, wantLeaf: "ib-leaf-p1"},
+		// A multi-leaf NVLink domain is one Kueue domain per leaf: 3 pods fit in one part, inside one leaf…
+		{name: "required NVLink domain", pool: "nvl-domain", pods: 3, annotation: kueuev1beta2.PodSetRequiredTopologyAnnotation,
+			level: nvlinkKey, admitted: true, leaves: 1, domains: 1},
+		// …and "one leaf" still means one leaf for nodes in NVLink domains.
+		{name: "required leaf across NVLink domains", pool: "nvl-leaf", pods: 4, annotation: kueuev1beta2.PodSetRequiredTopologyAnnotation,
+			admitted: true, leaves: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -211,7 +236,7 @@ func runCase(t *testing.T, c client.Client, tc tasCase) {
 	})
 
 	for i := range tc.pods {
-		create(groupPod(ns, "queue", "group", i, tc.pods, tc.annotation, leafKey))
+		create(groupPod(ns, "queue", "group", i, tc.pods, tc.annotation, tc.levelKey()))
 	}
 	if !tc.admitted {
 		checkPending(t, c, ns, tc)
@@ -227,7 +252,7 @@ func runCase(t *testing.T, c client.Client, tc tasCase) {
 	if diff := cmp.Diff(assigned, podNodes); diff != "" {
 		t.Errorf("kube-scheduler bound the pods elsewhere than Kueue's topology assignment (-assigned +bound):\n%s", diff)
 	}
-	leaves := map[string]int{}
+	leaves, domains := map[string]int{}, map[string]int{}
 	for n, count := range podNodes {
 		var node corev1.Node
 		if err := c.Get(ctx, objectKey(n), &node); err != nil {
@@ -237,6 +262,12 @@ func runCase(t *testing.T, c client.Client, tc tasCase) {
 			t.Errorf("pod on node %s of pool %q, want pool %q", n, node.Labels[poolLabel], tc.pool)
 		}
 		leaves[node.Labels[leafKey]] += count
+		if tc.level != "" {
+			domains[node.Labels[tc.level]] += count
+		}
+	}
+	if tc.level != "" && (len(domains) != tc.domains || domains[""] > 0) {
+		t.Errorf("the %d pods span %v by %s, want %d value(s), none missing", tc.pods, domains, tc.level, tc.domains)
 	}
 	t.Logf("pods per leaf (%s): %v; per node: %v", leafKey, leaves, podNodes)
 	if len(leaves) != tc.leaves {
