@@ -121,20 +121,26 @@ func SwitchCard(desc string) string {
 	return strings.TrimSpace(card)
 }
 
+// PortName names port (a port number, as text) of asic, one of the chassis' ASICs, whose description is desc:
+// the number as it is on a plain switch; on a director, after the card desc names ("L05/U1/7", see
+// SwitchCard), or after the ASIC's GUID when it names none, so that the ports of a director's ASICs stay
+// apart. The capture source and the agent's report name a director's ports so. An empty port stays empty.
+func (c *Chassis) PortName(asic GUID, desc, port string) string {
+	if !c.Director() || port == "" {
+		return port
+	}
+	card := SwitchCard(desc)
+	if card == "" {
+		card = string(asic)
+	}
+	return card + "/" + port
+}
+
 // chassisNameModel gives the name and model of a managed switch's "<prefix>;<name>:<model>/…" description;
-// ok is false for a description without that shape.
+// ok is false for a description without that shape, which SwitchNameModel gives back whole as the name.
 func chassisNameModel(desc string) (name, model string, ok bool) {
-	desc = strings.TrimSpace(desc)
-	semi := strings.IndexByte(desc, ';')
-	if semi < 0 {
-		return "", "", false
-	}
-	colon := strings.IndexByte(desc[semi+1:], ':')
-	if colon <= 0 {
-		return "", "", false
-	}
 	name, model = SwitchNameModel(desc)
-	return name, model, name != "" && name != desc
+	return name, model, name != strings.TrimSpace(desc)
 }
 
 // zeroGUID tells an absent GUID: empty, or all zeros.

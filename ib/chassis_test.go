@@ -117,3 +117,23 @@ func TestSwitchCard(t *testing.T) {
 		}
 	}
 }
+
+func TestChassisPortName(t *testing.T) {
+	const asic = GUID("98039b0300c0a111")
+	plain := &Chassis{ID: asic, ASICs: []GUID{asic}}
+	director := &Chassis{ID: "98039b0300c0a100", ASICs: []GUID{"98039b0300c0a101", asic}}
+	for _, tc := range []struct {
+		c          *Chassis
+		desc, port string
+		want       string
+	}{
+		{plain, "MF0;ib-leaf-01:MQM9700/U1", "7", "7"},
+		{director, "MF0;ib-dir-01:CS8500/L05/U1", "7", "L05/U1/7"},
+		{director, "Quantum Mellanox Technologies", "7", "98039b0300c0a111/7"}, // no card named: the ASIC's GUID
+		{director, "MF0;ib-dir-01:CS8500/L05/U1", "", ""},
+	} {
+		if got := tc.c.PortName(asic, tc.desc, tc.port); got != tc.want {
+			t.Errorf("PortName(%q, %q) on %d ASICs = %q, want %q", tc.desc, tc.port, len(tc.c.ASICs), got, tc.want)
+		}
+	}
+}

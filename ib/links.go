@@ -145,8 +145,10 @@ func mergeEnd(dst *Endpoint, src Endpoint) {
 }
 
 // inferPeers adds the nodes that links reach but that had no block of their own (a capture cut short, or a
-// node that dropped out mid-scan), so that every link end names a known node.
+// node that dropped out mid-scan), so that every link end names a known node, and warns of them
+// (warnUnrecorded).
 func (p *parser) inferPeers() {
+	var inferred []GUID
 	for _, l := range p.f.Links {
 		for _, e := range []Endpoint{l.A, l.B} {
 			if _, ok := p.f.Switches[e.GUID]; ok {
@@ -155,6 +157,7 @@ func (p *parser) inferPeers() {
 			if _, ok := p.f.CAs[e.GUID]; ok {
 				continue
 			}
+			inferred = append(inferred, e.GUID)
 			seen := p.peers[e.GUID]
 			if e.Kind == KindSwitch {
 				sw := &Switch{GUID: e.GUID, Description: seen.desc, LID: seen.lid, Inferred: true, Line: seen.line}
@@ -169,6 +172,7 @@ func (p *parser) inferPeers() {
 			p.f.CAs[e.GUID] = ca
 		}
 	}
+	p.warnUnrecorded(inferred)
 }
 
 // fixKinds makes every link end carry the type of the node its GUID was declared as, so that a port line

@@ -20,8 +20,9 @@ import (
 //
 //   - port lines name nodes that have no record of their own: ibnetdiscover prints a record for every node it
 //     reaches, so a capture cut at a record boundary (after half its switch records, say) names, in the port
-//     lines it kept, switches and CAs whose records were cut off. One warning counts them and names the first
-//     few (with ParseOptions.KeepHost, only the nodes the kept lines name are looked at).
+//     lines it kept, switches and CAs whose records were cut off. One warning (warnUnrecorded, given the nodes
+//     inferPeers adds) counts them and names the first few (with ParseOptions.KeepHost, only the nodes the
+//     kept lines name are looked at).
 //
 // A record's header gives its port count, but that alone proves nothing: ibnetdiscover leaves unconnected
 // ports out (a 65-port leaf with 32 hosts and 16 uplinks lists 49), so only the links others give it count.
@@ -177,7 +178,7 @@ func (p *parser) checkPartial() {
 		p.warnPartial(p.lineNo, "", "the capture ends inside a record: key=value lines with no node header after them, cut short")
 	}
 	if last != nil && last.ports == 0 {
-		p.warnPartial(last.line, "", fmt.Sprintf("the capture ends mid-record: %s declares %s but lists none, cut short", last.name(), plural(last.np, "port")))
+		p.warnPartial(last.line, "", fmt.Sprintf("the capture ends mid-record: %s declares %s but lists none, cut short", last.name(), plural(last.np, "port", "ports")))
 		if p.tracked(last.kind) {
 			p.tally(last.guid.uint64(), func(t *portTally) { t.tainted = true })
 		}
@@ -221,36 +222,30 @@ func (p *parser) checkPartial() {
 		p.warnPartial(s.line, "", fmt.Sprintf("%s lists %d of its %d ports, but other records link to %d more (%s): the capture is partial",
 			s.name, s.listed, s.np, len(s.missing), portRanges(s.missing)))
 	}
-	p.checkUnrecorded()
 }
 
 // maxUnrecordedNamed is how many of the nodes without a record the warning names.
 const maxUnrecordedNamed = 5
 
-// checkUnrecorded reports, in one warning at the first port line naming one, the nodes that port lines name
-// but that have no record of their own (before inferPeers adds them): how many of each kind, and the first
-// few by the line that first named them, as that line describes them.
-func (p *parser) checkUnrecorded() {
-	type unrecorded struct {
+// warnUnrecorded reports, in one warning at the first port line naming one, the nodes that port lines name
+// but that have no record of their own (unrecorded: the nodes inferPeers adds): how many of each kind, and the
+// first few by the line that first named them, as that line describes them.
+func (p *parser) warnUnrecorded(unrecorded []GUID) {
+	if len(unrecorded) == 0 {
+		return
+	}
+	type node struct {
 		guid GUID
 		seen peerSeen
 	}
-	var missing []unrecorded
+	missing := make([]node, 0, len(unrecorded))
 	counts := map[NodeKind]int{}
-	for g, seen := range p.peers {
-		if _, ok := p.f.Switches[g]; ok {
-			continue
-		}
-		if _, ok := p.f.CAs[g]; ok || p.dropped.has(g) {
-			continue
-		}
-		missing = append(missing, unrecorded{g, seen})
+	for _, g := range unrecorded {
+		seen := p.peers[g]
+		missing = append(missing, node{g, seen})
 		counts[seen.kind]++
 	}
-	if len(missing) == 0 {
-		return
-	}
-	slices.SortFunc(missing, func(a, b unrecorded) int {
+	slices.SortFunc(missing, func(a, b node) int {
 		return cmp.Or(cmp.Compare(a.seen.line, b.seen.line), cmp.Compare(a.guid, b.guid))
 	})
 	var kinds []string
@@ -259,7 +254,7 @@ func (p *parser) checkUnrecorded() {
 		one, many string
 	}{{KindSwitch, "switch", "switches"}, {KindCA, "CA", "CAs"}, {KindRouter, "router", "routers"}} {
 		if n := counts[k.kind]; n > 0 {
-			kinds = append(kinds, count(n, k.one, k.many))
+			kinds = append(kinds, plural(n, k.one, k.many))
 		}
 	}
 	first := make([]string, 0, maxUnrecordedNamed)
@@ -276,14 +271,6 @@ func (p *parser) checkUnrecorded() {
 	}
 	p.warnPartial(missing[0].seen.line, "", fmt.Sprintf("port lines name %s that %s (%s%s): %s missing, the capture is partial",
 		joinAnd(kinds), verb, strings.Join(first, ", "), more, whose))
-}
-
-// count writes "1 switch", "2 switches".
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 // joinAnd joins "a", "b" and "c" as "a, b and c".
@@ -328,10 +315,10 @@ func portRanges(ports []int) string {
 	return b.String()
 }
 
-// plural writes "1 port", "2 ports".
-func plural(n int, what string) string {
+// plural writes "1 port", "2 ports"; "1 switch", "2 switches".
+func plural(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + what
+		return "1 " + one
 	}
-	return strconv.Itoa(n) + " " + what + "s"
+	return strconv.Itoa(n) + " " + many
 }

@@ -37,8 +37,8 @@ func isSMLine(t string) bool {
 	for i < len(t) && (t[i] == '#' || t[i] == ' ' || t[i] == '\t') {
 		i++
 	}
-	if i == len(t) || t[i] != 's' && t[i] != 'S' {
-		return false // most lines, at no regexp's cost
+	if len(t) < i+2 || t[i]|0x20 != 's' || t[i+1]|0x20 != 'm' {
+		return false // most lines ("sysimgguid=…", "switchguid=…", "Switch …" too), at no regexp's cost
 	}
 	return smLineRE.MatchString(t)
 }

@@ -183,8 +183,8 @@ func shortNameMatch(f *ib.Fabric, host string) (string, bool) {
 }
 
 // neighbor is the report's link for u. A switch ASIC of a director (ib.GroupChassis) is reported as the
-// chassis, its port qualified by the card ("L05/U1/7"), as the capture and UFM sources name it, so that the
-// report and the fabric-wide sources agree on the switch.
+// chassis, its port qualified by the card ("L05/U1/7", ib.Chassis.PortName), as the capture source names it,
+// so that the report and the fabric-wide sources agree on the switch.
 func neighbor(f *ib.Fabric, chassis map[ib.GUID]*ib.Chassis, u ib.Uplink) v1alpha1.LinkNeighbor {
 	local := u.Device
 	if local == "" {
@@ -204,10 +204,7 @@ func neighbor(f *ib.Fabric, chassis map[ib.GUID]*ib.Chassis, u ib.Uplink) v1alph
 		if c := chassis[u.Switch]; c != nil && c.Director() {
 			n.ChassisID = string(c.ID)
 			n.SystemName = clip(c.Name, 255)
-			if card := ib.SwitchCard(sw.Description); card != "" {
-				n.PortID = card + "/" + n.PortID
-				n.PortIDSubtype = "local"
-			}
+			n.PortID, n.PortIDSubtype = c.PortName(u.Switch, sw.Description, n.PortID), "local"
 		}
 	}
 	return n

@@ -187,10 +187,7 @@ func (c *Capture) partial(fab *ib.Fabric, warns []ib.Warning, haveGood bool) err
 	case n > len(quoted):
 		why += fmt.Sprintf("; and %d more", n-len(quoted))
 	}
-	log := c.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	log := c.log()
 	first := c.partialSaid != fab
 	c.partialSaid = fab
 	if c.AllowPartial {
@@ -209,6 +206,14 @@ func (c *Capture) partial(fab *ib.Fabric, warns []ib.Warning, haveGood bool) err
 			"source", Name, "file", c.file.Path, "partialWarnings", n, "first", topology.Printable(why))
 	}
 	return fmt.Errorf("fabric capture %s: %w (%s); %s (--allow-partial-capture uses a partial one)", c.file.Path, ErrPartialCapture, why, kept)
+}
+
+// log is Log, or slog.Default() when it is nil.
+func (c *Capture) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
 }
 
 // goodCapture is the last good evidence and what it came from: the parse and the host notes.
@@ -242,10 +247,7 @@ const maxLoggedNotes = 20
 // unidentified HCAs (ib.HostNote.Unidentified) in a warning of their own: nodes named by their GUID, which are
 // no Kubernetes nodes and never placement targets.
 func (c *Capture) logNotes(notes []ib.HostNote) {
-	log := c.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	log := c.log()
 	var unidentified, others []ib.HostNote
 	for _, n := range notes {
 		if n.Unidentified() {

@@ -168,12 +168,8 @@ func TestCaptureSourceHostRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var nodes []string
-			for _, e := range in.Nodes {
-				nodes = append(nodes, e.Node)
-			}
 			want := []string{"gpu-06", "guid-" + cx7a, "guid-" + cx7b, "guid-" + cx7c, "guid-" + cx7d}
-			if diff := cmp.Diff(want, nodes); diff != "" {
+			if diff := cmp.Diff(want, nodeNames(in)); diff != "" {
 				t.Errorf("nodes (-want +got):\n%s", diff)
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,19 +83,11 @@ func Evidence(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, 
 // switches names the fabric's switches as topology sees them: each ASIC's chassis (ib.Fabric.Chassis), so
 // that a director's ASICs are one switch.
 type switches struct {
+	f       *ib.Fabric
 	chassis map[ib.GUID]*ib.Chassis
-	cards   map[ib.GUID]string // a director ASIC's card and unit ("L05/U1")
 }
 
-func newSwitches(f *ib.Fabric) switches {
-	s := switches{chassis: f.Chassis(), cards: map[ib.GUID]string{}}
-	for g, c := range s.chassis {
-		if c.Director() {
-			s.cards[g] = ib.SwitchCard(f.Switches[g].Description)
-		}
-	}
-	return s
-}
+func newSwitches(f *ib.Fabric) switches { return switches{f: f, chassis: f.Chassis()} }
 
 // id is the topology identifier of the switch holding ASIC g.
 func (s switches) id(g ib.GUID) string {
@@ -106,57 +97,49 @@ func (s switches) id(g ib.GUID) string {
 	return switchID(g)
 }
 
-// name is the name of the switch holding ASIC g; asicName when it is no known switch.
-func (s switches) name(g ib.GUID, asicName string) string {
+// name is the name of the switch holding ASIC g; empty when it is no known switch.
+func (s switches) name(g ib.GUID) string {
 	if c := s.chassis[g]; c != nil {
 		return c.Name
 	}
-	return asicName
+	return ""
 }
 
-// port names port p of ASIC g: its number, after the card on a director ("L05/U1/7"; the ASIC's GUID when
-// its description names no card), so that the ports of a director's ASICs stay apart.
+// port names port p of ASIC g: its number, after the card on a director (ib.Chassis.PortName: "L05/U1/7").
 func (s switches) port(g ib.GUID, p int) string {
-	name := portName(p)
-	if c := s.chassis[g]; c == nil || !c.Director() || name == "" {
-		return name
+	c := s.chassis[g]
+	if c == nil {
+		return portName(p)
 	}
-	card := s.cards[g]
-	if card == "" {
-		card = string(g)
-	}
-	return card + "/" + name
+	return c.PortName(g, s.f.Switches[g].Description, portName(p))
 }
 
 // links turns the ASICs' switch adjacency into the switch links between distinct switches, each once, sorted
 // by their ends: the cables inside a director vanish, and parallel cables between two of them are one link.
 func (s switches) links(adj map[ib.GUID][]ib.GUID) []topology.SwitchEdge {
-	type pair struct{ a, b ib.GUID } // ASICs standing for the two switches
-	byIDs := map[[2]string]pair{}
+	seen := map[[2]string]bool{}
+	var out []topology.SwitchEdge
 	for asic, ns := range adj {
 		for _, peer := range ns {
-			a, b := asic, peer
-			ida, idb := s.id(a), s.id(b)
-			if ida == idb {
+			if peer < asic {
+				continue // adj lists each cable from both ends
+			}
+			e := topology.SwitchEdge{A: s.id(asic), B: s.id(peer), AName: s.name(asic), BName: s.name(peer), Source: Name}
+			if e.A == e.B {
 				continue // inside one chassis
 			}
-			if idb < ida {
-				ida, idb, a, b = idb, ida, b, a
+			if e.B < e.A {
+				e.A, e.B, e.AName, e.BName = e.B, e.A, e.BName, e.AName
 			}
-			key := [2]string{ida, idb}
-			if p, ok := byIDs[key]; !ok || a < p.a || a == p.a && b < p.b {
-				byIDs[key] = pair{a, b} // the lowest ASICs, so that the result is deterministic
+			if k := [2]string{e.A, e.B}; !seen[k] {
+				seen[k] = true
+				out = append(out, e)
 			}
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(byIDs), func(x, y [2]string) int {
-		return cmp.Or(strings.Compare(x[0], y[0]), strings.Compare(x[1], y[1]))
+	slices.SortFunc(out, func(x, y topology.SwitchEdge) int {
+		return cmp.Or(strings.Compare(x.A, y.A), strings.Compare(x.B, y.B))
 	})
-	out := make([]topology.SwitchEdge, 0, len(keys))
-	for _, k := range keys {
-		p := byIDs[k]
-		out = append(out, topology.SwitchEdge{A: k[0], B: k[1], AName: s.name(p.a, ""), BName: s.name(p.b, ""), Source: Name})
-	}
 	return out
 }
 
@@ -166,7 +149,7 @@ func hostEvidence(node string, ups []ib.Uplink, opts Options, sw switches) topol
 	for _, u := range ups {
 		e.Links = append(e.Links, topology.SwitchLink{
 			SwitchID:   sw.id(u.Switch),
-			SwitchName: sw.name(u.Switch, u.SwitchName),
+			SwitchName: sw.name(u.Switch),
 			Port:       sw.port(u.Switch, u.SwitchPort),
 			Storage:    opts.StorageDevice != nil && opts.StorageDevice(u.Device),
 		})

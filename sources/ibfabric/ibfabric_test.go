@@ -118,11 +118,18 @@ func TestEvidence(t *testing.T) {
 // evidence is Evidence without a deadline, failing the test on an error.
 func evidence(t *testing.T, f *ib.Fabric, opts Options) topology.Input {
 	t.Helper()
-	in, _, err := Evidence(context.Background(), f, opts)
+	in, _ := evidenceNotes(t, f, opts)
+	return in
+}
+
+// evidenceNotes is evidence with its notes.
+func evidenceNotes(t *testing.T, f *ib.Fabric, opts Options) (topology.Input, []ib.HostNote) {
+	t.Helper()
+	in, notes, err := Evidence(context.Background(), f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return in
+	return in, notes
 }
 
 // The capture hands fabric health the fabric its last good evidence came from, and keeps it when the file

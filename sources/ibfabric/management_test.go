@@ -1,13 +1,11 @@
 package ibfabric
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/ib"
-	"github.com/fabricmap/fabricmap/topology"
 )
 
 // In testdata/sm-cufm.txt, a UFM Cyber-AI host (B11-P1-CUFM-02) and a UFM appliance (mtlxufm03) are
@@ -69,16 +67,6 @@ func TestEvidenceLeavesOutManagementHosts(t *testing.T) {
 	if len(in.Nodes) != 8 || len(notes) != 0 {
 		t.Errorf("without rules: nodes %q, notes %v; want all 8 hosts, no notes", nodeNames(in), notes)
 	}
-}
-
-// evidenceNotes is Evidence without a deadline, with its notes, failing the test on an error.
-func evidenceNotes(t *testing.T, f *ib.Fabric, opts Options) (topology.Input, []ib.HostNote) {
-	t.Helper()
-	in, notes, err := Evidence(context.Background(), f, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in, notes
 }
 
 // HCAs that carry the adapter's default description and that no report names are unidentified: nodes named by
