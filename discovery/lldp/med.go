@@ -16,7 +16,6 @@ const (
 	medNetworkPolicyLen = 4  // application type (1), flags, VLAN ID, L2 priority and DSCP (3)
 	medPowerLen         = 3  // power type, source and priority (1), value (2)
 	medCoordinateLen    = 16 // the coordinate-based LCI
-	medMinCivicLen      = 4  // LCI length, what, country code (2)
 	medMinELINLen       = 10 // an emergency call service ELIN: 10 to 25 digits
 	medMaxELINLen       = 25
 	medMaxInventoryLen  = 32 // hardware, firmware, software revision, serial number, manufacturer, model, asset ID
@@ -66,8 +65,9 @@ func medProblem(org layers.LLDPOrgSpecificTLV) string {
 	return ""
 }
 
-// medLocationProblem checks the value of a Location Identification TLV (v holds at least its format byte,
-// which DecodeMedia checked).
+// medLocationProblem checks the value of a Location Identification TLV. DecodeMedia checked the minimum
+// lengths: v holds its format byte, a coordinate LCI at least 16 bytes, a civic address LCI at least 4 (its
+// length, what, country code).
 func medLocationProblem(name string, v []byte) string {
 	format, lci := v[0], v[1:]
 	switch format {
@@ -76,9 +76,6 @@ func medLocationProblem(name string, v []byte) string {
 			return fmt.Sprintf("LLDP-MED %s: coordinate LCI of %d bytes, want %d", name, len(lci), medCoordinateLen)
 		}
 	case medLocationCivic:
-		if len(lci) < medMinCivicLen {
-			return fmt.Sprintf("LLDP-MED %s: civic address LCI of %d bytes, want at least %d", name, len(lci), medMinCivicLen)
-		}
 		if int(lci[0]) != len(lci)-1 { // the LCI length counts the bytes after itself
 			return fmt.Sprintf("LLDP-MED %s: civic address LCI length %d, but %d bytes follow", name, lci[0], len(lci)-1)
 		}

@@ -81,19 +81,10 @@ func (n Neighbor) LinkNeighbor(iface string) v1alpha1.LinkNeighbor {
 		PortDescription:   truncate(n.PortDescription, maxPortDescriptionLen),
 		SystemDescription: truncate(n.SystemDescription, maxSystemDescriptionLen),
 		ManagementAddress: truncate(n.ManagementAddress, maxManagementAddressLen),
-		PortVLANID:        portVLANID(n.PortVLANID),
+		PortVLANID:        int32(n.PortVLANID), // at most maxVLANID: Decode and ParseLLDPCLI leave out the others
 		MaxFrameSize:      int32(n.MaxFrameSize),
 		LinkAggregation:   n.Aggregation.report(),
 	}
-}
-
-// portVLANID is id in the report's form: 0, not announced, for an ID the report's schema refuses (above 4094),
-// which would have the whole report refused.
-func portVLANID(id uint16) int32 {
-	if id > maxVLANID {
-		return 0
-	}
-	return int32(id)
 }
 
 // report converts the aggregation status to the report's form; nil stays nil.
