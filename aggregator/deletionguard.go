@@ -279,3 +279,13 @@ func (r *Reconciler) leaseEvent(key types.NamespacedName, lease *coordinationv1.
 	}
 	r.Events.Eventf(ref, nil, eventType, reason, action, "%s", topology.Printable(fmt.Sprintf(format, args...)))
 }
+
+// fabricEvent records an Event about the whole fabric (action BuildTopology) on the leader Lease,
+// DeletionGuard.Lease; without a deletion guard no Lease stands for the aggregator, and only the log says it.
+func (r *Reconciler) fabricEvent(ctx context.Context, eventType, reason, format string, args ...any) {
+	if r.Config.DeletionGuard == nil || r.Events == nil {
+		return
+	}
+	key := r.Config.DeletionGuard.Lease
+	r.leaseEvent(key, r.guardLease(ctx, key), eventType, reason, "BuildTopology", format, args...)
+}

@@ -167,14 +167,13 @@ func findingsKey(fs []health.Finding) string {
 // fabricmap set it, its removal. A node the tree does not place keeps the other labels fabricmap owns on it as
 // they are (its desired set is what it carries under keys); a node with no Node object is left out.
 func (r *Reconciler) withLinkHealth(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) {
-	asIs := func(node *metav1.PartialObjectMetadata) map[string]string { return ownedAsIs(node, keys) }
 	for n, cond := range r.fabricHealth.last.DegradedNodes {
 		node, ok := nodes[n]
 		if !ok {
 			continue
 		}
 		if _, placed := desired[n]; !placed {
-			desired[n] = asIs(node)
+			desired[n] = ownedAsIs(node, keys)
 		}
 		desired[n][hypernodegen.LinkHealthLabel] = cond
 	}
@@ -183,7 +182,7 @@ func (r *Reconciler) withLinkHealth(desired map[string]map[string]string, nodes 
 			continue
 		}
 		if _, listed := desired[n]; !listed && ownedLabels(node.ManagedFields)[hypernodegen.LinkHealthLabel] {
-			desired[n] = asIs(node)
+			desired[n] = ownedAsIs(node, keys)
 		}
 	}
 }

@@ -56,15 +56,14 @@ func (r *Reconciler) noteHosts(ctx context.Context, p *polledSource, nodes map[s
 	}
 	r.Metrics.sourceHostsNoted.WithLabelValues(name, "reidentified").Set(float64(reidentified))
 	r.Metrics.sourceHostsNoted.WithLabelValues(name, "left-out").Set(float64(len(left)))
-	if len(left) == 0 || r.Config.DeletionGuard == nil {
-		return // the source's own log line lists them
+	if len(left) == 0 {
+		return
 	}
 	count, more := len(left), ""
 	if count > maxNotedHosts {
 		more = fmt.Sprintf("; and %d more", count-maxNotedHosts)
 		left = left[:maxNotedHosts]
 	}
-	key := r.Config.DeletionGuard.Lease
-	r.leaseEvent(key, r.guardLease(ctx, key), corev1.EventTypeWarning, ReasonHostsLeftOut, "BuildTopology",
+	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonHostsLeftOut,
 		"source %s left out %d hosts it found no node for: %s%s", name, count, strings.Join(left, "; "), more)
 }

@@ -341,11 +341,12 @@ func (r *Reconciler) ownedHyperNodes(ctx context.Context) (_ []topologyv1alpha1.
 // syncHyperNodes makes the owned HyperNodes match desired when they are served. A write refused because
 // they no longer are (their CRD deleted, or being deleted) is no error to retry: the CRD is looked at again
 // at once, and the HyperNodes start again when it is back.
-func (r *Reconciler) syncHyperNodes(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, served bool, placed map[string]bool, nodeNames []string) (time.Duration, error) {
+func (r *Reconciler) syncHyperNodes(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, served bool, placed map[string]bool,
+	nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
 	if !served {
 		return 0, nil
 	}
-	requeue, err := r.sync(ctx, desired, existing, placed, nodeNames)
+	requeue, err := r.sync(ctx, desired, existing, placed, nodes)
 	if err != nil && r.hyperNodeCRD != nil && hyperNodesNotServed(err) {
 		r.Log.Warn("HyperNodes not written: the API server no longer serves them (CRD deleted?); looking at the CRD again", "err", err)
 		r.hyperNodeCRD.lookAgain()

@@ -24,10 +24,11 @@ const DefaultUnplacedLabelHold = 10 * time.Minute
 // when this reconciler first saw it so or, for a node that lost its uplinks, from when that was found (which a
 // new leader reads back from UplinkLostAnnotation); past it they are removed (desired, node → labels fabricmap
 // wants, gets an empty set for the node), with a log line and a Warning Event on the Node. While the deletion
-// guard holds HyperNode deletions (too much of the tree gone at once) no label is removed either. It sets
-// labelHoldWait to when the next hold ends, and the gauges of the nodes whose labels are held and removed.
+// guard holds HyperNode deletions (too much of the tree gone at once) no label is removed either. It sets the
+// gauges of the nodes whose labels are held and removed, and returns when the next hold ends (a moment past
+// it); zero when none is held.
 func (r *Reconciler) holdUnplacedLabels(desired map[string]map[string]string, placed map[string]bool, dropped []string,
-	nodes map[string]*metav1.PartialObjectMetadata, keys []string) {
+	nodes map[string]*metav1.PartialObjectMetadata, keys []string) time.Duration {
 	if r.unplacedSince == nil {
 		r.unplacedSince = map[string]time.Time{}
 	}
@@ -42,7 +43,7 @@ func (r *Reconciler) holdUnplacedLabels(desired map[string]map[string]string, pl
 	var wait time.Duration
 	var removed []string
 	for _, n := range slices.Sorted(maps.Keys(nodes)) {
-		if placed[n] || gone[n] || !carriesOwned(nodes[n], keys) {
+		if placed[n] || gone[n] || len(ownedAsIs(nodes[n], keys)) == 0 {
 			continue
 		}
 		seen[n] = true
@@ -79,10 +80,6 @@ func (r *Reconciler) holdUnplacedLabels(desired map[string]map[string]string, pl
 	}
 	r.Metrics.labelsHeld.Set(float64(held))
 	r.Metrics.labelsReleased.Add(float64(len(removed)))
-	r.labelHoldWait = 0
-	if wait > 0 {
-		r.labelHoldWait = wait + 100*time.Millisecond // a moment past the end, so that the pass then sees it over
-	}
 	if len(removed) > 0 {
 		r.Log.Warn("topology labels removed from nodes without a place in the tree past the hold", "count", len(removed),
 			"nodes", head(removed, 20), "hold", r.Config.UnplacedLabelHold)
@@ -90,15 +87,8 @@ func (r *Reconciler) holdUnplacedLabels(desired map[string]map[string]string, pl
 	if waiting > 0 {
 		r.Log.Info("topology labels of nodes without a place kept past the hold: the deletion guard holds HyperNode deletions", "nodes", waiting)
 	}
-}
-
-// carriesOwned reports whether node carries a label under one of keys that fabricmap applied.
-func carriesOwned(node *metav1.PartialObjectMetadata, keys []string) bool {
-	owned := ownedLabels(node.ManagedFields)
-	for _, k := range keys {
-		if _, has := node.Labels[k]; has && owned[k] {
-			return true
-		}
+	if wait > 0 {
+		wait += 100 * time.Millisecond // a moment past the end, so that the pass then sees it over
 	}
-	return false
+	return wait
 }

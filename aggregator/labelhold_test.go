@@ -79,7 +79,7 @@ func TestHoldUnplacedLabels(t *testing.T) {
 				}
 				events = nil
 				desired := map[string]map[string]string{"placed": {tier0: "sw-1"}, "dropped": {}}
-				r.holdUnplacedLabels(desired, map[string]bool{"placed": true}, []string{"dropped"}, nodes, keys)
+				wait := r.holdUnplacedLabels(desired, map[string]bool{"placed": true}, []string{"dropped"}, nodes, keys)
 				want := map[string]map[string]string{"placed": {tier0: "sw-1"}, "dropped": {}}
 				for _, n := range p.wantRemoved {
 					want[n] = map[string]string{}
@@ -90,8 +90,8 @@ func TestHoldUnplacedLabels(t *testing.T) {
 				if got := gaugeValue(t, r.Metrics.labelsHeld); got != p.wantHeld {
 					t.Errorf("pass %d: labels held = %v, want %v", i, got, p.wantHeld)
 				}
-				if r.labelHoldWait != p.wantWait {
-					t.Errorf("pass %d: next look after %v, want %v", i, r.labelHoldWait, p.wantWait)
+				if wait != p.wantWait {
+					t.Errorf("pass %d: next look after %v, want %v", i, wait, p.wantWait)
 				}
 				var got []string
 				for _, e := range events {

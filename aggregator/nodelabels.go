@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,12 +32,14 @@ const LabelFieldManager = "fabricmap-aggregator-labels"
 // node that lost its uplinks carries UplinkLostAnnotation, written with the labels and removed with the loss.
 // A key the node already carries that fabricmap does not own (an admin's, another tool's) is never written: a
 // different value is counted, logged and recorded as a Warning Event (withoutForeignLabels,
-// noteForeignLabels). A node whose labels and annotation already match costs no write.
-func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) error {
+// noteForeignLabels). A node whose labels and annotation already match costs no write. placed are the nodes
+// tree places (placedNodes). It returns when the next held labels are due for removal; zero when none are held.
+func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, placed map[string]bool,
+	dropped []string, nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
 	if !r.Config.NodeLabels {
-		return nil
+		return 0, nil
 	}
-	desired := DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
+	desired := hypernodegen.DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
 	for _, n := range dropped {
 		if _, placed := desired[n]; !placed {
 			desired[n] = map[string]string{}
@@ -44,8 +47,8 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 	}
 	topologyKeys := r.Config.LabelKeys.All()
 	keys := append(slices.Clone(topologyKeys), hypernodegen.LinkHealthLabel)
-	r.holdUnplacedLabels(desired, placedNodes(tree), dropped, nodes, topologyKeys) // labelhold.go
-	r.withLinkHealth(desired, nodes, keys)                                         // fabric health's label (healthpass.go)
+	holdWait := r.holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
+	r.withLinkHealth(desired, nodes, keys)                                          // fabric health's label (healthpass.go)
 	annotations := r.withUplinkLost(desired, nodes, keys)
 	names := make([]string, 0, len(desired))
 	for n := range desired {
@@ -85,7 +88,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, ev
 		}
 		r.Log.Info("node labels updated", "nodes", len(todo)-failed, "failed", failed, "first", head(todo, 5))
 	}
-	return errors.Join(errs...)
+	return holdWait, errors.Join(errs...)
 }
 
 // labelWorkers is how many node-label writes are in flight at once.

@@ -29,10 +29,5 @@ func (r *Reconciler) notePartialCapture(ctx context.Context, p *polledSource, er
 		return
 	}
 	p.partialSaid = msg
-	if r.Config.DeletionGuard == nil {
-		return // no Lease stands for the aggregator: the log says it
-	}
-	key := r.Config.DeletionGuard.Lease
-	r.leaseEvent(key, r.guardLease(ctx, key), corev1.EventTypeWarning, ReasonCapturePartial, "BuildTopology",
-		"source %s: %s", p.src.Name(), msg)
+	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonCapturePartial, "source %s: %s", p.src.Name(), msg)
 }

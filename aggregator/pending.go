@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"encoding/json"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -105,7 +104,10 @@ func anchorPending(desired, existing []topologyv1alpha1.HyperNode, placed map[st
 			}
 			// else: x goes this pass, or is not kept itself: look further up
 		}
-		state[p] = map[bool]int{true: keep, false: drop}[ok]
+		state[p] = drop
+		if ok {
+			state[p] = keep
+		}
 		return ok
 	}
 	var plan pendingPlan
@@ -164,13 +166,13 @@ func unplacedMembers(m topologyv1alpha1.MemberSpec, placed map[string]bool, node
 	case s.LabelMatch != nil:
 		return []topologyv1alpha1.MemberSpec{m}
 	case s.RegexMatch != nil:
-		re, err := regexp.Compile(s.RegexMatch.Pattern)
+		selects, err := hypernodegen.MemberMatcher(s)
 		if err != nil {
 			return nil
 		}
 		var out []topologyv1alpha1.MemberSpec
 		for _, n := range nodeNames {
-			if !placed[n] && re.MatchString(n) {
+			if !placed[n] && selects(n, nil) {
 				out = append(out, topologyv1alpha1.MemberSpec{Type: topologyv1alpha1.MemberTypeNode,
 					Selector: topologyv1alpha1.MemberSelector{ExactMatch: &topologyv1alpha1.ExactMatch{Name: n}}})
 			}
@@ -216,17 +218,15 @@ func keptHyperNode(cur *topologyv1alpha1.HyperNode, members []topologyv1alpha1.M
 	hn.Labels = ownedOf(cur.Labels, cur.ManagedFields, func(m ownedSet) map[string]json.RawMessage { return m.Labels })
 	hn.Annotations = ownedOf(cur.Annotations, cur.ManagedFields, func(m ownedSet) map[string]json.RawMessage { return m.Annotations })
 	hn.Labels[hypernodegen.ManagedByLabel] = hypernodegen.ManagedByValue
-	labelled, nodes := false, 0
+	counted, nodes := true, 0 // counted: every member is a node by name
 	for _, m := range members {
-		switch {
-		case m.Type != topologyv1alpha1.MemberTypeNode:
-		case m.Selector.LabelMatch != nil:
-			labelled = true
-		default:
+		if m.Type != topologyv1alpha1.MemberTypeNode || m.Selector.LabelMatch != nil {
+			counted = false
+		} else {
 			nodes++
 		}
 	}
-	if !labelled && !hasHyperNodeMembers(members) {
+	if counted {
 		hn.Status.NodeCount = int64(nodes)
 	}
 	return hn
@@ -244,8 +244,4 @@ func ownedOf(have map[string]string, fields []metav1.ManagedFieldsEntry, pick fu
 		}
 	}
 	return out
-}
-
-func hasHyperNodeMembers(members []topologyv1alpha1.MemberSpec) bool {
-	return slices.ContainsFunc(members, func(m topologyv1alpha1.MemberSpec) bool { return m.Type == topologyv1alpha1.MemberTypeHyperNode })
 }

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
@@ -71,9 +70,6 @@ type Config struct {
 	// once. The nodes dropped for a silent agent lose them at once whatever the hold (they waited through
 	// ReportExpiry and DeleteGracePeriod already).
 	UnplacedLabelHold time.Duration
-	// Lease is the leader-election Lease, the object that stands for the aggregator: Events about the whole
-	// fabric (nodes that lost their uplinks) are recorded on it. Empty: DeletionGuard's Lease, else none.
-	Lease types.NamespacedName
 }
 
 // Reconciler rebuilds the whole tree from all reports on every change and applies the difference. Every event
@@ -120,8 +116,6 @@ type Reconciler struct {
 	// unplacedSince records when each node carrying fabricmap's topology labels was first seen without a place in
 	// the tree, for Config.UnplacedLabelHold (labelhold.go).
 	unplacedSince map[string]time.Time
-	// labelHoldWait is when the next held node labels are due for removal, from the last pass; zero when none.
-	labelHoldWait time.Duration
 }
 
 // Request is the one request every event is folded into.
@@ -182,14 +176,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	r.Metrics.observeTree(tree, len(live))
 
-	requeue, err := r.syncHyperNodes(ctx, desired, existing, served, placedNodes(tree), slices.Sorted(maps.Keys(nodes)))
-	if lerr := r.syncNodeLabels(ctx, tree, evidence, dropped, nodes); lerr != nil {
+	placed := placedNodes(tree)
+	requeue, err := r.syncHyperNodes(ctx, desired, existing, served, placed, nodes)
+	labelHoldWait, lerr := r.syncNodeLabels(ctx, tree, evidence, placed, dropped, nodes)
+	if lerr != nil {
 		err = errors.Join(err, lerr)
 	}
 	if oerr := r.syncOutputs(ctx, tree); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
-	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.nextPlanCheck(), r.labelHoldWait} {
+	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.nextPlanCheck(), labelHoldWait} {
 		if d > 0 && (requeue == 0 || d < requeue) {
 			requeue = d
 		}
@@ -235,10 +231,11 @@ func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[str
 // sync applies desired HyperNodes that differ from the existing owned ones, and deletes owned HyperNodes that
 // have been absent from the tree for the grace period, unless the deletion guard holds them. While they wait,
 // absent HyperNodes stay below the tree (anchorPending): their parent lists them again, and they keep only the
-// members the tree has not placed elsewhere (placed are the nodes the tree places, nodeNames every Node); one
+// members the tree has not placed elsewhere (placed are the nodes the tree places, nodes every Node); one
 // that no HyperNode of the tree stands above any more is due at once, through the guard, rather than left as
 // a second root. It returns when to look again for pending deletes.
-func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, placed map[string]bool, nodeNames []string) (time.Duration, error) {
+func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, placed map[string]bool,
+	nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
 	have := map[string]*topologyv1alpha1.HyperNode{}
 	for i := range existing {
 		have[existing[i].Name] = &existing[i]
@@ -276,6 +273,10 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 			continue
 		}
 		pastGrace[n] = true
+	}
+	var nodeNames []string // what a pending HyperNode's regular expression may still select; none pending, none needed
+	if len(gone) > 0 {
+		nodeNames = slices.Sorted(maps.Keys(nodes))
 	}
 	plan := anchorPending(desired, existing, placed, nodeNames, pastGrace)
 	due := slices.Sorted(maps.Keys(pastGrace))

@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
@@ -215,25 +214,9 @@ func (r *Reconciler) sayUplinksLost(ctx context.Context, fresh []health.LostUpli
 	}
 	r.Log.Warn("nodes lost all their uplink evidence: their reports name no switch that places them; they have no topology now",
 		"count", len(fresh), "nodes", head(names, 20), "leaves", leaves, "labelHold", r.Config.UnplacedLabelHold)
-	key := r.leaseKey()
-	if key.Name == "" {
-		return
-	}
-	r.leaseEvent(key, r.guardLease(ctx, key), corev1.EventTypeWarning, ReasonNodesLostUplinks, "BuildTopology",
+	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonNodesLostUplinks,
 		"%d %s lost all uplink evidence (no report of theirs names a switch that places them): %s; leaves: %s. They have no topology now; `fabricmap get health` lists them",
 		len(fresh), plural(len(fresh), "node", "nodes"), listHead(names, 10), strings.Join(leaves, ", "))
-}
-
-// leaseKey is the leader-election Lease, the object that stands for the aggregator: Config.Lease, else the
-// deletion guard's; empty when neither is set.
-func (r *Reconciler) leaseKey() types.NamespacedName {
-	if r.Config.Lease.Name != "" {
-		return r.Config.Lease
-	}
-	if g := r.Config.DeletionGuard; g != nil {
-		return g.Lease
-	}
-	return types.NamespacedName{}
 }
 
 // listHead joins the first n of names, saying how many more there are.

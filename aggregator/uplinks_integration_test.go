@@ -201,7 +201,6 @@ func TestFailedLeafIsLoud(t *testing.T) {
 		r := newReconciler(t, grace, clock)
 		r.Config.UnplacedLabelHold = hold
 		key := types.NamespacedName{Namespace: lease.Namespace, Name: lease.Name}
-		r.Config.Lease = key
 		r.Config.DeletionGuard = &DeletionGuard{MaxShare: 0.2, MinCount: 3, ConfirmAfter: time.Hour, Lease: key}
 		r.Events = recorder
 		r.Snapshot = &TreeSnapshot{}

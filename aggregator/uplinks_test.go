@@ -12,11 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
-	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -86,13 +85,13 @@ func treeWith(leaves map[string][]string, unplaced ...string) *topology.Tree {
 // lost, its time kept, without more Events; a node never placed, or whose report is dropped, has not; a node
 // a previous leader annotated keeps that time and brings no Event; a node placed again gets UplinkRestored.
 func TestNoteUplinks(t *testing.T) {
+	testenv.Require(t) // the Lease's Events read it (for its UID) from the API server
 	start := time.Unix(1_800_000_000, 0)
 	clock := &fakeClock{t: start}
 	var events eventLog
 	lease := types.NamespacedName{Namespace: "fabricmap", Name: "fabricmap-aggregator"}
 	r := &Reconciler{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: NewMetrics(prometheus.NewRegistry()),
-		Events: &events, Now: clock.now, Config: Config{Lease: lease},
-		Live: fake.NewClientBuilder().WithScheme(kube.Scheme()).Build()}
+		Events: &events, Now: clock.now, Config: Config{DeletionGuard: &DeletionGuard{Lease: lease}}, Live: testenv.Shared.Client}
 	earlier := start.Add(-time.Hour)
 	nodes := map[string]*metav1.PartialObjectMetadata{}
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5", "lonely"} {

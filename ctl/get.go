@@ -90,13 +90,7 @@ func newGetHyperNodes() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				var nodes map[string]map[string]string
-				if treeread.NeedsNodeLabels(items) {
-					if nodes, err = listNodeLabels(ctx, r); err != nil {
-						fmt.Fprintf(errw, "warning: cannot resolve regex and label members: %v\n", err)
-					}
-				}
-				return printResolvedHyperNodes(w, errw, items, nodes, o.output.value, shape)
+				return printResolvedHyperNodes(w, errw, items, memberNodeLabels(ctx, r, items, errw), o.output.value, shape)
 			})
 		},
 	}
@@ -150,10 +144,7 @@ func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNo
 			_, err := fmt.Fprintln(errw, "No HyperNodes found.")
 			return err
 		}
-		t, warnings := treeread.ViewHyperNodes(items, nodes)
-		for _, warn := range warnings {
-			fmt.Fprintln(errw, "warning:", topology.Printable(warn))
-		}
+		t := viewHyperNodes(errw, items, nodes)
 		switch output {
 		case "dot":
 			return view.DOT(w, t)
@@ -164,4 +155,28 @@ func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNo
 	default:
 		return fmt.Errorf("--output %q: want tree, json, yaml, dot or svg", output)
 	}
+}
+
+// memberNodeLabels lists the Nodes' labels (name → labels) when items select nodes by regular expression or
+// label, for viewHyperNodes to resolve them; nil when none does, or, with a warning on errw, when the Nodes
+// cannot be listed.
+func memberNodeLabels(ctx context.Context, r client.Reader, items []topologyv1alpha1.HyperNode, errw io.Writer) map[string]map[string]string {
+	if !treeread.NeedsNodeLabels(items) {
+		return nil
+	}
+	nodes, err := listNodeLabels(ctx, r)
+	if err != nil {
+		fmt.Fprintf(errw, "warning: cannot resolve regex and label members: %v\n", err)
+	}
+	return nodes
+}
+
+// viewHyperNodes reads items as a tree (treeread.ViewHyperNodes), resolving regex and label members against
+// nodes (nil: not resolved), and writes what it could not read to errw as warnings.
+func viewHyperNodes(errw io.Writer, items []topologyv1alpha1.HyperNode, nodes map[string]map[string]string) *topology.Tree {
+	t, warnings := treeread.ViewHyperNodes(items, nodes)
+	for _, warn := range warnings {
+		fmt.Fprintln(errw, "warning:", topology.Printable(warn))
+	}
+	return t
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/aggregator"
@@ -87,34 +86,12 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 			fmt.Fprintln(errw, "warning: cannot resolve regex and label members without the Nodes")
 		}
 	}
-	tree, warnings := treeread.ViewHyperNodes(hns, labels)
-	for _, warn := range warnings {
-		fmt.Fprintln(errw, "warning:", topology.Printable(warn))
-	}
+	tree := viewHyperNodes(errw, hns, labels)
 	lost, err := aggregator.LostUplinksFromNodes(annotations, reports.Items)
 	if err != nil {
 		fmt.Fprintln(errw, "warning:", topology.Printable(err.Error()))
 	}
 	return aggregator.AssessHealth(tree, reports.Items, nil, expected, lost), nil
-}
-
-// listNodeMetadata returns every Node's labels and annotations, by node name.
-func listNodeMetadata(ctx context.Context, r client.Reader) (labels, annotations map[string]map[string]string, _ error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(nodeListGVK)
-	if err := r.List(ctx, &list); err != nil {
-		return nil, nil, fmt.Errorf("listing Nodes: %w", err)
-	}
-	labels = make(map[string]map[string]string, len(list.Items))
-	annotations = make(map[string]map[string]string, len(list.Items))
-	for _, n := range list.Items {
-		labels[n.Name] = n.Labels
-		if labels[n.Name] == nil {
-			labels[n.Name] = map[string]string{}
-		}
-		annotations[n.Name] = n.Annotations
-	}
-	return labels, annotations, nil
 }
 
 // healthJSON is what -o json and yaml print: every list and map present, empty when there is nothing.

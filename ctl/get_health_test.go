@@ -74,18 +74,7 @@ func TestGetHealthGolden(t *testing.T) {
 	}
 
 	t.Run("the aggregator's findings", func(t *testing.T) {
-		var out, errw bytes.Buffer
-		root := NewRoot()
-		root.SetArgs(append([]string{"get", "health", "-o", "json"}, cluster...))
-		root.SetOut(&out)
-		root.SetErr(&errw)
-		if err := root.ExecuteContext(ctx); err != nil {
-			t.Fatalf("get health: %v: %s", err, errw.String())
-		}
-		var got healthJSON
-		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-			t.Fatal(err)
-		}
+		got := getHealthJSON(t, cluster)
 		want := aggregator.AssessHealth(tree, reports, nil, nil, nil)
 		if len(want.Findings) == 0 {
 			t.Fatal("the aggregator finds nothing wrong with the fixture")
@@ -124,18 +113,7 @@ func TestGetHealthGolden(t *testing.T) {
 		t.Run(tc.golden, func(t *testing.T) { tc.check(t, cluster) })
 	}
 	t.Run("the aggregator's findings with a lost uplink", func(t *testing.T) {
-		var out, errw bytes.Buffer
-		root := NewRoot()
-		root.SetArgs(append([]string{"get", "health", "-o", "json"}, cluster...))
-		root.SetOut(&out)
-		root.SetErr(&errw)
-		if err := root.ExecuteContext(ctx); err != nil {
-			t.Fatalf("get health: %v: %s", err, errw.String())
-		}
-		var got healthJSON
-		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-			t.Fatal(err)
-		}
+		got := getHealthJSON(t, cluster)
 		want := aggregator.AssessHealth(tree, reports, nil, nil, lost)
 		if diff := cmp.Diff(want.Findings, got.Findings); diff != "" {
 			t.Errorf("get health judged otherwise than the aggregator (-aggregator +get health):\n%s", diff)
@@ -151,6 +129,20 @@ func TestGetHealthGolden(t *testing.T) {
 	} {
 		t.Run(tc.golden, func(t *testing.T) { tc.check(t, cluster) })
 	}
+}
+
+// getHealthJSON runs `get health -o json` with the cluster flags and returns what it printed.
+func getHealthJSON(t *testing.T, cluster []string) healthJSON {
+	t.Helper()
+	out, errs, err := run(t, append([]string{"get", "health", "-o", "json"}, cluster...)...)
+	if err != nil {
+		t.Fatalf("get health: %v: %s", err, errs)
+	}
+	var got healthJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // TestHealthText: the tree of findings groups them by severity, worst first, then by domain (sorted, the

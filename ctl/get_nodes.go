@@ -16,7 +16,6 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
-	"github.com/fabricmap/fabricmap/treeread"
 	"github.com/fabricmap/fabricmap/view"
 )
 
@@ -85,10 +84,7 @@ func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o node
 	if err != nil {
 		return err
 	}
-	t, warnings := treeread.ViewHyperNodes(hns, nodes)
-	for _, warn := range warnings {
-		fmt.Fprintln(errw, "warning:", topology.Printable(warn))
-	}
+	t := viewHyperNodes(errw, hns, nodes)
 	tierOnly := hypernodegen.LabelKeys{Tiers: keys.Tiers} // NVLink domains are not in HyperNodes: compare tiers only
 	places, err := o.pick(view.NodePlaces(t, nodes, keys.All(), hypernodegen.NodeLabels(t, nil, tierOnly)), nodes)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
-	"github.com/fabricmap/fabricmap/treeread"
 )
 
 func newGetTiers() *cobra.Command {
@@ -45,17 +43,7 @@ func newGetTiers() *cobra.Command {
 					_, err := fmt.Fprintln(errw, "No HyperNodes found.")
 					return err
 				}
-				var nodes map[string]map[string]string
-				if treeread.NeedsNodeLabels(items) {
-					if nodes, err = listNodeLabels(ctx, r); err != nil {
-						fmt.Fprintf(errw, "warning: cannot resolve regex and label members: %v\n", err)
-					}
-				}
-				t, warnings := treeread.ViewHyperNodes(items, nodes)
-				for _, warn := range warnings {
-					fmt.Fprintln(errw, "warning:", topology.Printable(warn))
-				}
-				return printTiers(w, t, keys, o.output.value)
+				return printTiers(w, viewHyperNodes(errw, items, memberNodeLabels(ctx, r, items, errw)), keys, o.output.value)
 			})
 		},
 	}
@@ -111,7 +99,7 @@ func printTiers(w io.Writer, t *topology.Tree, keys hypernodegen.LabelKeys, outp
 	}
 	if len(notes) > 0 {
 		_, err = fmt.Fprintln(w, "note: to gather a job in a whole NVLink domain that spans leaves, add a required pod affinity on "+
-			strings.TrimSpace(orDash(keys.Accelerator))+" (topologyKey) and allow the tier that holds all its leaves")
+			orDash(keys.Accelerator)+" (topologyKey) and allow the tier that holds all its leaves")
 	}
 	return err
 }

@@ -10,18 +10,26 @@ import (
 
 // listNodeLabels returns every Node's labels by name, reading only the Nodes' metadata.
 func listNodeLabels(ctx context.Context, r client.Reader) (map[string]map[string]string, error) {
+	labels, _, err := listNodeMetadata(ctx, r)
+	return labels, err
+}
+
+// listNodeMetadata returns every Node's labels (never nil) and annotations by name, reading only the Nodes'
+// metadata.
+func listNodeMetadata(ctx context.Context, r client.Reader) (labels, annotations map[string]map[string]string, _ error) {
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(nodeListGVK)
 	if err := r.List(ctx, &list); err != nil {
-		return nil, fmt.Errorf("listing Nodes: %w", err)
+		return nil, nil, fmt.Errorf("listing Nodes: %w", err)
 	}
-	out := make(map[string]map[string]string, len(list.Items))
+	labels = make(map[string]map[string]string, len(list.Items))
+	annotations = make(map[string]map[string]string, len(list.Items))
 	for _, n := range list.Items {
-		l := n.Labels
-		if l == nil {
-			l = map[string]string{}
+		labels[n.Name] = n.Labels
+		if labels[n.Name] == nil {
+			labels[n.Name] = map[string]string{}
 		}
-		out[n.Name] = l
+		annotations[n.Name] = n.Annotations
 	}
-	return out, nil
+	return labels, annotations, nil
 }

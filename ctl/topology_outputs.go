@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	"k8s.io/apimachinery/pkg/labels"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
@@ -34,7 +34,7 @@ type topologyOutput struct {
 func (o topologyOutput) print(w, errw io.Writer, tree *topology.Tree, evidence []topology.NodeEvidence) error {
 	switch o.format {
 	case "labels": // syncNodeLabels' labels, before foreign keys, fabric health's label and held labels are added
-		return writeObject(w, aggregator.DesiredNodeLabels(tree, evidence, o.keys), "json")
+		return writeObject(w, hypernodegen.DesiredNodeLabels(tree, evidence, o.keys), "json")
 	case "kueue": // the aggregator's --kueue-topology output
 		obj, err := hypernodegen.KueueTopology(o.kueueTopology, o.keys, tree)
 		if err != nil {
@@ -67,13 +67,14 @@ func readPrevious(path string, errw io.Writer) (*topology.Tree, error) {
 		return nil, fmt.Errorf("--previous: %w", err)
 	}
 	owned := make([]topologyv1alpha1.HyperNode, 0, len(all))
+	ours := labels.SelectorFromSet(hypernodegen.OwnedSelector())
 	skipped := 0
 	for _, hn := range all {
 		if hn.Kind != "" && hn.Kind != "HyperNode" {
 			fmt.Fprintf(errw, "warning: --previous %s: skipping a %s %q\n", path, hn.Kind, hn.Name)
 			continue
 		}
-		if !hasAll(hn.Labels, hypernodegen.OwnedSelector()) {
+		if !ours.Matches(labels.Set(hn.Labels)) {
 			skipped++
 			continue
 		}
@@ -95,14 +96,4 @@ func readPrevious(path string, errw io.Writer) (*topology.Tree, error) {
 		fmt.Fprintf(errw, "warning: --previous %s: %s\n", path, topology.Printable(w))
 	}
 	return prev, nil
-}
-
-// hasAll reports whether have holds every key of want with the same value.
-func hasAll(have, want map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
 }

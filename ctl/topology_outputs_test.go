@@ -47,7 +47,7 @@ func TestTopologyOutputsGolden(t *testing.T) {
 }
 
 // `fabricmap topology -o labels|kueue|cnt` prints what the aggregator writes from the same inputs and the same
-// label flags: its tree (aggregatorTree) through aggregator.DesiredNodeLabels, hypernodegen.KueueTopology
+// label flags: its tree (aggregatorTree) through hypernodegen.DesiredNodeLabels, hypernodegen.KueueTopology
 // and hypernodegen.ClusterNetworkTopology, with the keys the aggregator's flags resolve to.
 func TestTopologyOutputsAsTheAggregator(t *testing.T) {
 	for _, tc := range []struct {
@@ -72,7 +72,7 @@ func TestTopologyOutputsAsTheAggregator(t *testing.T) {
 			}
 			tree, evidence, _ := aggregatorTree(t, nvlinkReports, []string{"--capture-file", threeTier}, "",
 				aggregator.Config{RootName: topology.TierNameRoot, AcceleratorDomains: tc.accel})
-			want := map[string]any{"labels": aggregator.DesiredNodeLabels(tree, evidence, keys)}
+			want := map[string]any{"labels": hypernodegen.DesiredNodeLabels(tree, evidence, keys)}
 			kueue, err := hypernodegen.KueueTopology(defaultKueueTopology, keys, tree)
 			if err != nil {
 				t.Fatal(err)

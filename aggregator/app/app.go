@@ -88,7 +88,6 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	guard.Lease = types.NamespacedName{Namespace: mc.LeaderElectionNamespace, Name: mc.LeaderElectionID}
-	conf.Lease = guard.Lease
 	if conf.UnplacedLabelHold < 0 {
 		return fmt.Errorf("--unplaced-label-hold %v is negative", conf.UnplacedLabelHold)
 	}
