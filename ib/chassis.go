@@ -53,7 +53,9 @@ func (c *Chassis) Director() bool { return len(c.ASICs) > 1 }
 // if there were no directors. Pass every switch ASIC of the fabric (CAs and routers are no switch ASICs, even
 // when they share the chassis' system image GUID, as a director's management CA does). It returns each ASIC's
 // chassis by the ASIC's node GUID; the ASICs of one director share one *Chassis. An ASIC listed twice counts
-// once.
+// once. An entry whose node GUID is the system image GUID itself (UFM keys a director's whole-chassis system so)
+// belongs to the director when there is one but is not one of its ASICs: two ASICs besides it make a director,
+// so a 1U switch whose one ASIC and system entry are listed apart is never one.
 func GroupChassis(asics []SwitchASIC) map[GUID]*Chassis {
 	bySys := map[GUID][]SwitchASIC{}
 	for _, a := range asics {
@@ -65,12 +67,14 @@ func GroupChassis(asics []SwitchASIC) map[GUID]*Chassis {
 	for sys, members := range bySys {
 		slices.SortFunc(members, func(a, b SwitchASIC) int { return strings.Compare(string(a.GUID), string(b.GUID)) })
 		members = slices.CompactFunc(members, func(a, b SwitchASIC) bool { return a.GUID == b.GUID })
-		if len(members) < 2 {
+		if len(members) < 2 || len(members) == 2 && slices.ContainsFunc(members, func(m SwitchASIC) bool { return m.GUID == sys }) {
 			continue
 		}
 		c := &Chassis{ID: sys}
 		for _, m := range members {
-			c.ASICs = append(c.ASICs, m.GUID)
+			if m.GUID != sys {
+				c.ASICs = append(c.ASICs, m.GUID)
+			}
 			if name, model, ok := chassisNameModel(m.Description); ok && c.Name == "" {
 				c.Name, c.Model = name, model
 			}

@@ -137,3 +137,33 @@ func TestChassisPortName(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupChassisDirectors pins which system image GUIDs make a director, as the capture and UFM list them.
+func TestGroupChassisDirectors(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		asicSystem map[GUID]GUID // ASIC → system image GUID
+		want       []GUID        // the directors' IDs
+	}{
+		{"no switch", nil, nil},
+		{"1U switches, their ASIC of their system GUID", map[GUID]GUID{"a": "a", "b": "b"}, nil},
+		{"a 1U switch whose ASIC is not its system GUID", map[GUID]GUID{"a1": "a"}, nil},
+		{"two ASICs of one system GUID", map[GUID]GUID{"c1": "c", "c2": "c", "a": "a"}, []GUID{"c"}},
+		{"a chassis entry keyed by its system GUID, with its ASICs", map[GUID]GUID{"c": "c", "c1": "c", "c2": "c"}, []GUID{"c"}},
+		{"a chassis entry and one ASIC", map[GUID]GUID{"c": "c", "c1": "c"}, nil},
+	} {
+		var asics []SwitchASIC
+		for a, sys := range tc.asicSystem {
+			asics = append(asics, SwitchASIC{GUID: a, SystemImageGUID: sys})
+		}
+		var got []GUID
+		for a, c := range GroupChassis(asics) {
+			if c.Director() && a == c.ASICs[0] {
+				got = append(got, c.ID)
+			}
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: directors (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}

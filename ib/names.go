@@ -1,6 +1,9 @@
 package ib
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // SwitchNameModel splits an NVIDIA/Mellanox switch description into the switch's name and model.
 //
@@ -43,4 +46,41 @@ func HostDevice(desc string) (host, device string) {
 		device = words[1]
 	}
 	return host, device
+}
+
+// DefaultSwitchDescriptionRegexp matches the node description an NVIDIA/Mellanox switch ASIC carries until it
+// is given a name: its ASIC family and the vendor, "Infiniscale-IV Mellanox Technologies", "SwitchX -
+// Mellanox Technologies", "SwitchIB Mellanox Technologies", "Quantum Mellanox Technologies" (NVIDIA in place of
+// Mellanox Technologies on newer firmware). An unmanaged switch (a blade switch, an externally managed one)
+// keeps it for life, so that many switches of one fabric share it. A managed switch's "MF0;<host
+// name>:<model>/U1" is not one: its default host name ("switch-" and six hex digits of its MAC address) is its
+// own.
+const DefaultSwitchDescriptionRegexp = `(?i)^\s*(MT\d{4,5}\s+)?(InfiniScale|SwitchX|Switch-?IB|Quantum)[-\w]*(\s+-)?\s+(Mellanox Technologies|NVIDIA)\b`
+
+var defaultSwitchDescription = regexp.MustCompile(DefaultSwitchDescriptionRegexp)
+
+// IsDefaultSwitchDescription tells whether desc is a switch's default description
+// (DefaultSwitchDescriptionRegexp).
+func IsDefaultSwitchDescription(desc string) bool { return defaultSwitchDescription.MatchString(desc) }
+
+// UnshareDefaultSwitchNames renames, in names (a switch's identifier → its name, as a source gives them), every
+// switch whose name is a default switch description that another switch of names also has (spacing and case
+// aside): such a name names none of them, so each is named "guid-<identifier>", whatever the order the
+// source lists them in. A default description only one switch has, or an ordinary name several share, is
+// left as it is. The capture (sources/ibfabric) and UFM (sources/ufm) name switches so alike.
+func UnshareDefaultSwitchNames(names map[string]string) {
+	byDefault := map[string][]string{}
+	for id, name := range names {
+		if IsDefaultSwitchDescription(name) {
+			key := strings.ToLower(strings.Join(strings.Fields(name), " "))
+			byDefault[key] = append(byDefault[key], id)
+		}
+	}
+	for _, ids := range byDefault {
+		if len(ids) > 1 {
+			for _, id := range ids {
+				names[id] = "guid-" + id
+			}
+		}
+	}
 }

@@ -87,7 +87,20 @@ type switches struct {
 	chassis map[ib.GUID]*ib.Chassis
 }
 
-func newSwitches(f *ib.Fabric) switches { return switches{f: f, chassis: f.Chassis()} }
+// newSwitches groups f's switches into chassis and names them: a switch default description several switches
+// share names none of them (ib.UnshareDefaultSwitchNames), as UFM names them.
+func newSwitches(f *ib.Fabric) switches {
+	chassis := f.Chassis()
+	names := map[string]string{}
+	for _, c := range chassis {
+		names[string(c.ID)] = c.Name
+	}
+	ib.UnshareDefaultSwitchNames(names)
+	for _, c := range chassis {
+		c.Name = names[string(c.ID)]
+	}
+	return switches{f: f, chassis: chassis}
+}
 
 // id is the topology identifier of the switch holding ASIC g.
 func (s switches) id(g ib.GUID) string {

@@ -168,3 +168,25 @@ func TestCaptureFabricIsTheLastGood(t *testing.T) {
 		t.Error("the last good fabric was replaced by a bad poll")
 	}
 }
+
+// TestEvidenceNamesDefaultDescribedSwitchesByGUID: two blade switches that keep the ASIC's default description
+// are each named after their GUID, as UFM names them, not one after the description and the other after its GUID.
+func TestEvidenceNamesDefaultDescribedSwitchesByGUID(t *testing.T) {
+	in := evidence(t, parse(t, "testdata/default-switches.txt"), Options{})
+	got := map[string]string{}
+	for _, e := range in.Nodes {
+		for _, l := range e.Links {
+			got[e.Node] = l.SwitchName
+		}
+	}
+	want := map[string]string{"gpu-01": "guid-b83fd20300f30011", "gpu-02": "guid-b83fd20300f30012"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("switch names by node (-want +got):\n%s", diff)
+	}
+	tree, _ := topology.Build(in, topology.BuildOptions{})
+	for _, leaf := range want {
+		if tree.Domains[leaf] == nil {
+			t.Errorf("no domain %s: %v", leaf, tree.Outline())
+		}
+	}
+}

@@ -2,7 +2,6 @@ package ufm
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -164,19 +163,6 @@ func (c *collector) hostList() []*hostAcc {
 	return out
 }
 
-// DefaultSwitchDescriptionRegexp matches the node description an NVIDIA/Mellanox switch ASIC carries until it
-// is given a name: its ASIC family and the vendor, "Infiniscale-IV Mellanox Technologies", "SwitchX -
-// Mellanox Technologies", "SwitchIB Mellanox Technologies", "Quantum Mellanox Technologies" (NVIDIA in place of
-// Mellanox Technologies on newer firmware). An unmanaged switch (a blade switch, an externally managed one)
-// keeps it for life, so that many switches of one fabric share it: it names none of them. A managed switch's
-// "MF0;<host name>:<model>/U1" is not one: its default host name ("switch-" and six hex digits of its MAC
-// address) is its own.
-//
-// TODO(lead): move beside ib.DefaultDescriptionRegexp if the capture needs it too.
-const DefaultSwitchDescriptionRegexp = `(?i)^\s*(MT\d{4,5}\s+)?(InfiniScale|SwitchX|Switch-?IB|Quantum)[-\w]*(\s+-)?\s+(Mellanox Technologies|NVIDIA)\b`
-
-var defaultSwitchDescription = regexp.MustCompile(DefaultSwitchDescriptionRegexp)
-
 // descName is the switch name a node description gives, as links and ports append the port to it: the name
 // part of a managed switch's "MF0;<name>:<model>/…" ("MF0;dir-01:CS7520/L05/U1:12" gives "dir-01", and the
 // model "CS7520"), else the description up to its first colon ("sw-leaf-01:33", "sw-ufm-ndr03:1/3/1" give
@@ -202,8 +188,8 @@ func systemName(sys *system) string {
 // nameSwitches names every switch the fabric lists, by its switch GUID (see index.switchGUID): a modular
 // switch after its chassis (its system name, else the name part of an ASIC's "MF0;<name>:<model>/L05/U1"),
 // any other after its system name or, when UFM gave the system none, the name a link or a port gave the
-// ASIC. A switch default description (DefaultSwitchDescriptionRegexp) that several switches share names
-// none of them: each is named after its GUID, "guid-<GUID>", whatever the order UFM lists them in.
+// ASIC. A switch default description that several switches share names none of them: each is named after its
+// GUID (ib.UnshareDefaultSwitchNames).
 func (c *collector) nameSwitches() {
 	type sw struct {
 		sys   *system
@@ -223,7 +209,6 @@ func (c *collector) nameSwitches() {
 		s.asics = append(s.asics, g)
 	}
 	c.names = map[string]string{}
-	byDefault := map[string][]string{} // a default description, folded → the switches it names
 	for id, s := range all {
 		slices.Sort(s.asics)
 		name := systemName(s.sys)
@@ -239,18 +224,8 @@ func (c *collector) nameSwitches() {
 			}
 		}
 		c.names[id] = name
-		if defaultSwitchDescription.MatchString(name) {
-			key := strings.ToLower(strings.Join(strings.Fields(name), " "))
-			byDefault[key] = append(byDefault[key], id)
-		}
 	}
-	for _, ids := range byDefault {
-		if len(ids) > 1 {
-			for _, id := range ids {
-				c.names[id] = "guid-" + id
-			}
-		}
-	}
+	ib.UnshareDefaultSwitchNames(c.names)
 }
 
 // switchName names the switch of a switch ASIC (see nameSwitches).

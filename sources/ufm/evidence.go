@@ -160,7 +160,7 @@ func (s LeftOutSystem) Reason() string {
 // director: two or more switch ASICs, line and fabric chips, that share one system GUID), which is one switch
 // for topology: topology.SwitchID("guid", <system GUID>), named after its chassis, its ports qualified with
 // their module ("L04/29"), the cables between its own ASICs gone. A switch default description that several
-// switches share (DefaultSwitchDescriptionRegexp) names none of them: each is named "guid-<GUID>".
+// switches share (ib.DefaultSwitchDescriptionRegexp) names none of them: each is named "guid-<GUID>".
 //
 // Gateways, routers and untyped systems are left out with their cables and listed in Report.LeftOut; links
 // to unknown nodes, loopback cables and host-to-host cables are left out and reported. Nodes are sorted by

@@ -341,25 +341,6 @@ func TestEvidenceFoldsDirectors(t *testing.T) {
 	}
 }
 
-func TestChassisSystems(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		asicSystem map[string]string
-		want       map[string]bool
-	}{
-		{"no switch", nil, map[string]bool{}},
-		{"1U switches, their ASIC of their system GUID", map[string]string{"a": "a", "b": "b"}, map[string]bool{}},
-		{"a 1U switch whose ASIC is not its system GUID", map[string]string{"a1": "a"}, map[string]bool{}},
-		{"two ASICs of one system GUID", map[string]string{"c1": "c", "c2": "c", "a": "a"}, map[string]bool{"c": true}},
-		{"a chassis entry keyed by its system GUID, with its ASICs", map[string]string{"c": "c", "c1": "c", "c2": "c"}, map[string]bool{"c": true}},
-		{"a chassis entry and one ASIC", map[string]string{"c": "c", "c1": "c"}, map[string]bool{}},
-	} {
-		if diff := cmp.Diff(tc.want, chassisSystems(tc.asicSystem)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
-		}
-	}
-}
-
 // The same fabric, its entries in another order, gives the same input.
 func TestEvidenceIsDeterministic(t *testing.T) {
 	for _, name := range []string{"railopt", "threetier", "director", "dualhome", "chassis", "lab"} {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -42,7 +43,7 @@ type index struct {
 	systems map[string]*system // by system GUID
 	order   []*system          // in the order the systems resource first gave them
 	nodes   map[string]*node   // by node GUID
-	chassis map[string]bool    // system GUIDs of modular switches, folded into one switch each
+	chassis map[string]bool    // system GUIDs of modular switches (ib.GroupChassis), folded into one switch each
 	skipped []string
 }
 
@@ -56,37 +57,19 @@ func newIndex(f *Fabric, withPorts bool) *index {
 	if withPorts {
 		ix.addPorts(f.Ports)
 	}
-	asicSystem := map[string]string{}
+	var asics []ib.SwitchASIC
 	for g, n := range ix.nodes {
 		if n.asic && n.sys.kind == typeSwitch {
-			asicSystem[g] = n.sys.guid
+			asics = append(asics, ib.SwitchASIC{GUID: ib.GUID(g), SystemImageGUID: ib.GUID(n.sys.guid), Description: n.desc})
 		}
 	}
-	ix.chassis = chassisSystems(asicSystem)
+	ix.chassis = map[string]bool{}
+	for _, c := range ib.GroupChassis(asics) {
+		if c.Director() {
+			ix.chassis[string(c.ID)] = true
+		}
+	}
 	return ix
-}
-
-// chassisSystems returns the system GUIDs that two or more switch ASICs share, given each ASIC's system
-// GUID: a modular director (CS7500, CS8500, QM9790-class: line and fabric ASICs in one chassis), which is
-// one switch for topology. A system GUID that is also listed as an ASIC is not counted (UFM keys a
-// director's one entry by its system GUID), so a 1U switch, whose one ASIC may carry the system GUID or
-// its own, is never a chassis.
-//
-// TODO(fold): use the ib chassis helper
-func chassisSystems(asicSystem map[string]string) map[string]bool {
-	count := map[string]int{}
-	for asic, sys := range asicSystem {
-		if asic != sys {
-			count[sys]++
-		}
-	}
-	out := map[string]bool{}
-	for sys, n := range count {
-		if n >= 2 {
-			out[sys] = true
-		}
-	}
-	return out
 }
 
 // switchGUID is the GUID of the switch a switch ASIC is for topology: its chassis' system GUID when it is

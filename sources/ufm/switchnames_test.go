@@ -11,31 +11,6 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-func TestDefaultSwitchDescriptionRegexp(t *testing.T) {
-	for _, tc := range []struct {
-		desc string
-		want bool
-	}{
-		{"Infiniscale-IV Mellanox Technologies", true},
-		{"MT47396 Infiniscale-III Mellanox Technologies", true},
-		{"SwitchX -  Mellanox Technologies", true},
-		{"SwitchIB Mellanox Technologies", true},
-		{"SwitchIB-2 Mellanox Technologies", true},
-		{"Quantum Mellanox Technologies", true},
-		{"quantum-2  nvidia", true},
-		{"MF0;switch-9625d4:MSB7800/U1", false}, // a managed switch's default host name is its own
-		{"switch-9625d4", false},
-		{"ib-leaf-01", false},
-		{"Quantum-leaf-01", false},
-		{"MT4129 ConnectX7 Mellanox Technologies", false}, // an HCA's default description
-		{"", false},
-	} {
-		if got := defaultSwitchDescription.MatchString(tc.desc); got != tc.want {
-			t.Errorf("%q matches: %v, want %v", tc.desc, got, tc.want)
-		}
-	}
-}
-
 // Unmanaged switches keep the ASIC's default description for life, so that several switches of one fabric
 // share it: it names none of them, and each is named after its GUID, however UFM orders them. A default
 // description only one switch has, and a plain name several share, are names as before.
