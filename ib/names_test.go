@@ -35,7 +35,7 @@ func TestUnshareDefaultSwitchNames(t *testing.T) {
 	names := map[string]string{
 		"a": "Infiniscale-IV Mellanox Technologies", "b": "infiniscale-IV  Mellanox Technologies", // shared, spacing and case aside
 		"c": "Quantum Mellanox Technologies", // a default only one switch has
-		"d": "ib-leaf", "e": "ib-leaf", // an ordinary name several share: topology.Build settles it
+		"d": "ib-leaf", "e": "ib-leaf",       // an ordinary name several share: topology.Build settles it
 	}
 	UnshareDefaultSwitchNames(names)
 	want := map[string]string{"a": "guid-a", "b": "guid-b", "c": "Quantum Mellanox Technologies", "d": "ib-leaf", "e": "ib-leaf"}
