@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -54,7 +55,14 @@ type output struct {
 	kind  string
 	field string
 	build func(*topology.Tree) (runtime.Object, error)
+	// immutable says the API server refuses any change of field (Kueue's Topology levels): a change is made by
+	// deleting the object and creating it again.
+	immutable bool
 }
+
+// ReasonOutputReplaced (Normal) is recorded on the leader Lease when an output whose content the API server
+// refuses to change (Kueue's Topology levels) is deleted and created again with the tree's new levels.
+const ReasonOutputReplaced = "OutputReplaced"
 
 // outputs lists the configured single-object outputs.
 func (r *Reconciler) outputs() []output {
@@ -66,7 +74,7 @@ func (r *Reconciler) outputs() []output {
 		}})
 	}
 	if name := r.Config.Outputs.KueueTopology; name != "" {
-		out = append(out, output{kind: "kueue-topology", field: "spec", build: func(t *topology.Tree) (runtime.Object, error) {
+		out = append(out, output{kind: "kueue-topology", field: "spec", immutable: true, build: func(t *topology.Tree) (runtime.Object, error) {
 			return hypernodegen.KueueTopology(name, keys, t)
 		}})
 	}
@@ -93,7 +101,7 @@ func (r *Reconciler) syncOutputs(ctx context.Context, tree *topology.Tree) error
 			r.Log.Warn("output not written; the existing object is left as it was", "output", o.kind, "err", err)
 			continue
 		}
-		wrote, err := r.applyIfChanged(ctx, obj, o.field)
+		wrote, err := r.applyIfChanged(ctx, obj, o)
 		switch {
 		case meta.IsNoMatchError(err):
 			r.Metrics.outputErrors.WithLabelValues(o.kind).Inc()
@@ -109,9 +117,12 @@ func (r *Reconciler) syncOutputs(ctx context.Context, tree *topology.Tree) error
 	return errors.Join(errs...)
 }
 
-// applyIfChanged server-side-applies obj unless the live object already has its content (field) and its
-// labels. The live object is read from the API server, not a cache: these kinds may not be served at all.
-func (r *Reconciler) applyIfChanged(ctx context.Context, obj runtime.Object, field string) (bool, error) {
+// applyIfChanged server-side-applies obj unless the live object already has its content (o.field) and its
+// labels. The live object is read from the API server, not a cache: these kinds may not be served at all. An
+// immutable output whose content changed is deleted (precondition: the UID and version read) and created
+// again, with an Event, rather than refused by the API server on every pass.
+func (r *Reconciler) applyIfChanged(ctx context.Context, obj runtime.Object, o output) (bool, error) {
+	field := o.field
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return false, fmt.Errorf("converting %T: %w", obj, err)
@@ -126,8 +137,29 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, obj runtime.Object, fie
 		return false, err
 	case equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]) && hasAll(cur.GetLabels(), want.GetLabels()):
 		return false, nil
+	case o.immutable && !equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]):
+		if err := r.replace(ctx, cur, o); err != nil {
+			return false, err
+		}
 	}
 	return true, kube.Apply(ctx, r.Client, want, FieldManager)
+}
+
+// replace deletes cur, the live object of the immutable output o whose content the tree changed, so that it
+// can be created again; the log and an Event on the leader Lease say so. Schedulers that read it (Kueue) see
+// it missing for the moment between the two writes.
+func (r *Reconciler) replace(ctx context.Context, cur *unstructured.Unstructured, o output) error {
+	uid, version := cur.GetUID(), cur.GetResourceVersion()
+	err := r.Client.Delete(ctx, cur, client.Preconditions{UID: &uid, ResourceVersion: &version})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s %q to create it with the new %s: %w", cur.GetKind(), cur.GetName(), o.field, err)
+	}
+	r.Metrics.writes.WithLabelValues(o.kind + "-replace").Inc()
+	r.Log.Warn("output replaced: the API server refuses to change its content in place, so it was deleted and is created again",
+		"output", o.kind, "name", cur.GetName(), "field", o.field)
+	r.fabricEvent(ctx, corev1.EventTypeNormal, ReasonOutputReplaced,
+		"%s %s replaced: its %s changed with the tree (tiers added or removed) and cannot be changed in place", cur.GetKind(), cur.GetName(), o.field)
+	return nil
 }
 
 // hasAll reports whether have holds every key of want with the same value (labels, annotations).

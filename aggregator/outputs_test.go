@@ -3,6 +3,8 @@ package aggregator
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -123,4 +125,57 @@ func getUnstructured(t *testing.T, apiVersion, kind, namespace, name string) *un
 		t.Fatalf("reading %s %s: %v", kind, name, err)
 	}
 	return u
+}
+
+// TestKueueTopologyReplacedWhenLevelsChange changes the tree's depth under a written Kueue Topology (NVLink
+// domains become a tier): the real CRD refuses any change of spec.levels, so the aggregator deletes the
+// Topology and creates it with the new levels once, rather than failing on every pass.
+func TestKueueTopologyReplacedWhenLevelsChange(t *testing.T) {
+	testenv.Require(t)
+	deleteAll(t)
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	newR := func(accelerators bool) *Reconciler {
+		r := newReconciler(t, time.Minute, clock)
+		r.Config.AcceleratorDomains = accelerators
+		r.Config.NodeLabels = true
+		r.Config.Outputs = Outputs{KueueTopology: "fabricmap-replace"}
+		return r
+	}
+	for i, sw := range []string{"61", "61", "62", "62"} {
+		rep := report(fmt.Sprintf("kueue-n%d", i), sw)
+		rep.Spec.NVLinkDomain = fmt.Sprintf("9d0c6f4e-0000-4000-8000-00000000000%d.1", i/2)
+		upsertReport(t, rep)
+	}
+	levels := func() ([]string, string) {
+		kt := getUnstructured(t, "kueue.x-k8s.io/v1beta2", "Topology", "", "fabricmap-replace")
+		ls, _, _ := unstructured.NestedSlice(kt.Object, "spec", "levels")
+		var got []string
+		for _, l := range ls {
+			got = append(got, l.(map[string]any)["nodeLabel"].(string))
+		}
+		return got, string(kt.GetUID())
+	}
+	reconcileOnce(t, newR(false))
+	before, uid := levels()
+
+	r := newR(true)
+	reconcileOnce(t, r)
+	after, newUID := levels()
+	keys := hypernodegen.DefaultLabelKeys()
+	if len(after) != len(before)+1 || !slices.Contains(after, keys.Accelerator) {
+		t.Fatalf("levels after NVLink domains became a tier: %v, want %v with %s added", after, before, keys.Accelerator)
+	}
+	if newUID == uid {
+		t.Errorf("the Topology kept its UID %s: it was not replaced", uid)
+	}
+	if got := counterValue(r.Metrics.writes.WithLabelValues("kueue-topology-replace")); got != 1 {
+		t.Errorf("replacements counted: %v, want 1", got)
+	}
+	if got := counterValue(r.Metrics.outputErrors.WithLabelValues("kueue-topology")); got != 0 {
+		t.Errorf("output errors: %v, want 0 (no error loop on the immutable levels)", got)
+	}
+	reconcileOnce(t, r)
+	if got := counterValue(r.Metrics.writes.WithLabelValues("kueue-topology")); got != 1 {
+		t.Errorf("Kueue Topology writes after an unchanged pass: %v, want still 1", got)
+	}
 }
