@@ -18,11 +18,12 @@ import (
 )
 
 // CaptureOptions are the settings of the capture source, an ibnetdiscover capture of the whole fabric in a
-// file: the same flags in the aggregator and the CLI.
+// file or (for Source) a directory of chunks (see OpenCapture): the same flags in the aggregator and the CLI.
 type CaptureOptions struct {
-	// File is the capture's path; empty: no capture source.
+	// File is the capture's path; empty: no capture source. Source reads a file or a directory of chunks, plain
+	// or gzip (see OpenCapture).
 	File string
-	// Recheck is how often the aggregator looks at the file for changes.
+	// Recheck is how often the aggregator looks at the file or directory for changes.
 	Recheck time.Duration
 	// Hosts are the rules that tell host names from adapters' default descriptions, generic names and
 	// management hosts: the flags are registered here once and are UFM's too (ufm.Options.Hosts).
@@ -73,8 +74,10 @@ func (o *CaptureOptions) Source() *Capture {
 }
 
 // Capture is an ibnetdiscover capture on disk as a polled source (e.g. a ConfigMap mounted into the pod and
-// refreshed by a job on an InfiniBand host). It is parsed again only when the file changes, and a file that
-// cannot be read or parsed, or that is partial (unless AllowPartial), keeps the last good evidence in use.
+// refreshed by a job on an InfiniBand host), a file or a directory of chunks, plain or gzip (see OpenCapture).
+// It is parsed again only when its files change (names, sizes, modification times, the files themselves), and
+// a capture that cannot be read (a chunk missing, a gzip stream cut short or corrupt) or parsed, or that is
+// partial (unless AllowPartial), keeps the last good evidence in use.
 type Capture struct {
 	// Options convert the fabric; set them before the first poll. With Options.ReportedNode set, the evidence
 	// is made again at every poll (the reports change), the parse only when the file does.
@@ -98,12 +101,12 @@ type Capture struct {
 	good atomic.Pointer[goodCapture]
 
 	mu   sync.Mutex // one poll at a time
-	file ib.CaptureFile
+	file captureFile
 }
 
-// NewCapture returns the capture source of the file at path.
+// NewCapture returns the capture source of the file or directory at path.
 func NewCapture(path string) *Capture {
-	return &Capture{file: ib.CaptureFile{Path: path}}
+	return &Capture{file: captureFile{Path: path}}
 }
 
 // Name returns Name.
@@ -120,8 +123,8 @@ func Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
 	return topology.Merge(merged, in)
 }
 
-// Evidence returns the capture's evidence; err says why the file could not be (re)read, in which case the
-// last good evidence (if any) is returned with it. ctx's deadline stops a long parse.
+// Evidence returns the capture's evidence; err says why the file or directory could not be (re)read, in which
+// case the last good evidence (if any) is returned with it. ctx's deadline stops a long parse.
 func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -137,7 +140,7 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 		return last.input, fmt.Errorf("fabric capture: %w", err)
 	}
 	if fab == last.fabric && c.Options.ReportedNode == nil {
-		return last.input, nil // an unchanged file gives the same parse back
+		return last.input, nil // an unchanged capture gives the same parse back
 	}
 	if len(fab.Switches) == 0 {
 		return last.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", c.file.Path)
