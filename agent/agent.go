@@ -104,6 +104,10 @@ func (a *Agent) Cycle(ctx context.Context) (bool, error) {
 		a.Metrics.writes.Inc()
 		a.Log.Info("report written", "neighbors", len(report.Spec.Neighbors),
 			"gpus", len(report.Spec.GPUs), "rdmaDevices", len(report.Spec.RDMADevices), "truncated", report.Status.Truncated)
+		if report.Status.Truncated {
+			a.Log.Warn("report cut to the limits of the NodeFabricReport CRD: the probes found more than a report may hold (docs/agent.md, What a report may hold)",
+				"neighbors", len(report.Spec.Neighbors), "gpus", len(report.Spec.GPUs), "rdmaDevices", len(report.Spec.RDMADevices))
+		}
 	}
 	a.beatIfDue(ctx)
 	return w != unchanged, nil

@@ -17,12 +17,14 @@ import (
 	"github.com/fabricmap/fabricmap/discovery"
 )
 
-// Bounds keep a report well inside the CRD's limits however broken a switch or a driver is: what is over is
-// dropped and status.truncated says so, so that the report is never rejected whole.
+// Bounds keep a report within the CRD's limits (v1alpha1's Max constants) however broken a switch or a driver
+// is: what is over is dropped and status.truncated says so, so that the report is never rejected whole. The
+// report's lists stay at half the limits; a device's ports, GIDs and character devices, which the rdma probe
+// already cuts, at the limits.
 const (
-	maxNeighbors = 256
-	maxDevices   = 32
-	maxGPUs      = 32
+	maxNeighbors = v1alpha1.MaxNeighbors / 2
+	maxDevices   = v1alpha1.MaxRDMADevices / 2
+	maxGPUs      = v1alpha1.MaxGPUs / 2
 	maxMessage   = 1000
 )
 
@@ -214,7 +216,8 @@ func sortSpec(s *v1alpha1.NodeFabricReportSpec) {
 	})
 }
 
-// truncate cuts the spec's lists to the agent's bounds and reports whether anything was dropped.
+// truncate cuts the spec's lists to the agent's bounds and reports whether anything was dropped. A device's
+// lists are cloned before they are cut: the probes' results are kept for the next cycles.
 func truncate(s *v1alpha1.NodeFabricReportSpec) bool {
 	cut := false
 	if len(s.Neighbors) > maxNeighbors {
@@ -226,5 +229,32 @@ func truncate(s *v1alpha1.NodeFabricReportSpec) bool {
 	if len(s.GPUs) > maxGPUs {
 		s.GPUs, cut = s.GPUs[:maxGPUs], true
 	}
+	for i := range s.RDMADevices {
+		if truncateDevice(&s.RDMADevices[i]) {
+			cut = true
+		}
+	}
 	return cut
+}
+
+// truncateDevice cuts one device's ports, their GIDs and its character devices to the CRD's limits.
+func truncateDevice(d *v1alpha1.RDMADevice) bool {
+	cut := false
+	if len(d.CharDevices) > v1alpha1.MaxCharDevicesPerDevice {
+		d.CharDevices, cut = slices.Clone(d.CharDevices[:v1alpha1.MaxCharDevicesPerDevice]), true
+	}
+	over := len(d.Ports) > v1alpha1.MaxPortsPerDevice
+	for _, p := range d.Ports {
+		over = over || len(p.GIDs) > v1alpha1.MaxGIDsPerPort
+	}
+	if !over {
+		return cut
+	}
+	d.Ports = slices.Clone(d.Ports[:min(len(d.Ports), v1alpha1.MaxPortsPerDevice)])
+	for j := range d.Ports {
+		if gids := d.Ports[j].GIDs; len(gids) > v1alpha1.MaxGIDsPerPort {
+			d.Ports[j].GIDs = slices.Clone(gids[:v1alpha1.MaxGIDsPerPort])
+		}
+	}
+	return true
 }

@@ -67,14 +67,22 @@ func judgeConditions(r *report, idx *treeIndex, nodes []NodePorts) {
 
 // unusedPorts returns the ports (by name, "mlx5_5/1") that are down on at least half of the nodes that have
 // them, when at least two nodes do: cabled by design on none of them. A port down on one node among peers
-// that have it up is a failure.
+// that have it up is a failure. Nodes are counted, not ports: a node has a port down when every port of that
+// name it lists is down.
 func unusedPorts(nodes []NodePorts) map[string]bool {
 	have, down := map[string]int{}, map[string]int{}
+	own := map[string]bool{} // one node's ports: name → every port of that name down
 	for _, np := range nodes {
+		clear(own)
 		for _, p := range np.Ports {
-			have[portName(p)]++
-			if p.Condition == conditionDown {
-				down[portName(p)]++
+			name := portName(p)
+			isDown, seen := own[name]
+			own[name] = p.Condition == conditionDown && (isDown || !seen)
+		}
+		for name, isDown := range own {
+			have[name]++
+			if isDown {
+				down[name]++
 			}
 		}
 	}

@@ -4,6 +4,15 @@
 // their tier's mode, erroring, flapping and down links, nodes that lost every uplink, and drift from the plan.
 // It is pure: no clients, no clocks (a lost uplink's time is input); the aggregator and `fabricmap get health`
 // call Assess on the same input and get the same findings.
+//
+// Evidence is weighed by nodes, not by volume. Every judgement that compares a node with others counts each
+// node once, however many ports its report lists: a leaf serves the rail most of the nodes cabled to it vote
+// for (a node votes once per leaf, for the rail most of its HCAs there have, and not at all when they are split
+// evenly between rails); a tier's or a port's usual rate and width is the one most nodes vote for (a node votes
+// for its own ports' most common figure, the fastest and widest on a tie); a port is unused by design when it
+// is down on at least half of the nodes that have it. A reference another node is judged against needs at least
+// two nodes behind it (minVoters). So a finding about a node rests on that node's own report: one node's report,
+// however large, never by itself produces a finding about another node.
 package health
 
 import (
@@ -148,15 +157,16 @@ type Assessment struct {
 // Assess judges the links of in: crossed rails in each rail-optimised unit (rails.go), host and switch links
 // slower or narrower than their tier's mode (hostspeeds.go, switchlinks.go), the agents' link conditions
 // (conditions.go), the nodes that lost every uplink (uplinks.go) and, when in.Expected is set, every difference
-// from the plan (drift.go). It reads in and
-// changes nothing (the tree's Domain.DegradedUplinks is the caller's to set from the result); the same input
-// gives the same Assessment. A nil Tree is an empty one.
+// from the plan (drift.go). Each node counts once (see the package doc), also when in.Nodes lists it twice. It
+// reads in and changes nothing (the tree's Domain.DegradedUplinks is the caller's to set from the result); the
+// same input gives the same Assessment. A nil Tree is an empty one.
 func Assess(in Input) Assessment {
 	idx := newTreeIndex(in.Tree)
 	r := newReport()
-	judgeRails(r, idx, in.Nodes)
-	judgeHostSpeeds(r, idx, in.Nodes)
-	judgeConditions(r, idx, in.Nodes)
+	nodes := mergeNodes(in.Nodes)
+	judgeRails(r, idx, nodes)
+	judgeHostSpeeds(r, idx, nodes)
+	judgeConditions(r, idx, nodes)
 	judgeSwitchLinks(r, idx, in.SwitchLinks)
 	judgeLostUplinks(r, in.LostUplinks)
 	if in.Expected != nil {

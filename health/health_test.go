@@ -49,6 +49,11 @@ func TestAssessRails(t *testing.T) {
 		nodes: []health.NodePorts{
 			railHost("h1", leafR0, leafR1), railHost("h2", leafR1, leafR0),
 		},
+	}, {
+		name: "a leaf only one node votes for serves no rail, so that node's HCAs there are not judged",
+		nodes: append(railUnit(nil), health.NodePorts{Node: "h5", Ports: []health.Port{
+			port("mlx5_0", 0, leafR0), port("mlx5_1", 1, "sw:r2"), port("mlx5_2", 2, "sw:r2"), port("mlx5_3", 2, "sw:r2"),
+		}}),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := health.Assess(health.Input{Tree: treeOf(t, tc.nodes, nil), Nodes: tc.nodes})

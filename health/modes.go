@@ -22,7 +22,7 @@ func lanes(width string) int32 {
 	return int32(n)
 }
 
-// tally counts the known rates and widths of a set of links.
+// tally counts the known rates and widths of a set of links, or the votes of a set of nodes (nodeFigures).
 type tally struct{ rates, lanes map[int32]int }
 
 func newTally() *tally { return &tally{rates: map[int32]int{}, lanes: map[int32]int{}} }
@@ -36,28 +36,47 @@ func (t *tally) add(f figures) {
 	}
 }
 
-// mode is the most common rate and width: the fastest and widest on a tie, 0 when none is known. Each comes
-// with whether it is clear: at least two links and a single most common value.
-func (t *tally) mode() (m figures, clearRate, clearLanes bool) {
-	m.rate, clearRate = modeOf(t.rates)
-	m.lanes, clearLanes = modeOf(t.lanes)
-	return m, clearRate, clearLanes
+func (t *tally) reset() {
+	clear(t.rates)
+	clear(t.lanes)
 }
 
-func modeOf(counts map[int32]int) (int32, bool) {
-	var best int32
-	bestN, tied, total := 0, false, 0
-	for v, n := range counts {
-		total += n
+// mode is the most common rate and width: the fastest and widest on a tie, 0 when none is known. Each comes
+// with whether it is clear: counted at least twice (two links, or two nodes' votes) and more often than any
+// other value.
+func (t *tally) mode() (m figures, clearRate, clearLanes bool) {
+	rate, rateN, rateTied := modeOf(t.rates)
+	lanes, lanesN, lanesTied := modeOf(t.lanes)
+	return figures{rate: rate, lanes: lanes}, rateN >= 2 && !rateTied, lanesN >= 2 && !lanesTied
+}
+
+// reference is the mode of a tally of nodes' votes with each figure kept only when at least minVoters nodes
+// vote for it (0 otherwise): what a port may be judged against when its own leaf's mode is not clear. A tie
+// between figures each backed by minVoters nodes gives the fastest and widest, as mode does.
+func (t *tally) reference() figures {
+	rate, rateN, _ := modeOf(t.rates)
+	lanes, lanesN, _ := modeOf(t.lanes)
+	if rateN < minVoters {
+		rate = 0
+	}
+	if lanesN < minVoters {
+		lanes = 0
+	}
+	return figures{rate: rate, lanes: lanes}
+}
+
+// modeOf returns the most common value (the largest on a tie), how often it was counted and whether another
+// value was counted as often; 0, 0, false when counts is empty.
+func modeOf(counts map[int32]int) (best int32, n int, tied bool) {
+	for v, c := range counts {
 		switch {
-		case n > bestN || n == bestN && v > best:
-			tied = n == bestN
-			best, bestN = v, n
-		case n == bestN:
-			tied = true
+		case c > n:
+			best, n, tied = v, c, false
+		case c == n:
+			best, tied = max(best, v), true
 		}
 	}
-	return best, total >= 2 && !tied
+	return best, n, tied
 }
 
 // shortfall says how got falls short of the tier's mode want ("200 Gb/s where the tier's links run at

@@ -7,10 +7,11 @@ import (
 )
 
 // judgeRails finds crossed rail cables. In a rail-optimised unit (a leaf domain of several switches), each leaf
-// serves one rail: the rail most of the HCAs cabled to it have. A host whose rail-r HCA reaches a leaf that
-// serves another rail is mis-cabled; the finding names the leaf it reaches and the leaf that serves r. HCAs of
-// unknown rail (-1), storage ports and ports whose switch is not one of the unit's are not judged, and a leaf
-// whose HCAs are split evenly between rails serves none, so a unit of unknown rails is not judged at all.
+// serves one rail: the rail most of the nodes cabled to it vote for (railVotes), when at least minVoters nodes
+// do. A host whose rail-r HCA reaches a leaf that serves another rail is mis-cabled; the finding names the leaf
+// it reaches and the leaf that serves r. HCAs of unknown rail (-1), storage ports and ports whose switch is not
+// one of the unit's are not judged, and a leaf whose votes are split evenly between rails, or that fewer than
+// minVoters nodes vote for, serves none, so a unit of unknown rails is not judged at all.
 func judgeRails(r *report, idx *treeIndex, nodes []NodePorts) {
 	units := map[*topology.Domain][]NodePorts{}
 	for _, np := range nodes {
@@ -30,28 +31,17 @@ func railPort(unit *topology.Domain, p Port) bool {
 }
 
 func judgeUnit(r *report, unit *topology.Domain, members []NodePorts) {
-	rails := map[string]map[int]int{} // leaf → rail → HCAs
-	for _, np := range members {
-		for _, p := range np.Ports {
-			if !railPort(unit, p) {
-				continue
-			}
-			if rails[p.Switch] == nil {
-				rails[p.Switch] = map[int]int{}
-			}
-			rails[p.Switch][p.Rail]++
-		}
-	}
+	votes := railVotes(unit, members)
 	serves := map[string]int{} // leaf → its rail, for leaves with one
-	home := map[int]string{}   // rail → the leaf that serves it with most of its HCAs (then the smallest)
-	for leaf, byRail := range rails {
+	home := map[int]string{}   // rail → the leaf that serves it with most votes for it (then the smallest)
+	for leaf, byRail := range votes {
 		rail, ok := plurality(byRail)
-		if !ok {
+		if !ok || byRail[rail] < minVoters {
 			continue
 		}
 		serves[leaf] = rail
 		cur, has := home[rail]
-		if !has || byRail[rail] > rails[cur][rail] || byRail[rail] == rails[cur][rail] && leaf < cur {
+		if !has || byRail[rail] > votes[cur][rail] || byRail[rail] == votes[cur][rail] && leaf < cur {
 			home[rail] = leaf
 		}
 	}
@@ -68,6 +58,40 @@ func judgeUnit(r *report, unit *topology.Domain, members []NodePorts) {
 			r.degrade(np.Node, nodeDegraded)
 		}
 	}
+}
+
+// railVotes counts, for each leaf of unit, the nodes that vote for each rail (leaf → rail → nodes). A node votes
+// once per leaf, for the rail most of its HCAs cabled to that leaf have (railPort); a node whose HCAs there are
+// split evenly between rails does not vote there. So a node that lists twenty HCAs of one rail on a leaf weighs
+// as much as a node that lists one.
+func railVotes(unit *topology.Domain, members []NodePorts) map[string]map[int]int {
+	votes := map[string]map[int]int{}
+	own := map[string]map[int]int{} // one node's HCAs: leaf → rail → HCAs (the maps are reused node after node)
+	for _, np := range members {
+		for _, byRail := range own {
+			clear(byRail)
+		}
+		for _, p := range np.Ports {
+			if !railPort(unit, p) {
+				continue
+			}
+			if own[p.Switch] == nil {
+				own[p.Switch] = map[int]int{}
+			}
+			own[p.Switch][p.Rail]++
+		}
+		for leaf, byRail := range own {
+			rail, ok := plurality(byRail)
+			if !ok {
+				continue
+			}
+			if votes[leaf] == nil {
+				votes[leaf] = map[int]int{}
+			}
+			votes[leaf][rail]++
+		}
+	}
+	return votes
 }
 
 // crossedRail is the finding of node's port p, of rail p.Rail, cabled to the leaf p.Switch that serves rail

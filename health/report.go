@@ -1,7 +1,7 @@
 package health
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -52,4 +52,4 @@ func (r *report) assessment() Assessment {
 }
 
 // portName names a port as Finding.Port does: "<device>/<port>".
-func portName(p Port) string { return fmt.Sprintf("%s/%d", p.Device, p.Number) }
+func portName(p Port) string { return p.Device + "/" + strconv.Itoa(int(p.Number)) }

@@ -24,13 +24,15 @@ type NodeFabricReport struct {
 	Status NodeFabricReportStatus `json:"status,omitempty"`
 }
 
-// NodeFabricReportSpec carries the node's observations, each item tagged with the source that saw it.
+// NodeFabricReportSpec carries the node's observations, each item tagged with the source that saw it. Every list
+// and string is bounded (MaxGPUs, MaxRDMADevices, …), so one report can only say so much: at most 64 GPUs, 64 RDMA
+// devices of at most 16 ports each, and 512 neighbours.
 type NodeFabricReportSpec struct {
 	// GPUCount is the number of GPUs the node has. It is always written, also when 0: server-side apply turns
 	// a spec with no field left into null, which the schema refuses.
 	// +optional
 	GPUCount int32 `json:"gpuCount"`
-	// GPUs lists the node's GPUs.
+	// GPUs lists the node's GPUs: at most 64.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
@@ -46,12 +48,12 @@ type NodeFabricReportSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	NVLinkSubDomain string `json:"nvlinkSubDomain,omitempty"`
-	// RDMADevices lists the node's RDMA devices (InfiniBand HCAs and RoCE NICs) with their ports.
+	// RDMADevices lists the node's RDMA devices (InfiniBand HCAs and RoCE NICs) with their ports: at most 64.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	RDMADevices []RDMADevice `json:"rdmaDevices,omitempty"`
-	// Neighbors lists the switch ports the node's links reach.
+	// Neighbors lists the switch ports the node's links reach, one per link and probe that sees it: at most 512.
 	// +optional
 	// +kubebuilder:validation:MaxItems=512
 	// +listType=atomic
@@ -113,13 +115,13 @@ type RDMADevice struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	NearestGPU string `json:"nearestGPU,omitempty"`
-	// Ports lists the device's ports.
+	// Ports lists the device's ports: at most 16.
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	Ports []RDMAPort `json:"ports,omitempty"`
 	// CharDevices are the device's character devices under /dev/infiniband (e.g. issm0, umad0, uverbs0): the
-	// ibnetdiscover probe needs the umad one in the agent's pod.
+	// ibnetdiscover probe needs the umad one in the agent's pod. At most 8, each at most 16 characters.
 	// +optional
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:MaxLength=16
@@ -158,7 +160,7 @@ type RDMAPort struct {
 	// +optional
 	SMLID int32 `json:"smLID,omitempty"`
 	// GIDs lists the port's non-empty GIDs (for RoCE v2, the IPv4-mapped and IPv6 GIDs), each as the kernel
-	// prints it: eight groups of four hex digits, 39 characters.
+	// prints it: eight groups of four hex digits, 39 characters. At most 64.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=39
@@ -266,7 +268,8 @@ type LinkNeighbor struct {
 	// Interface is the local end: a network interface, or an RDMA device and port ("mlx5_0/1").
 	// +kubebuilder:validation:MaxLength=64
 	Interface string `json:"interface"`
-	// ChassisID identifies the neighbouring switch (LLDP chassis ID, or the switch's node GUID for InfiniBand).
+	// ChassisID identifies the neighbouring switch (LLDP chassis ID, or the switch's node GUID for InfiniBand):
+	// 1 to 255 characters, LLDP's bound.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
 	ChassisID string `json:"chassisID"`
@@ -274,7 +277,7 @@ type LinkNeighbor struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	ChassisIDSubtype string `json:"chassisIDSubtype,omitempty"`
-	// PortID identifies the switch port.
+	// PortID identifies the switch port: at most 255 characters.
 	// +optional
 	// +kubebuilder:validation:MaxLength=255
 	PortID string `json:"portID,omitempty"`
@@ -282,7 +285,7 @@ type LinkNeighbor struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	PortIDSubtype string `json:"portIDSubtype,omitempty"`
-	// SystemName is the switch's name.
+	// SystemName is the switch's name: at most 255 characters, LLDP's bound.
 	// +optional
 	// +kubebuilder:validation:MaxLength=255
 	SystemName string `json:"systemName,omitempty"`
@@ -337,7 +340,7 @@ type LinkAggregation struct {
 
 // NodeFabricReportStatus says how each probe fared in the agent's last cycle.
 type NodeFabricReportStatus struct {
-	// Probes holds one entry per probe.
+	// Probes holds one entry per probe: at most 32.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
