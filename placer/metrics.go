@@ -9,6 +9,10 @@ type Metrics struct {
 	preempted prometheus.Counter
 	refused   *prometheus.CounterVec
 	latency   prometheus.Histogram
+	// treeStale is 1 while the passes place with the last consistent tree; treeInconsistent counts the
+	// passes that read an inconsistent one.
+	treeStale        prometheus.Gauge
+	treeInconsistent prometheus.Counter
 }
 
 // Values of the reason label of fabricmap_placer_preemptions_refused_total.
@@ -32,8 +36,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fabricmap_placer_placement_latency_seconds",
 			Help:    "Time from a gang's last pod being created to the gang being ungated.",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16)}),
+		treeStale: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fabricmap_placer_tree_stale",
+			Help: "1 while the placer places with the last consistent topology tree because the current one is inconsistent (the aggregator rewriting it), else 0."}),
+		treeInconsistent: prometheus.NewCounter(prometheus.CounterOpts{Name: "fabricmap_placer_tree_inconsistent_reads_total",
+			Help: "Passes that read an inconsistent topology tree (a HyperNode member of two others, a node in two domains, ...), with or without a consistent tree to fall back on."}),
 	}
-	reg.MustRegister(m.waiting, m.placed, m.preempted, m.refused, m.latency)
+	reg.MustRegister(m.waiting, m.placed, m.preempted, m.refused, m.latency, m.treeStale, m.treeInconsistent)
 	for _, reason := range []string{refusedPolicy, refusedMaxVictims} {
 		m.refused.WithLabelValues(reason) // both series exist from the start, at 0
 	}

@@ -63,6 +63,9 @@ type Reconciler struct {
 	AvoidDegraded bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+
+	// last is the last consistent topology tree, placed on while the current one is inconsistent.
+	last lastTree
 }
 
 // outcome is what handling one gang led to.
@@ -76,12 +79,18 @@ const (
 
 // Reconcile runs one pass.
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	st, err := r.read(ctx)
-	if errors.Is(err, ErrNoTopology) {
+	st, pods, err := r.read(ctx)
+	var inconsistent *InconsistentTreeError
+	switch {
+	case errors.Is(err, ErrNoTopology):
 		r.Log.Info("nothing placed: the cluster has no topology yet", "err", err)
 		return reconcile.Result{RequeueAfter: r.Resync}, nil
-	}
-	if err != nil {
+	case errors.As(err, &inconsistent):
+		r.Log.Warn("nothing placed: the topology tree is inconsistent and no consistent tree has been read since the placer started",
+			"err", inconsistent.Err)
+		r.Metrics.waiting.Set(float64(r.holdGangs(ctx, pods, err)))
+		return reconcile.Result{RequeueAfter: r.Retry}, nil
+	case err != nil:
 		r.Log.Warn("cannot read the cluster", "err", err)
 		return reconcile.Result{RequeueAfter: r.Retry}, nil
 	}
@@ -112,14 +121,23 @@ func (r *Reconciler) now() time.Time {
 	return time.Now()
 }
 
-// read takes the pass's snapshot: pods, nodes, the tree and the reservations.
-func (r *Reconciler) read(ctx context.Context) (*Snapshot, error) {
-	st, err := ReadSnapshot(ctx, r.Reader, r.Client, r.now())
+// read takes the pass's snapshot: pods, nodes, the tree and the reservations. While the current tree is
+// inconsistent it places on the last consistent one (Reconciler.fabric); the pods are returned also when no
+// tree could be read.
+func (r *Reconciler) read(ctx context.Context) (*Snapshot, []corev1.Pod, error) {
+	pods, nodes, err := listCluster(ctx, r.Reader)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	now := r.now()
+	f, stale, err := r.fabric(ctx, nodes, now)
+	if err != nil {
+		return nil, pods, err
+	}
+	st := snapshotOn(f, nodes, pods, now)
 	st.AvoidDegraded = r.AvoidDegraded
-	return st, nil
+	st.stale = stale
+	return st, pods, nil
 }
 
 // pendingGangs groups the live pods of every gang that has at least one gated pod.
@@ -269,11 +287,16 @@ func (r *Reconciler) handle(ctx context.Context, st *Snapshot, key string, pods 
 		log.Info("gang can never fit", "reason", err)
 		return waiting
 	case err != nil:
-		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonUnplaceable, "Place", "gang %s stays gated: %v%s", key, err, skippedNote(skipped))
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonUnplaceable, "Place", "gang %s stays gated: %v%s%s", key, err, skippedNote(skipped), st.stale.note())
 		log.Info("gang unplaceable", "reason", err)
 		return waiting
 	}
-	plan.Explanation += skippedNote(skipped)
+	plan.Explanation += skippedNote(skipped) + st.stale.note()
+	if st.stale != nil {
+		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonStaleTopology, "Place", "gang %s planned on the last consistent topology tree (read at %s): the current one is inconsistent: %s",
+			key, st.stale.at.UTC().Format(time.RFC3339), st.stale.problem)
+		log.Warn("planned on the last consistent topology tree", "consistentAt", st.stale.at.UTC().Format(time.RFC3339), "inconsistency", st.stale.problem)
+	}
 	g.inRankOrder(plan)
 	if len(plan.Victims) > 0 {
 		return r.preempt(ctx, st, g, plan, log)

@@ -34,6 +34,8 @@ func TestOnRealScheduler(t *testing.T) {
 		{"RestartMidway", testRestartMidway},
 		{"TreeFromClusterNetworkTopology", testTreeFromClusterNetworkTopology},
 		{"AvoidDegraded", testAvoidDegraded},
+		{"TreeInTransition", testTreeInTransition},
+		{"NoConsistentTree", testNoConsistentTree},
 		{"Binary", testBinary},
 	} {
 		t.Run(tc.name, tc.run)

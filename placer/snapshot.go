@@ -33,16 +33,36 @@ type Snapshot struct {
 	// reserved maps a node to its live reservation.
 	reserved map[string]Reservation
 	now      time.Time
+	// stale is set while the placer places with its last consistent tree (the current one is inconsistent).
+	stale *staleTree
 }
 
 // NewSnapshot builds the snapshot of a cluster from its topology tree, Nodes and Pods at time now, avoiding
 // nodes with sick links (AvoidDegraded). A node reservation (ReservedTaint) is live while its gang has an
 // unbound pod and its time is not up; the others are left for the placer to release.
 func NewSnapshot(tree *topology.Tree, nodes []corev1.Node, pods []corev1.Pod, now time.Time) (*Snapshot, error) {
+	f, err := compileTree(tree)
+	if err != nil {
+		return nil, err
+	}
+	return snapshotOn(f, nodes, pods, now), nil
+}
+
+// compileTree compiles the tree for placement; its errors (a node in two domains, a parent not above its
+// child, …) are *placement.InputError.
+func compileTree(tree *topology.Tree) (*placement.Fabric, error) {
 	f, err := placement.NewFabric(tree)
 	if err != nil {
 		return nil, fmt.Errorf("the topology: %w", err)
 	}
+	return f, nil
+}
+
+// snapshotOn builds the snapshot on a compiled fabric. The fabric gives only the domain structure: which nodes
+// exist, what they hold and whether they take pods comes from nodes and pods alone, so a fabric read earlier
+// (the placer's last consistent tree) never puts a pod on a node that is gone (it has nothing allocatable) or
+// that is cordoned, not Ready, tainted or reserved now (Unavailable).
+func snapshotOn(f *placement.Fabric, nodes []corev1.Node, pods []corev1.Pod, now time.Time) *Snapshot {
 	st := &Snapshot{nodes: make(map[string]*corev1.Node, len(nodes)), fabric: f, inFabric: map[string]bool{},
 		reserved: map[string]Reservation{}, now: now, AvoidDegraded: true}
 	for i := range pods {
@@ -59,25 +79,34 @@ func NewSnapshot(tree *topology.Tree, nodes []corev1.Node, pods []corev1.Pod, no
 			st.reserved[name] = res
 		}
 	}
-	return st, nil
+	return st
 }
 
 // ReadSnapshot reads the pods, the nodes and the topology tree (ReadTree) and builds their snapshot. cache
 // lists pods, nodes and HyperNodes; live reads the ClusterNetworkTopology.
 func ReadSnapshot(ctx context.Context, cache, live client.Reader, now time.Time) (*Snapshot, error) {
-	var pods corev1.PodList
-	if err := cache.List(ctx, &pods); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	var nodes corev1.NodeList
-	if err := cache.List(ctx, &nodes); err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	tree, err := ReadTree(ctx, cache, live, nodes.Items)
+	pods, nodes, err := listCluster(ctx, cache)
 	if err != nil {
 		return nil, err
 	}
-	return NewSnapshot(tree, nodes.Items, pods.Items, now)
+	tree, err := ReadTree(ctx, cache, live, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return NewSnapshot(tree, nodes, pods, now)
+}
+
+// listCluster lists the pods and the nodes.
+func listCluster(ctx context.Context, cache client.Reader) ([]corev1.Pod, []corev1.Node, error) {
+	var pods corev1.PodList
+	if err := cache.List(ctx, &pods); err != nil {
+		return nil, nil, fmt.Errorf("listing pods: %w", err)
+	}
+	var nodes corev1.NodeList
+	if err := cache.List(ctx, &nodes); err != nil {
+		return nil, nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	return pods.Items, nodes.Items, nil
 }
 
 // Fabric is the topology the snapshot places on.
@@ -148,9 +177,9 @@ func targetNode(p *corev1.Pod) string {
 // tolerations: every node's allocatable, the requests of the pods bound or pinned to it (the gang's own pods
 // aside), and the other gangs (in every form GangOf reads) as running gangs, preemptible as p allows
 // (terminating pods count as used, but are no victims: they are leaving already). A node the gang cannot use
-// (unschedulable, reserved for another gang, a taint its pods do not tolerate, a sick link under
-// AvoidDegraded) is placement.Node.Unavailable. It returns the nodes outside the topology as well, which are
-// not used.
+// (unschedulable, not Ready, reserved for another gang, a taint its pods do not tolerate, a sick link under
+// AvoidDegraded) is placement.Node.Unavailable; a node of the topology without a Node has nothing allocatable.
+// It returns the nodes outside the topology as well, which are not used.
 func (st *Snapshot) Cluster(gang string, tolerations []corev1.Toleration, p Preemption) (*placement.Cluster, []string, error) {
 	evictable := p.evictable(st.pods)
 	used := st.used(gang)
@@ -212,10 +241,10 @@ func (st *Snapshot) used(gang string) map[string]placement.Resources {
 	return used
 }
 
-// usable says whether the pods of gang, carrying tolerations, may go to node: schedulable, not reserved for
-// another gang, every NoSchedule or NoExecute taint tolerated.
+// usable says whether the pods of gang, carrying tolerations, may go to node: schedulable, Ready, not reserved
+// for another gang, every NoSchedule or NoExecute taint tolerated.
 func (st *Snapshot) usable(node *corev1.Node, gang string, tolerations []corev1.Toleration) bool {
-	if node.Spec.Unschedulable {
+	if node.Spec.Unschedulable || !ready(node) {
 		return false
 	}
 	if r, ok := st.reserved[node.Name]; ok && r.Gang != gang {
@@ -230,6 +259,18 @@ func (st *Snapshot) usable(node *corev1.Node, gang string, tolerations []corev1.
 			return tol.ToleratesTaint(logr.Discard(), t, false)
 		}) {
 			return false
+		}
+	}
+	return true
+}
+
+// ready says whether a node may run pods: its Ready condition is True, or it reports none (a node read from a
+// file, a Node created without a kubelet). A node the node lifecycle controller sees not Ready carries its
+// NoSchedule taint as well; this holds without that controller.
+func ready(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
 		}
 	}
 	return true

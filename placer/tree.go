@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,12 +26,17 @@ var ErrNoTopology = errors.New("no topology: no HyperNode owned by fabricmap and
 // ReadTree reads the topology tree: the HyperNodes fabricmap owns (app.kubernetes.io/managed-by=fabricmap) or,
 // when there are none, Koordinator's ClusterNetworkTopology and the nodes' labels. hyperNodes lists HyperNodes
 // (a cache restricted to owned ones is fine); live reads the ClusterNetworkTopology as an unstructured object.
+// Objects that describe no single tree (a HyperNode member of two others, a label value under two parents, as
+// while the aggregator rewrites the tree) are a *placement.InputError (inconsistentTree).
 func ReadTree(ctx context.Context, hyperNodes, live client.Reader, nodes []corev1.Node) (*topology.Tree, error) {
 	var hns topologyv1alpha1.HyperNodeList
 	if err := hyperNodes.List(ctx, &hns, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil && !meta.IsNoMatchError(err) {
 		return nil, fmt.Errorf("listing HyperNodes: %w", err)
 	}
 	if len(hns.Items) > 0 {
+		// In name order, so that of several problems (a tree in transition has many) the same one is named
+		// on every pass, whatever order the cache lists them in.
+		slices.SortFunc(hns.Items, func(a, b topologyv1alpha1.HyperNode) int { return strings.Compare(a.Name, b.Name) })
 		t, err := treeread.TreeFromHyperNodes(hns.Items, NodeLabels(nodes))
 		if err != nil {
 			return nil, fmt.Errorf("the HyperNodes: %w", err)
