@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,9 +14,11 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// ConfirmDeletionsAnnotation is the annotation an admin sets on DeletionGuard.Lease to let held deletions go
-// ahead. Its value is a time (RFC 3339, e.g. `date -u +%FT%TZ`); it confirms a hold that began at or before
-// that time, so a confirmation left from an earlier hold never confirms a new one.
+// ConfirmDeletionsAnnotation is the annotation an admin sets on DeletionGuard.Lease to let held deletions (and
+// held rewrites, rewriteguard.go) go ahead. Its value is a time (RFC 3339, e.g. `date -u +%FT%TZ`); it confirms
+// a hold that began at or before that time, so a confirmation left from an earlier hold never confirms a new
+// one, and one dated more than maxConfirmSkew ahead of the aggregator's clock confirms nothing (a confirmation
+// "dated 2099" would otherwise confirm every future hold); both are refused with a Warning Event.
 const ConfirmDeletionsAnnotation = "fabricmap.io/confirm-deletions"
 
 // Events of the deletion guard, recorded on DeletionGuard.Lease.
@@ -24,7 +27,14 @@ const (
 	ReasonDeletionsHeld = "DeletionsHeld"
 	// ReasonDeletionsConfirmed (Normal): held deletions go ahead, confirmed by an admin or by their persistence.
 	ReasonDeletionsConfirmed = "DeletionsConfirmed"
+	// ReasonConfirmationRefused (Warning): the Lease's ConfirmDeletionsAnnotation is older than the hold or
+	// dated in the future; it confirms nothing.
+	ReasonConfirmationRefused = "ConfirmationRefused"
 )
+
+// maxConfirmSkew is how far ahead of the aggregator's clock a confirmation may be dated (clocks of an admin's
+// machine and the cluster differ a little); later is refused.
+const maxConfirmSkew = 5 * time.Minute
 
 // confirmPoll is how often a held pass looks again for a confirmation: neither the annotation nor the passing
 // time brings a watch event.
@@ -81,8 +91,8 @@ type guardState struct {
 	since time.Time
 	// confirmed is the set whose deletion was confirmed: any part of it may go without a new hold.
 	confirmed map[string]bool
-	// stale is the last confirmation seen that was older than the hold (said once).
-	stale time.Time
+	// refused is the last confirmation seen that was older than the hold or dated in the future (said once).
+	refused time.Time
 }
 
 // guardVerdict is what the guard says of one pass.
@@ -106,14 +116,17 @@ type guardDecision struct {
 	Since time.Time
 	// Stale is a confirmation older than the hold, when first seen: it confirms nothing.
 	Stale time.Time
+	// Future is a confirmation dated more than maxConfirmSkew ahead of now, when first seen: it confirms nothing.
+	Future time.Time
 }
 
 // decide judges one pass: gone are the managed HyperNodes absent from the tree (within their grace period or
-// past it), due how many of them are past it, total the managed HyperNodes. confirmedAt returns the time an
-// admin confirmed (zero when none); it is called only for a held set. A hold starts only when something is
-// due, and a set that grows (is no subset of the held one) starts a new hold.
-func (g DeletionGuard) decide(s guardState, gone []string, due, total int, now time.Time, confirmedAt func() time.Time) (guardDecision, guardState) {
-	if !g.trips(len(gone), total) {
+// past it), due how many of them are past it, tripped whether they are too many (DeletionGuard.trips).
+// confirmedAt returns the time an admin confirmed (zero when none); it is called only for a held set. A hold
+// starts only when something is due, and a set that grows (is no subset of the held one) starts a new hold.
+// The rewrite guard judges its set of rewrites the same way (all of them due at once).
+func (g DeletionGuard) decide(s guardState, gone []string, due int, tripped bool, now time.Time, confirmedAt func() time.Time) (guardDecision, guardState) {
+	if !tripped {
 		return guardDecision{Verdict: guardAllow, Lifted: s.held != nil}, guardState{}
 	}
 	set := make(map[string]bool, len(gone))
@@ -128,7 +141,7 @@ func (g DeletionGuard) decide(s guardState, gone []string, due, total int, now t
 	}
 	var d guardDecision
 	if s.held == nil || !subset(set, s.held) {
-		s = guardState{since: now}
+		s = guardState{since: now, refused: s.refused}
 		d.Started = true
 	}
 	s.held = set
@@ -138,12 +151,18 @@ func (g DeletionGuard) decide(s guardState, gone []string, due, total int, now t
 		return d, guardState{confirmed: set}
 	}
 	at := confirmedAt()
-	if confirmedBy(at, s.since) {
+	future := at.After(now.Add(maxConfirmSkew))
+	if !future && confirmedBy(at, s.since) {
 		d.Verdict = guardConfirmedByAdmin
 		return d, guardState{confirmed: set}
 	}
-	if !at.IsZero() && !at.Equal(s.stale) {
-		d.Stale, s.stale = at, at
+	if !at.IsZero() && !at.Equal(s.refused) {
+		s.refused = at
+		if future {
+			d.Future = at
+		} else {
+			d.Stale = at
+		}
 	}
 	d.Verdict = guardHold
 	return d, s
@@ -165,13 +184,47 @@ func subset(a, b map[string]bool) bool {
 
 // guardDeletions decides whether the due deletions of this pass go ahead; gone are the owned HyperNodes absent
 // from the tree, due how many of them are past their grace period, total the owned HyperNodes. A held pass is
-// said in the metrics, the log and, when it starts, an Event on the Lease. It returns whether to delete, and
-// when to look again for a confirmation (zero when nothing is held).
-func (r *Reconciler) guardDeletions(ctx context.Context, gone []string, due, total int) (bool, time.Duration) {
+// said in the metrics, the log and, when it starts, an Event on the Lease. It returns whether to delete, when to
+// look again for a confirmation (zero when nothing is held), and whether a hold just lifted unconfirmed (the
+// HyperNodes came back within the limits: those still gone must not be deleted the moment before theirs return).
+func (r *Reconciler) guardDeletions(ctx context.Context, gone []string, due, total int) (ok bool, wait time.Duration, lifted bool) {
 	g := r.Config.DeletionGuard
 	if g == nil {
-		return true, 0
+		return true, 0, false
 	}
+	share := 100 * float64(len(gone)) / float64(max(total, 1))
+	why := fmt.Sprintf("above the limit of %.0f%%", 100*g.MaxShare)
+	if len(gone) >= total {
+		why = "the tree would be left with none"
+	}
+	return r.guardPass(ctx, &r.guard, deletionHold, gone, due, g.trips(len(gone), total),
+		fmt.Sprintf("%d of %d managed HyperNodes (%.0f%%) are gone from the tree, %s", len(gone), total, share, why))
+}
+
+// holdKind is what a guard holds: HyperNode deletions, or rewrites of the tree schedulers read.
+type holdKind struct {
+	// what names the held writes in the log and Events ("HyperNode deletions").
+	what string
+	// held and confirmed are the Events' reasons.
+	held, confirmed string
+	// gauge says how many writes are held.
+	gauge func(*Metrics) prometheus.Gauge
+	// passes counts held passes; confirmations counts confirmed sets, by what confirmed them.
+	passes        func(*Metrics) prometheus.Counter
+	confirmations func(*Metrics) *prometheus.CounterVec
+}
+
+// deletionHold is the deletion guard's kind.
+var deletionHold = holdKind{what: "HyperNode deletions", held: ReasonDeletionsHeld, confirmed: ReasonDeletionsConfirmed,
+	gauge:         func(m *Metrics) prometheus.Gauge { return m.deletionsHeld },
+	passes:        func(m *Metrics) prometheus.Counter { return m.heldPasses },
+	confirmations: func(m *Metrics) *prometheus.CounterVec { return m.deletionsConfirmed }}
+
+// guardPass runs one guard (state) over set, of which due are ready to be written, tripped whether the set is
+// beyond the limits; why says so for people. It returns whether the writes go ahead, when to look again for a
+// confirmation, and whether a hold lifted unconfirmed.
+func (r *Reconciler) guardPass(ctx context.Context, state *guardState, kind holdKind, set []string, due int, tripped bool, why string) (bool, time.Duration, bool) {
+	g := r.Config.DeletionGuard
 	var lease *coordinationv1.Lease
 	read := false
 	getLease := func() *coordinationv1.Lease { // read at most once a pass, and only when something is held
@@ -181,58 +234,59 @@ func (r *Reconciler) guardDeletions(ctx context.Context, gone []string, due, tot
 		return lease
 	}
 	now := r.now()
-	d, next := g.decide(r.guard, gone, due, total, now, func() time.Time { return r.confirmation(getLease(), g.Lease) })
-	r.guard = next
-	share := 100 * float64(len(gone)) / float64(max(total, 1))
+	d, next := g.decide(*state, set, due, tripped, now, func() time.Time { return r.confirmation(getLease(), g.Lease) })
+	*state = next
 	switch d.Verdict {
 	case guardAllow:
-		r.Metrics.deletionsHeld.Set(0)
+		kind.gauge(r.Metrics).Set(0)
 		if d.Lifted {
-			r.Log.Info("HyperNode deletion hold lifted: the tree is back within the limits", "gone", len(gone), "managed", total)
+			r.Log.Info(kind.what+" hold lifted: back within the limits", "pending", len(set))
 		}
-		return true, 0
+		return true, 0, d.Lifted
 	case guardConfirmedByTime, guardConfirmedByAdmin:
 		by := map[guardVerdict]string{guardConfirmedByTime: "persistence", guardConfirmedByAdmin: "annotation"}[d.Verdict]
-		r.Metrics.deletionsHeld.Set(0)
-		r.Metrics.deletionsConfirmed.WithLabelValues(by).Inc()
+		kind.gauge(r.Metrics).Set(0)
+		kind.confirmations(r.Metrics).WithLabelValues(by).Inc()
 		heldFor := now.Sub(d.Since)
-		r.Log.Warn("held HyperNode deletions confirmed; deleting", "by", by, "due", due, "gone", len(gone), "managed", total,
-			"share", fmt.Sprintf("%.0f%%", share), "heldFor", heldFor)
-		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeNormal, ReasonDeletionsConfirmed, "DeleteHyperNodes",
-			"%d held HyperNode deletions go ahead (%d of %d managed HyperNodes gone), confirmed by %s after %v",
-			due, len(gone), total, by, heldFor.Round(time.Second))
-		return true, 0
+		r.Log.Warn("held "+kind.what+" confirmed; writing them", "by", by, "due", due, "why", why, "heldFor", heldFor)
+		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeNormal, kind.confirmed, "GuardTopology",
+			"%d held %s go ahead (%s), confirmed by %s after %v", due, kind.what, why, by, heldFor.Round(time.Second))
+		return true, 0, false
 	}
-	r.Metrics.deletionsHeld.Set(float64(due))
-	r.Metrics.heldPasses.Inc()
+	kind.gauge(r.Metrics).Set(float64(due))
+	kind.passes(r.Metrics).Inc()
 	if d.Started {
 		confirm := fmt.Sprintf("kubectl -n %s annotate lease %s %s=$(date -u +%%FT%%TZ) --overwrite", g.Lease.Namespace, g.Lease.Name, ConfirmDeletionsAnnotation)
 		wait := "never (an admin must confirm)"
 		if g.ConfirmAfter > 0 {
 			wait = g.ConfirmAfter.String()
 		}
-		r.Log.Warn("HyperNode deletions held: too many HyperNodes gone from the tree at once; nothing deleted",
-			"due", due, "gone", len(gone), "managed", total, "share", fmt.Sprintf("%.0f%%", share),
-			"maxShare", fmt.Sprintf("%.0f%%", 100*g.MaxShare), "first", head(gone, 10), "autoConfirmAfter", wait, "confirm", confirm)
-		why := fmt.Sprintf("above the limit of %.0f%%", 100*g.MaxShare)
-		if len(gone) >= total {
-			why = "the tree would be left with none"
-		}
-		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, ReasonDeletionsHeld, "DeleteHyperNodes",
-			"%d HyperNode deletions held: %d of %d managed HyperNodes (%.0f%%) are gone from the tree, %s; they go ahead when unchanged for %s, or at once with: %s",
-			due, len(gone), total, share, why, wait, confirm)
+		r.Log.Warn(kind.what+" held: too much of the tree would change at once; nothing written",
+			"due", due, "why", why, "first", head(set, 10), "autoConfirmAfter", wait, "confirm", confirm)
+		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, kind.held, "GuardTopology",
+			"%d %s held: %s; they go ahead when unchanged for %s, or at once with: %s", due, kind.what, why, wait, confirm)
 	} else {
-		r.Log.Debug("HyperNode deletions still held", "due", due, "gone", len(gone), "managed", total, "since", d.Since)
+		r.Log.Debug(kind.what+" still held", "due", due, "why", why, "since", d.Since)
 	}
-	if !d.Stale.IsZero() {
-		r.Log.Warn("confirmation of held deletions ignored: it is older than the hold; set it again", "lease", g.Lease,
-			"annotation", ConfirmDeletionsAnnotation, "confirmedAt", d.Stale, "heldSince", d.Since)
+	for _, refused := range []struct {
+		at  time.Time
+		why string
+	}{{d.Stale, "it is older than the hold, which began at " + d.Since.UTC().Format(time.RFC3339)},
+		{d.Future, fmt.Sprintf("it is dated more than %v ahead of the aggregator's clock (%s)", maxConfirmSkew, now.UTC().Format(time.RFC3339))}} {
+		if refused.at.IsZero() {
+			continue
+		}
+		r.Log.Warn("confirmation of held writes refused: "+refused.why+"; set it again", "lease", g.Lease,
+			"annotation", ConfirmDeletionsAnnotation, "confirmedAt", refused.at, "heldSince", d.Since, "held", kind.what)
+		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, ReasonConfirmationRefused, "GuardTopology",
+			"%s=%s confirms nothing: %s; set it to the current time to confirm the held %s",
+			ConfirmDeletionsAnnotation, refused.at.UTC().Format(time.RFC3339), refused.why, kind.what)
 	}
 	requeue := confirmPoll
 	if g.ConfirmAfter > 0 {
 		requeue = min(requeue, max(d.Since.Add(g.ConfirmAfter).Sub(now), time.Second))
 	}
-	return false, requeue
+	return false, requeue, false
 }
 
 // guardLease reads the guard's Lease from the API server (the cache holds no Lease of this name); nil when it

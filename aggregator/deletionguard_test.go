@@ -74,11 +74,22 @@ func TestDeletionGuardDecide(t *testing.T) {
 		{name: "a confirmation older than the hold is ignored and said", guard: guard, prev: held, gone: []string{"a", "b", "c"}, due: 3, total: 10,
 			now: t0.Add(5 * time.Minute), confirmedAt: t0.Add(-time.Minute),
 			want:      guardDecision{Verdict: guardHold, Since: t0, Stale: t0.Add(-time.Minute)},
-			wantState: guardState{held: set("a", "b", "c"), since: t0, stale: t0.Add(-time.Minute)}},
-		{name: "the same stale confirmation is said once", guard: guard, prev: guardState{held: set("a", "b", "c"), since: t0, stale: t0.Add(-time.Minute)},
+			wantState: guardState{held: set("a", "b", "c"), since: t0, refused: t0.Add(-time.Minute)}},
+		{name: "the same stale confirmation is said once", guard: guard, prev: guardState{held: set("a", "b", "c"), since: t0, refused: t0.Add(-time.Minute)},
 			gone: []string{"a", "b", "c"}, due: 3, total: 10, now: t0.Add(6 * time.Minute), confirmedAt: t0.Add(-time.Minute),
 			want:      guardDecision{Verdict: guardHold, Since: t0},
-			wantState: guardState{held: set("a", "b", "c"), since: t0, stale: t0.Add(-time.Minute)}},
+			wantState: guardState{held: set("a", "b", "c"), since: t0, refused: t0.Add(-time.Minute)}},
+		{name: "a confirmation dated in the future is refused and said", guard: guard, prev: held, gone: []string{"a", "b", "c"}, due: 3, total: 10,
+			now: t0.Add(5 * time.Minute), confirmedAt: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC),
+			want:      guardDecision{Verdict: guardHold, Since: t0, Future: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)},
+			wantState: guardState{held: set("a", "b", "c"), since: t0, refused: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{name: "a future confirmation confirms no later hold either", guard: guard, prev: guardState{refused: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)},
+			gone: []string{"a", "b", "c"}, due: 3, total: 10, now: t0, confirmedAt: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC),
+			want:      guardDecision{Verdict: guardHold, Started: true, Since: t0},
+			wantState: guardState{held: set("a", "b", "c"), since: t0, refused: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{name: "a confirmation a minute ahead (clock skew) confirms", guard: guard, prev: held, gone: []string{"a", "b", "c"}, due: 3, total: 10,
+			now: t0.Add(5 * time.Minute), confirmedAt: t0.Add(6 * time.Minute),
+			want: guardDecision{Verdict: guardConfirmedByAdmin, Since: t0}, wantState: guardState{confirmed: set("a", "b", "c")}},
 		{name: "part of a confirmed set: deleted", guard: guard, prev: guardState{confirmed: set("a", "b", "c")}, gone: []string{"b", "c"}, due: 1, total: 8,
 			now: t0, want: guardDecision{Verdict: guardAllow}, wantState: guardState{confirmed: set("b", "c")}},
 		{name: "beyond the confirmed set: held again", guard: guard, prev: guardState{confirmed: set("b", "c")}, gone: []string{"b", "c", "d"}, due: 1, total: 8,
@@ -88,7 +99,7 @@ func TestDeletionGuardDecide(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d, s := c.guard.decide(c.prev, c.gone, c.due, c.total, c.now, func() time.Time { return c.confirmedAt })
+			d, s := c.guard.decide(c.prev, c.gone, c.due, c.guard.trips(len(c.gone), c.total), c.now, func() time.Time { return c.confirmedAt })
 			if diff := cmp.Diff(c.want, d); diff != "" {
 				t.Errorf("decision (-want +got):\n%s", diff)
 			}
@@ -121,7 +132,8 @@ func TestDeletionGuardValidate(t *testing.T) {
 }
 
 // guardBed is a reconciler with a deletion guard, a real Event recorder and a Lease to confirm on, over the
-// reports of the given nodes, each behind its own leaf (so the tree has one HyperNode per node and a root).
+// reports of the given nodes, each behind its own leaf (so the tree has one HyperNode per node and a root); with
+// no nodes, the caller makes the reports.
 func guardBed(t *testing.T, guard DeletionGuard, nodes ...string) (*Reconciler, *fakeClock) {
 	t.Helper()
 	deleteAll(t)
@@ -144,6 +156,9 @@ func guardBed(t *testing.T, guard DeletionGuard, nodes ...string) (*Reconciler, 
 	r.Events = broadcaster.NewRecorder(kube.Scheme(), "fabricmap-aggregator")
 	for i, n := range nodes {
 		upsertReport(t, report(n, fmt.Sprintf("%02x", 0xa0+i)))
+	}
+	if len(nodes) == 0 {
+		return r, clock
 	}
 	reconcileOnce(t, r)
 	if got := len(hyperNodes(t)); got != len(nodes)+1 {

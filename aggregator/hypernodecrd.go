@@ -342,11 +342,11 @@ func (r *Reconciler) ownedHyperNodes(ctx context.Context) (_ []topologyv1alpha1.
 // they no longer are (their CRD deleted, or being deleted) is no error to retry: the CRD is looked at again
 // at once, and the HyperNodes start again when it is back.
 func (r *Reconciler) syncHyperNodes(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, served bool, placed map[string]bool,
-	nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
+	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (time.Duration, error) {
 	if !served {
 		return 0, nil
 	}
-	requeue, err := r.sync(ctx, desired, existing, placed, nodes)
+	requeue, err := r.sync(ctx, desired, existing, placed, nodes, labels)
 	if err != nil && r.hyperNodeCRD != nil && hyperNodesNotServed(err) {
 		r.Log.Warn("HyperNodes not written: the API server no longer serves them (CRD deleted?); looking at the CRD again", "err", err)
 		r.hyperNodeCRD.lookAgain()

@@ -32,12 +32,14 @@ func (r *Reconciler) sourceList() []*polledSource {
 // mergeSources infers the tree from the reports' evidence and every fabric-wide source's last good evidence
 // (Infer: the one inference `fabricmap topology` shares), and keeps the polling's side: a source's errors,
 // staleness and last success in the metrics, and every node two sources place behind different switches
-// counted, logged and recorded as an Event on the Node. It returns the tree, the evidence it could not use and
-// when the next source poll is due (0 when there is no source).
-func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (*topology.Tree, []topology.Problem, time.Duration) {
+// counted, logged and recorded as an Event on the Node. It returns the tree, the evidence it could not use,
+// when the next source poll is due (0 when there is no source), and the sources that have given no good
+// evidence since the aggregator started (sourcehold.go).
+func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (*topology.Tree, []topology.Problem, time.Duration, []string) {
 	inputs := []topology.SourceInput{{Name: SourceReports, Input: reports, Merge: topology.Merge}}
 	now := r.now()
 	var next time.Duration
+	var awaited []string
 	for _, p := range r.sourceList() {
 		in, err := p.evidence(ctx, now)
 		name := p.src.Name()
@@ -62,13 +64,15 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, n
 		if p.good {
 			inputs = append(inputs, topology.SourceInput{Name: name, Input: in, Merge: p.src.Merge})
 			r.noteHosts(ctx, p, nodes)
+		} else {
+			awaited = append(awaited, name)
 		}
 	}
 	tree, problems, conflicts := Infer(inputs, r.Config)
 	for _, c := range conflicts {
 		r.conflict(c, nodes)
 	}
-	return tree, problems, next
+	return tree, problems, next, awaited
 }
 
 // Infer is the aggregator's inference from the reports' and the sources' evidence under conf: topology.Infer

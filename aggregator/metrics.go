@@ -32,6 +32,11 @@ type Metrics struct {
 	deletionsHeld      prometheus.Gauge
 	heldPasses         prometheus.Counter
 	deletionsConfirmed *prometheus.CounterVec
+	rewritesHeld       prometheus.Gauge
+	rewriteHeldPasses  prometheus.Counter
+	rewritesConfirmed  *prometheus.CounterVec
+	inconsistentPasses prometheus.Counter
+	sourceAwaited      *prometheus.GaugeVec
 	// the source polls (sources.go)
 	sourcePollDuration *prometheus.HistogramVec
 	sourcePollTimeouts *prometheus.CounterVec
@@ -126,11 +131,30 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "fabricmap_aggregator_deletion_confirmations_total",
 			Help: "Held sets of HyperNode deletions let go ahead, by what confirmed them (annotation, persistence).",
 		}, []string{"by"}),
+		rewritesHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_rewrites_held",
+			Help: "Rewrites of the tree (HyperNodes moved to another tier or parent, nodes relabelled) held by the rewrite guard (too many at once), waiting for a confirmation; nothing of the tree is written meanwhile.",
+		}),
+		rewriteHeldPasses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_rewrite_held_passes_total", Help: "Reconciles whose writes the rewrite guard held.",
+		}),
+		rewritesConfirmed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_rewrite_confirmations_total",
+			Help: "Held sets of tree rewrites let go ahead, by what confirmed them (annotation, persistence).",
+		}, []string{"by"}),
+		sourceAwaited: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "fabricmap_aggregator_source_awaited",
+			Help: "1 while a source that has given no good evidence since the aggregator started holds every write (the HyperNodes written before stay), by source.",
+		}, []string{"source"}),
+		inconsistentPasses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fabricmap_aggregator_inconsistent_passes_total",
+			Help: "Reconciles that wrote nothing because the HyperNodes they would leave are inconsistent (a node or HyperNode with two parents, a parent whose tier is not above its child's).",
+		}),
 	}
 	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
 		m.rejectedReports, m.rejectedEvidence, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors,
 		m.sourceStale, m.sourceLastSuccess, m.expiredReports, m.expirySuspended,
-		m.deletionsHeld, m.heldPasses, m.deletionsConfirmed)
+		m.deletionsHeld, m.heldPasses, m.deletionsConfirmed, m.rewritesHeld, m.rewriteHeldPasses, m.rewritesConfirmed, m.inconsistentPasses, m.sourceAwaited)
 	m.sourceShrinkHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "fabricmap_aggregator_source_shrink_held",
 		Help: "Nodes a source lost at once (more than --source-shrink-max-share) whose last good evidence stays in use until they stay missing for --source-shrink-confirm-after, by source; 0 when nothing is held.",

@@ -16,7 +16,6 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/workers"
-	"github.com/fabricmap/fabricmap/topology"
 )
 
 // LabelFieldManager is the field manager of the node labels the aggregator writes. Server-side apply under
@@ -25,7 +24,8 @@ import (
 // (syncNodeLabels reads the owners from the Nodes' managed fields, which the manager's cache must keep).
 const LabelFieldManager = "fabricmap-aggregator-labels"
 
-// syncNodeLabels makes the labels fabricmap owns on each placed node state its place in tree. The nodes
+// syncNodeLabels makes the labels fabricmap owns on each placed node state its place in the tree: desired, the
+// tree's topology labels of each placed node (hypernodegen.DesiredNodeLabels); it adds the dropped nodes to it. The nodes
 // dropped for a silent agent lose the labels fabricmap owns at once (they are no longer in any domain); other
 // nodes not in the tree (their uplinks lost, their report gone or unusable) keep them for
 // Config.UnplacedLabelHold, then lose them (holdUnplacedLabels); nodes with no Node object are left alone. A
@@ -33,13 +33,12 @@ const LabelFieldManager = "fabricmap-aggregator-labels"
 // A key the node already carries that fabricmap does not own (an admin's, another tool's) is never written: a
 // different value is counted, logged and recorded as a Warning Event (withoutForeignLabels,
 // noteForeignLabels). A node whose labels and annotation already match costs no write. placed are the nodes
-// tree places (placedNodes). It returns when the next held labels are due for removal; zero when none are held.
-func (r *Reconciler) syncNodeLabels(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, placed map[string]bool,
+// the tree places (placedNodes). It returns when the next held labels are due for removal; zero when none are held.
+func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[string]string, placed map[string]bool,
 	dropped []string, nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
 	if !r.Config.NodeLabels {
 		return 0, nil
 	}
-	desired := hypernodegen.DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
 	for _, n := range dropped {
 		if _, placed := desired[n]; !placed {
 			desired[n] = map[string]string{}

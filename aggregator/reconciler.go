@@ -107,6 +107,12 @@ type Reconciler struct {
 	expirySuspended bool
 	// guard is the deletion guard's memory of held and confirmed deletions (see guardDeletions).
 	guard guardState
+	// rewriteGuard is the rewrite guard's memory of held and confirmed rewrites (rewriteguard.go).
+	rewriteGuard guardState
+	// inconsistent is the last inconsistency that kept a pass from writing, said once (consistency.go).
+	inconsistent string
+	// awaitedSaid is the set of awaited sources last said (sourcehold.go).
+	awaitedSaid string
 	// previousTree is the last tree built, whose names the next one keeps (see keepNames).
 	previousTree *topology.Tree
 	// fabricHealth is what fabric health keeps between passes (healthpass.go).
@@ -152,7 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.pollSources(ctx) // the due source polls begin, off the reconcile (sources.go), with the reports' GUIDs
 	r.checkMassSilence(live)
 	evidence, dropped := r.evidence(live, nodes)
-	tree, problems, requeueFabric := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
+	tree, problems, requeueFabric, awaited := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
 	existing, served, err := r.ownedHyperNodes(ctx) // none when their CRD is not installed (hypernodecrd.go)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -168,6 +174,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if len(tree.Unplaced) > 0 {
 		r.Log.Info("nodes without topology evidence", "count", len(tree.Unplaced), "nodes", head(tree.Unplaced, 20))
 	}
+	if r.holdForSources(ctx, awaited, len(existing)) { // sourcehold.go: the last tree stays until every source answered
+		return reconcile.Result{RequeueAfter: max(requeueFabric, minPickup)}, nil
+	}
 	desired, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: r.Config.MemberSelector, LabelKeys: r.Config.LabelKeys})
 	if err != nil {
 		r.Metrics.invalidTrees.Inc()
@@ -177,8 +186,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.Metrics.observeTree(tree, len(live))
 
 	placed := placedNodes(tree)
-	requeue, err := r.syncHyperNodes(ctx, desired, existing, served, placed, nodes)
-	labelHoldWait, lerr := r.syncNodeLabels(ctx, tree, evidence, placed, dropped, nodes)
+	var labels map[string]map[string]string // the topology labels the tree gives each placed node; nil: none written
+	if r.Config.NodeLabels {
+		labels = hypernodegen.DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
+	}
+	if ok, wait := r.guardRewrites(ctx, findRewrites(desired, existing, nodes, labels, r.Config.LabelKeys.All())); !ok {
+		return reconcile.Result{RequeueAfter: wait}, nil // rewriteguard.go: nothing of this tree is written
+	}
+	requeue, err := r.syncHyperNodes(ctx, desired, existing, served, placed, nodes, labels)
+	if errors.Is(err, errInconsistent) {
+		return reconcile.Result{RequeueAfter: requeue}, nil // consistency.go: said; the last tree stays as written
+	}
+	labelHoldWait, lerr := r.syncNodeLabels(ctx, labels, placed, dropped, nodes)
 	if lerr != nil {
 		err = errors.Join(err, lerr)
 	}
@@ -235,7 +254,7 @@ func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[str
 // that no HyperNode of the tree stands above any more is due at once, through the guard, rather than left as
 // a second root. It returns when to look again for pending deletes.
 func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, placed map[string]bool,
-	nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
+	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (time.Duration, error) {
 	have := map[string]*topologyv1alpha1.HyperNode{}
 	for i := range existing {
 		have[existing[i].Name] = &existing[i]
@@ -285,13 +304,32 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 			"hypernode", n, "absentFor", now.Sub(r.absentSince[n]))
 		due = append(due, n)
 	}
-	ok, wait := r.guardDeletions(ctx, gone, len(due), len(have))
+	ok, wait, lifted := r.guardDeletions(ctx, gone, len(due), len(have))
 	if wait > 0 && (requeue == 0 || wait < requeue) {
 		requeue = wait
+	}
+	if lifted && len(due) > 0 {
+		// A hold ended because HyperNodes came back (agents restarting after every report vanished): the ones
+		// still gone waited out their grace period under the hold, and their reports are likely a moment away.
+		// Each gets a grace period from now rather than a deletion now and a new HyperNode (new UID) soon after.
+		for _, n := range gone {
+			r.absentSince[n] = now
+		}
+		r.Log.Info("the deletion hold lifted unconfirmed: the HyperNodes still gone get a new grace period", "gone", len(gone), "grace", r.Config.DeleteGracePeriod)
+		if requeue == 0 || r.Config.DeleteGracePeriod < requeue {
+			requeue = r.Config.DeleteGracePeriod
+		}
+		ok = false
 	}
 	if !ok {
 		due = nil
 		plan = anchorPending(desired, existing, placed, nodeNames, nil) // nothing goes: every pending one waits below the tree
+	}
+	if err := r.checkConsistent(ctx, existing, plan, due, nodes, labels); err != nil {
+		if requeue == 0 || requeue > inconsistentRetry {
+			requeue = inconsistentRetry
+		}
+		return requeue, err
 	}
 
 	for i := range plan.kept { // first, so that no node is in two HyperNodes when the tree's take it

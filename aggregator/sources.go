@@ -20,6 +20,9 @@ import (
 // saw itself, then the fabric manager, then a capture, then labels an admin set.
 var DefaultSourcePriority = []string{SourceReports, ufm.Name, ibfabric.Name, labels.Name}
 
+// firstPollWait bounds how long the first reconcile waits for a source's first poll.
+const firstPollWait = 10 * time.Second
+
 // DefaultPollTimeout bounds one poll of a source whose sources.Spec sets no bound of its own (UFM's is
 // --ufm-poll-timeout).
 const DefaultPollTimeout = 2 * time.Minute
@@ -36,8 +39,9 @@ const (
 // deadline, begun once interval has passed since the last one began; the reconcile takes in the outcome of a
 // finished poll and never waits for one in flight, so a slow source never holds up the tree built from the
 // reports and the other sources. The one exception is the source's first poll, which the first reconcile
-// waits for (up to the poll's deadline): a tree written without a source that answers in a moment would be
-// rewritten as soon as it does, at every start and every change of leader.
+// waits for, up to firstPollWait (a tree written without a source that answers in a moment would be rewritten
+// as soon as it does); a source that has not answered well since the start then holds the pass's writes while
+// HyperNodes are there to keep (sourcehold.go), rather than block the reconcile for the poll's whole deadline.
 type polledSource struct {
 	src         sources.Source
 	interval    time.Duration
@@ -87,7 +91,7 @@ func (r *Reconciler) pollSources(ctx context.Context) {
 // evidence returns the source's last good evidence, and the error of its latest poll when that failed (also on
 // later calls until a poll succeeds), so that the caller can report the source stale. It takes in the outcome
 // of a poll that finished since the last call, begins a poll when one is due, and waits only for the source's
-// first outcome.
+// first outcome, up to firstPollWait.
 func (p *polledSource) evidence(ctx context.Context, now time.Time) (topology.Input, error) {
 	p.take(now)
 	p.start(ctx, now)
@@ -96,10 +100,13 @@ func (p *polledSource) evidence(ctx context.Context, now time.Time) (topology.In
 		running := p.running
 		p.mu.Unlock()
 		if running != nil {
+			wait := time.NewTimer(firstPollWait)
 			select {
 			case <-running:
 			case <-ctx.Done():
+			case <-wait.C:
 			}
+			wait.Stop()
 		}
 		p.take(now)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -197,7 +196,7 @@ func newTopology() *cobra.Command {
 func readFabric(ctx context.Context, path string, stdin io.Reader, errw io.Writer) (*ib.Fabric, error) {
 	r := stdin
 	if path != "-" {
-		f, err := os.Open(path)
+		f, err := ibfabric.OpenCapture(path) // a file or a directory of chunks, plain or gzip, as the aggregator reads it
 		if err != nil {
 			return nil, err
 		}
