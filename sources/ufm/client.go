@@ -23,9 +23,10 @@ const (
 	DefaultRetryWaitMin  = time.Second
 	DefaultRetryWaitMax  = 30 * time.Second
 	DefaultMaxRetryAfter = 30 * time.Second
-	// DefaultMaxResponseBytes is well under the aggregator's memory limit (1 GiB): answers are decoded as a
-	// stream, so the cap bounds the time spent reading, not the memory.
-	DefaultMaxResponseBytes = 256 << 20
+	// DefaultMaxResponseBytes caps an answer's bytes. Answers are decoded as a stream within Limits, so the
+	// cap bounds the time spent reading, not the memory: 1 GiB leaves room for the ports answer of the largest
+	// subnet (about 350,000 ports of about 1 KB each), whose decoded content Limits still bounds.
+	DefaultMaxResponseBytes = 1 << 30
 )
 
 // ErrCredentialsRejected is the error (under errors.Is) of a request that UFM answered with 401 or 403.
@@ -61,6 +62,8 @@ type Config struct {
 	MaxRetryAfter time.Duration
 	// MaxResponseBytes caps the size of one answer; DefaultMaxResponseBytes when zero.
 	MaxResponseBytes int64
+	// Limits bound what is kept of one answer (entries, lists, strings, memory); the defaults when zero.
+	Limits Limits
 	// Logger receives the client's logs; nil discards them. Credentials are never logged.
 	Logger *slog.Logger
 }
@@ -71,6 +74,7 @@ type Client struct {
 	creds    *credentials
 	http     *retryablehttp.Client
 	maxBytes int64
+	limits   Limits
 	log      *slog.Logger
 }
 
@@ -99,7 +103,7 @@ func NewClient(cfg Config) (*Client, error) {
 		log.Warn("UFM is reached over plain HTTP: the credentials travel unencrypted", "url", base.String())
 	}
 	rc := &retryablehttp.Client{
-		HTTPClient:   &http.Client{Transport: transport, Timeout: orDefault(cfg.Timeout, DefaultTimeout)},
+		HTTPClient:   &http.Client{Transport: transport, Timeout: orDefault(cfg.Timeout, DefaultTimeout), CheckRedirect: checkRedirect},
 		Logger:       retryLog{log},
 		RetryWaitMin: orDefault(cfg.RetryWaitMin, DefaultRetryWaitMin),
 		RetryWaitMax: orDefault(cfg.RetryWaitMax, DefaultRetryWaitMax),
@@ -107,7 +111,8 @@ func NewClient(cfg Config) (*Client, error) {
 		CheckRetry:   checkRetry,
 		Backoff:      retryPolicy{maxRetryAfter: orDefault(cfg.MaxRetryAfter, DefaultMaxRetryAfter), now: time.Now}.backoff,
 	}
-	return &Client{base: base, creds: creds, http: rc, maxBytes: orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes), log: log}, nil
+	return &Client{base: base, creds: creds, http: rc, maxBytes: orDefault(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
+		limits: cfg.Limits.withDefaults(), log: log}, nil
 }
 
 func orDefault[T comparable](v, def T) T {
@@ -146,11 +151,11 @@ func parseBaseURL(raw string) (*url.URL, error) {
 }
 
 // Fabric reads the systems, the links and the ports, as LoadDump reads them from a dump (the same code: a
-// live UFM and a dump of its answers give the same fabric). ctx bounds the whole read, the waits between
-// retries included.
+// live UFM and a dump of its answers give the same fabric), each answer within the client's Limits. ctx
+// bounds the whole read, the waits between retries included.
 func (c *Client) Fabric(ctx context.Context) (*Fabric, error) {
 	start := time.Now()
-	f, err := readFabric(ctx, c)
+	f, err := readFabric(ctx, c, c.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -161,17 +166,17 @@ func (c *Client) Fabric(ctx context.Context) (*Fabric, error) {
 
 // Systems reads /resources/systems.
 func (c *Client) Systems(ctx context.Context) ([]System, error) {
-	return readAnswer(ctx, c, EndpointSystems, decodeSystems)
+	return readAnswer(ctx, c, EndpointSystems, c.limits, decodeSystems)
 }
 
 // Links reads /resources/links.
 func (c *Client) Links(ctx context.Context) ([]Link, error) {
-	return readAnswer(ctx, c, EndpointLinks, decodeLinks)
+	return readAnswer(ctx, c, EndpointLinks, c.limits, decodeLinks)
 }
 
 // Ports reads /resources/ports.
 func (c *Client) Ports(ctx context.Context) ([]Port, error) {
-	return readAnswer(ctx, c, EndpointPorts, decodePorts)
+	return readAnswer(ctx, c, EndpointPorts, c.limits, decodePorts)
 }
 
 // open requests one resource (see answers); the answer's size is logged when it is closed.
@@ -188,7 +193,8 @@ func (c *Client) open(ctx context.Context, endpoint string) (io.ReadCloser, erro
 func (c *Client) decodeError(_ string, err error) error { return err }
 
 // get requests one resource and returns its answer's body, capped at maxBytes, for the caller to decode as it
-// is read and to close.
+// is read and to close. Redirects are followed within UFM's origin only (checkRedirect), and an answer that
+// was not asked for with the credentials is refused.
 func (c *Client) get(ctx context.Context, endpoint string) (*cappedBody, error) {
 	auth, prefix, err := c.creds.authorize()
 	if err != nil {
@@ -203,7 +209,14 @@ func (c *Client) get(ctx context.Context, endpoint string) (*cappedBody, error) 
 	req.Header.Set("Authorization", auth)
 	resp, err := c.http.Do(req)
 	if err != nil {
+		return nil, fmt.Errorf("UFM %s: %w", endpoint, redirectError(err))
+	}
+	if err := checkAnswered(resp, u, auth); err != nil {
+		resp.Body.Close()
 		return nil, fmt.Errorf("UFM %s: %w", endpoint, err)
+	}
+	if resp.Request != nil && resp.Request.URL.String() != u.String() {
+		c.log.Debug("UFM redirected the request within its origin", "endpoint", endpoint, "to", showURL(resp.Request.URL))
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:

@@ -57,27 +57,40 @@ func hugePortsAnswer(tb testing.TB, minBytes int) []byte {
 	}
 }
 
-// heapPeak samples the bytes of heap objects (live and not yet swept) while it runs: a cheap read of
-// runtime/metrics, no stop of the world.
+// heapPeak samples a heap figure while it runs: a cheap read of runtime/metrics, no stop of the world.
 type heapPeak struct {
-	stop chan struct{}
-	done sync.WaitGroup
-	peak uint64
+	sample func() uint64
+	stop   chan struct{}
+	done   sync.WaitGroup
+	peak   uint64
 }
 
+// heapObjects is the bytes of heap objects, live and not yet swept.
 func heapObjects() uint64 {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
 
-func startHeapPeak() *heapPeak {
-	h := &heapPeak{stop: make(chan struct{}), peak: heapObjects()}
+// heapInuse is the bytes of the heap's spans in use, runtime.MemStats.HeapInuse: the objects and the free
+// room in their spans.
+func heapInuse() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() + s[1].Value.Uint64()
+}
+
+// startHeapPeak samples heapObjects.
+func startHeapPeak() *heapPeak { return startPeakOf(heapObjects) }
+
+// startPeakOf samples sample every millisecond until end.
+func startPeakOf(sample func() uint64) *heapPeak {
+	h := &heapPeak{sample: sample, stop: make(chan struct{}), peak: sample()}
 	h.done.Go(func() {
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		for {
-			h.peak = max(h.peak, heapObjects())
+			h.peak = max(h.peak, h.sample())
 			select {
 			case <-h.stop:
 				return
@@ -91,7 +104,7 @@ func startHeapPeak() *heapPeak {
 func (h *heapPeak) end() uint64 {
 	close(h.stop)
 	h.done.Wait()
-	return max(h.peak, heapObjects())
+	return max(h.peak, h.sample())
 }
 
 // BenchmarkDecodeHugePortsAnswer reads a generated /resources/ports answer of 100 MB from a UFM on 127.0.0.1

@@ -20,10 +20,11 @@ const (
 )
 
 // LoadDump reads a fabric from the saved answers of UFM's REST resources in dir: systems.json, links.json and
-// ports.json, through the same code as Client.Fabric, so a dump gives the evidence the live UFM gave. A dump
+// ports.json, through the same code as Client.Fabric, so a dump gives the evidence the live UFM gave, within
+// the same bounds: each file at most DefaultMaxResponseBytes, its content within the default Limits. A dump
 // without ports.json is read without ports (its link ends that no system lists are then reported).
 func LoadDump(dir string) (*Fabric, error) {
-	return readFabric(context.Background(), dumpDir(dir))
+	return readFabric(context.Background(), dumpDir(dir), Limits{})
 }
 
 // dumpDir is a folder of saved answers: the answers of a UFM read from files.
@@ -37,7 +38,7 @@ func (d dumpDir) open(_ context.Context, endpoint string) (io.ReadCloser, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading the UFM dump: %w", err) // names the file
 	}
-	return file, nil
+	return &cappedBody{body: file, max: DefaultMaxResponseBytes}, nil
 }
 
 func (d dumpDir) decodeError(endpoint string, err error) error {
@@ -53,18 +54,19 @@ type answers interface {
 	decodeError(endpoint string, err error) error
 }
 
-// readFabric reads the systems, links and ports from src: the one path by which a live UFM and a dump are
-// read, so both give the same Fabric. Ports that are not there (a dump without ports.json) leave Ports nil.
-func readFabric(ctx context.Context, src answers) (*Fabric, error) {
+// readFabric reads the systems, links and ports from src, each within lim: the one path by which a live UFM and
+// a dump are read, so both give the same Fabric. Ports that are not there (a dump without ports.json) leave
+// Ports nil.
+func readFabric(ctx context.Context, src answers, lim Limits) (*Fabric, error) {
 	var f Fabric
 	var err error
-	if f.Systems, err = readAnswer(ctx, src, EndpointSystems, decodeSystems); err != nil {
+	if f.Systems, err = readAnswer(ctx, src, EndpointSystems, lim, decodeSystems); err != nil {
 		return nil, err
 	}
-	if f.Links, err = readAnswer(ctx, src, EndpointLinks, decodeLinks); err != nil {
+	if f.Links, err = readAnswer(ctx, src, EndpointLinks, lim, decodeLinks); err != nil {
 		return nil, err
 	}
-	if f.Ports, err = readAnswer(ctx, src, EndpointPorts, decodePorts); errors.Is(err, fs.ErrNotExist) {
+	if f.Ports, err = readAnswer(ctx, src, EndpointPorts, lim, decodePorts); errors.Is(err, fs.ErrNotExist) {
 		f.Ports, err = nil, nil
 	}
 	if err != nil {
@@ -73,14 +75,14 @@ func readFabric(ctx context.Context, src answers) (*Fabric, error) {
 	return &f, nil
 }
 
-// readAnswer reads one answer, decoding it as it is read.
-func readAnswer[T any](ctx context.Context, src answers, endpoint string, decode func(io.Reader) ([]T, error)) ([]T, error) {
+// readAnswer reads one answer, decoding it as it is read, within lim.
+func readAnswer[T any](ctx context.Context, src answers, endpoint string, lim Limits, decode func(io.Reader, Limits) ([]T, error)) ([]T, error) {
 	body, err := src.open(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
 	defer body.Close()
-	out, err := decode(body)
+	out, err := decode(body, lim)
 	if err != nil {
 		return nil, src.decodeError(endpoint, err)
 	}

@@ -2,13 +2,14 @@
 // evidence: every host becomes a node linked to the switches its HCAs are cabled to, every cable between
 // switches a switch link, so that topology.Build can stack the spine and core tiers above the leaves.
 //
-// The fabric comes from three REST resources of UFM (or from a dump of their answers, see LoadDump, read by
-// the same code): /resources/systems, /resources/links and /resources/ports (which system each link end
-// belongs to when the systems do not list it, the line card of a director's ASIC, an HCA's description).
-// Client fetches them with retries; Evidence converts them. Switches are identified as
-// topology.SwitchID("guid", <node GUID>), the identifier the agents' InfiniBand evidence and ibnetdiscover
-// give the same switch, so the sources agree; a modular director, whose line and fabric ASICs share one
-// system GUID, is one switch, topology.SwitchID("guid", <system GUID>), as the capture folds it too.
+// The fabric comes from three REST resources of UFM (or from a dump of their answers, see LoadDump, read by the
+// same code): /resources/systems, /resources/links and /resources/ports (which system each link end belongs to when
+// the systems do not list it, the line card of a director's ASIC, an HCA's description). Client fetches them with
+// retries, follows redirects within UFM's origin only (ErrRedirectRefused), and decodes every answer as a stream
+// within Limits, so that no answer takes more memory than they allow; Evidence converts them. Switches are
+// identified as topology.SwitchID("guid", <node GUID>), the identifier the agents' InfiniBand evidence and
+// ibnetdiscover give the same switch, so the sources agree; a modular director, whose line and fabric ASICs share
+// one system GUID, is one switch, topology.SwitchID("guid", <system GUID>), as the capture folds it too.
 package ufm
 
 // Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.

@@ -2,6 +2,7 @@ package ufm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -15,14 +16,18 @@ import (
 )
 
 // checkRetry retries connection errors, 429 and 5xx answers (but 501), as retryablehttp's policy does, and
-// never a 401 or 403: rejected credentials do not get better by asking again, and retrying could lock the
-// account. The error it gives is the reason of the last failure, for the message when retries run out.
+// never a 401 or 403 (rejected credentials do not get better by asking again, and retrying could lock the
+// account) nor a refused redirect (ErrRedirectRefused). The error it gives is the reason of the last failure,
+// for the message when retries run out.
 func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
 	if err == nil && resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		return false, nil
+	}
+	if errors.Is(err, ErrRedirectRefused) {
+		return false, err // the same redirect again would be refused again
 	}
 	retry, why := retryablehttp.ErrorPropagatedRetryPolicy(ctx, resp, err)
 	if retry && why == nil && err == nil && resp != nil {

@@ -1,309 +1,254 @@
 package ufm
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
-	"strings"
 )
 
-// entryShape is how the entries of an answer are decoded into T: a struct with one json.RawMessage per
-// json-tagged field of T (and per extra member name), so that the decoder keeps only the members fabricmap
-// reads and skips all others without allocating.
-type entryShape[T any] struct {
-	raw   reflect.Type   // the struct of raw members
-	index map[string]int // member name → field of raw
-	into  []int          // field of raw → field of T it fills (-1: an extra member)
-}
-
-func newEntryShape[T any](extra ...string) *entryShape[T] {
-	t := reflect.TypeFor[T]()
-	s := &entryShape[T]{index: map[string]int{}}
-	var fields []reflect.StructField
-	add := func(name string, into int) {
-		s.index[name] = len(fields)
-		s.into = append(s.into, into)
-		fields = append(fields, reflect.StructField{
-			Name: fmt.Sprintf("M%d", len(fields)), Type: reflect.TypeFor[json.RawMessage](),
-			Tag: reflect.StructTag(fmt.Sprintf("json:%q", name)),
-		})
-	}
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			add(name, i)
-		}
-	}
-	for _, name := range extra {
-		add(name, -1)
-	}
-	s.raw = reflect.StructOf(fields)
-	return s
-}
-
-// entry is the raw members of one entry, reused from entry to entry (the buffers keep their capacity).
-type entry struct {
-	val   reflect.Value // an addressable raw
-	index map[string]int
-}
-
-// reset empties every member, keeping the buffers.
-func (e *entry) reset() {
-	for i := range e.val.NumField() {
-		e.val.Field(i).SetLen(0)
-	}
-}
-
-// member returns the member called name as the entry gave it, nil when it was absent.
-func (e *entry) member(name string) json.RawMessage {
-	i, ok := e.index[name]
-	if !ok {
-		return nil
-	}
-	return e.val.Field(i).Bytes()
-}
-
-// fill sets the string and []string fields of dst from the entry's members.
-func (s *entryShape[T]) fill(dst *T, e *entry) {
-	v := reflect.ValueOf(dst).Elem()
-	for i, into := range s.into {
-		msg := e.val.Field(i).Bytes()
-		if into < 0 || len(msg) == 0 {
-			continue
-		}
-		switch f := v.Field(into); f.Kind() {
-		case reflect.String:
-			f.SetString(scalar(msg))
-		case reflect.Slice:
-			if f.Type().Elem().Kind() == reflect.String {
-				f.Set(reflect.ValueOf(names(msg)))
-			}
-		}
-	}
-}
-
 // decodeList reads a JSON array of objects (or an object whose "data" member is one) from r as a stream: the
-// array token by token, one entry at a time, so that only the fields of T are kept, never the answer. Members
-// are matched by the json tags of T (as encoding/json matches them: exactly, else ignoring case); unknown
-// members are ignored, and so are members of an unexpected JSON type (UFM versions differ in quoting numbers;
-// a string field takes a number's text). Null entries are skipped. Errors name the endpoint and say what is
-// wrong and where. fix, when set, completes each entry from its raw members.
-func decodeList[T any](endpoint string, r io.Reader, shape *entryShape[T], fix func(*T, *entry)) ([]T, error) {
-	d := &listDecoder{endpoint: endpoint, src: &countingReader{r: r}}
-	br := bufio.NewReaderSize(d.src, 64<<10)
-	first, err := d.skipSpace(br)
+// array entry by entry, each entry member by member, so that only the fields of T are kept, never the answer,
+// and every member fabricmap does not keep (at any length, at any depth up to lim.Depth) is skipped as it is
+// read. Members are matched by the json tags of T (as encoding/json matches them: exactly, else ignoring
+// case; the last of a repeated member counts); members of an unexpected JSON type are read as encoding/json
+// reads them into json.RawMessage and then scalar or names (UFM versions differ in quoting numbers: a string
+// field takes a number's text). Null entries are skipped. What is kept is bounded by lim (see Limits): past a
+// limit, the answer is refused. Errors name the endpoint and say what is wrong and where. fix, when set,
+// completes each entry from the values of the shape's extra members.
+func decodeList[T any](endpoint string, r io.Reader, lim Limits, shape *entryShape[T], fix func(*T, []string)) ([]T, error) {
+	lim = lim.withDefaults()
+	d := &listDecoder{endpoint: endpoint, s: newJSONScanner(r, lim.Depth), lim: lim, intern: newInterner()}
+	out, err := decodeAnswer(d, shape, fix)
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	return out, nil
+}
+
+// decodeAnswer reads the whole answer: its one value, then nothing but white space.
+func decodeAnswer[T any](d *listDecoder, shape *entryShape[T], fix func(*T, []string)) ([]T, error) {
+	first, err := d.s.peek()
+	if err == io.EOF {
+		return nil, errors.New("empty answer, want a JSON array")
+	} else if err != nil {
+		return nil, err
+	}
+	var out []T
+	switch first {
+	case '[':
+		out, err = decodeEntries(d, shape, fix)
+	case '{':
+		out, err = decodeEnvelope(d, shape, fix)
+	default:
+		head, _ := d.s.br.Peek(40)
+		head = append([]byte(nil), head...)
+		if k := kind(first); k != "" && d.s.skip() == nil {
+			return nil, fmt.Errorf("got a JSON %s, want an array", k)
+		}
+		return nil, fmt.Errorf("not JSON (starts with %q), want a JSON array", clip(string(head), 40))
+	}
 	if err != nil {
 		return nil, err
 	}
-	d.dec = json.NewDecoder(br)
-	var out []T
-	switch first {
-	case '[', '{':
-		tok, err := d.dec.Token()
-		if err != nil {
-			return nil, d.fail(err)
-		}
-		if tok == json.Delim('[') {
-			out, err = decodeEntries(d, shape, fix)
-		} else {
-			out, err = decodeEnvelope(d, shape, fix)
-		}
+	if _, err := d.s.peek(); err != io.EOF {
 		if err != nil {
 			return nil, err
 		}
-	default:
-		head, _ := br.Peek(40)
-		var v json.RawMessage
-		if err := d.dec.Decode(&v); err != nil {
-			if rerr := d.readError(); rerr != nil {
-				return nil, rerr
-			}
-			return nil, fmt.Errorf("UFM %s: not JSON (starts with %q), want a JSON array", endpoint, clip(string(head), 40))
-		}
-		return nil, fmt.Errorf("UFM %s: got a JSON %s, want an array", endpoint, jsonKind(v))
-	}
-	if _, err := d.dec.Token(); err != io.EOF {
-		if rerr := d.readError(); rerr != nil {
-			return nil, rerr
-		}
-		return nil, fmt.Errorf("UFM %s: malformed JSON at byte %d: more after the end of the answer", endpoint, d.lead+d.dec.InputOffset())
+		return nil, fmt.Errorf("malformed JSON at byte %d: more after the end of the answer", d.s.pos+1)
 	}
 	return out, nil
 }
 
-// decodeEntries reads the entries of an array whose opening bracket was read, and its closing bracket.
-func decodeEntries[T any](d *listDecoder, shape *entryShape[T], fix func(*T, *entry)) ([]T, error) {
-	ptr := reflect.New(shape.raw)
-	e := &entry{val: ptr.Elem(), index: shape.index}
-	holder := reflect.New(ptr.Type()) // a **raw: a null entry sets it to nil
-	out := []T{}
-	for i := 0; d.dec.More(); i++ {
-		e.reset()
-		holder.Elem().Set(ptr)
-		if err := d.dec.Decode(holder.Interface()); err != nil {
-			if typ, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && d.readError() == nil {
-				return nil, fmt.Errorf("UFM %s: entry %d is a JSON %s, want an object", d.endpoint, i, typ.Value)
-			}
-			return nil, d.fail(err)
-		}
-		if holder.Elem().IsNil() {
-			continue
-		}
-		var v T
-		shape.fill(&v, e)
-		if fix != nil {
-			fix(&v, e)
-		}
-		out = append(out, v)
+// decodeEntries reads an array of entries, its opening bracket next.
+func decodeEntries[T any](d *listDecoder, shape *entryShape[T], fix func(*T, []string)) ([]T, error) {
+	if err := d.s.enter(); err != nil {
+		return nil, err
 	}
-	if _, err := d.dec.Token(); err != nil { // the closing bracket
-		return nil, d.fail(err)
-	}
-	return out, nil
-}
-
-// decodeEnvelope reads the members of an object whose opening brace was read, and its closing brace: the
-// "data" member is the array of entries, the others are skipped. When "data" comes twice the last one counts,
-// as with json.Unmarshal; a null "data" counts as none.
-func decodeEnvelope[T any](d *listDecoder, shape *entryShape[T], fix func(*T, *entry)) ([]T, error) {
-	var out []T
-	var skip json.RawMessage
-	for d.dec.More() {
-		key, err := d.dec.Token()
+	max, what, field := d.lim.entries(d.endpoint)
+	extras := make([]string, shape.extras)
+	var out entryList[T]
+	for i := 0; ; i++ {
+		more, err := d.s.more(i == 0, ']')
 		if err != nil {
-			return nil, d.fail(err)
+			return nil, err
 		}
-		if key != "data" {
-			if err := d.dec.Decode(&skip); err != nil {
-				return nil, d.fail(err)
-			}
-			continue
+		if !more {
+			return out.slice(), nil
 		}
-		tok, err := d.dec.Token()
+		if i >= max {
+			return nil, overLimit("more than %d %s (%s)", max, what, field)
+		}
+		d.entry = i
+		c, err := d.s.peekIn()
 		switch {
 		case err != nil:
-			return nil, d.fail(err)
-		case tok == json.Delim('['):
+			return nil, err
+		case c == 'n':
+			if _, err := d.s.literal(); err != nil {
+				return nil, err
+			}
+			continue
+		case c != '{' && kind(c) != "":
+			return nil, fmt.Errorf("entry %d is a JSON %s, want an object", i, kind(c))
+		case c != '{':
+			return nil, d.s.bad(c, "looking for beginning of value")
+		}
+		var v T
+		clear(extras)
+		if err := decodeEntry(d, shape, &v, extras); err != nil {
+			return nil, err
+		}
+		if fix != nil {
+			fix(&v, extras)
+		}
+		if err := d.charge(shape.size); err != nil {
+			return nil, err
+		}
+		out.add(v)
+	}
+}
+
+// decodeEntry reads one entry, its opening brace next, into v and extras.
+func decodeEntry[T any](d *listDecoder, shape *entryShape[T], v *T, extras []string) error {
+	if err := d.s.enter(); err != nil {
+		return err
+	}
+	rv := reflect.ValueOf(v).Elem()
+	for first := true; ; first = false {
+		more, err := d.s.more(first, '}')
+		if err != nil || !more {
+			return err
+		}
+		key, err := d.s.key(maxKeyBytes)
+		if err != nil {
+			return err
+		}
+		i := matchMember(shape.names, key)
+		if i < 0 {
+			if err := d.s.skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		m := shape.members[i]
+		switch {
+		case m.list:
+			l, err := d.names(m.what)
+			if err != nil {
+				return err
+			}
+			rv.Field(m.field).Set(reflect.ValueOf(l))
+		case m.field < 0:
+			if extras[m.extra], err = d.scalar(m.what); err != nil {
+				return err
+			}
+		default:
+			s, err := d.scalar(m.what)
+			if err != nil {
+				return err
+			}
+			rv.Field(m.field).SetString(s)
+		}
+	}
+}
+
+// decodeEnvelope reads an object, its opening brace next: the "data" member is the array of entries, the
+// others are skipped. When "data" comes twice the last one counts, as with json.Unmarshal; a null "data"
+// counts as none.
+func decodeEnvelope[T any](d *listDecoder, shape *entryShape[T], fix func(*T, []string)) ([]T, error) {
+	if err := d.s.enter(); err != nil {
+		return nil, err
+	}
+	var out []T
+	for first := true; ; first = false {
+		more, err := d.s.more(first, '}')
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+		key, err := d.s.key(maxKeyBytes)
+		if err != nil {
+			return nil, err
+		}
+		if key == nil || string(keyText(key)) != "data" {
+			if err := d.s.skip(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		c, err := d.s.peekIn()
+		switch {
+		case err != nil:
+			return nil, err
+		case c == '[':
 			if out, err = decodeEntries(d, shape, fix); err != nil {
 				return nil, err
 			}
-		case tok == nil:
+		case c == 'n':
+			if _, err := d.s.literal(); err != nil {
+				return nil, err
+			}
 			out = nil
+		case kind(c) != "":
+			return nil, fmt.Errorf("unexpected JSON at byte %d: \"data\" is a JSON %s, want an array", d.s.pos+1, kind(c))
 		default:
-			return nil, fmt.Errorf("UFM %s: unexpected JSON at byte %d: \"data\" is a JSON %s, want an array",
-				d.endpoint, d.lead+d.dec.InputOffset(), tokenKind(tok))
+			return nil, d.s.bad(c, "looking for beginning of value")
 		}
 	}
-	if _, err := d.dec.Token(); err != nil { // the closing brace
-		return nil, d.fail(err)
-	}
 	if out == nil {
-		return nil, fmt.Errorf("UFM %s: got a JSON object without a \"data\" array, want an array of entries", d.endpoint)
+		return nil, errors.New(`got a JSON object without a "data" array, want an array of entries`)
 	}
 	return out, nil
 }
 
-// tokenKind names the JSON type of a token json.Decoder.Token returned.
-func tokenKind(tok json.Token) string {
-	switch tok.(type) {
-	case json.Delim:
-		if tok == json.Delim('[') {
-			return "array"
-		}
-		return "object"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case nil:
-		return "null"
-	}
-	return "number"
-}
-
-// listDecoder is the state of one decodeList: the answer's reader and what went wrong where.
+// listDecoder is the state of one decodeList: the answer's scanner, the limits and what was kept so far.
 type listDecoder struct {
 	endpoint string
-	src      *countingReader
-	dec      *json.Decoder
-	lead     int64 // white space before the first value, not seen by dec
+	s        *jsonScanner
+	lim      Limits
+	intern   *interner
+	kept     int64    // bytes kept: entries, strings, list elements
+	entry    int      // the entry being read, for messages
+	buf      []byte   // a string decoded, reused
+	list     []string // a list of names read, reused
 }
 
-// skipSpace reads the white space before the answer's first value and returns that value's first byte,
-// unread.
-func (d *listDecoder) skipSpace(br *bufio.Reader) (byte, error) {
-	for {
-		c, err := br.ReadByte()
-		switch {
-		case err == io.EOF:
-			if rerr := d.readError(); rerr != nil {
-				return 0, rerr
-			}
-			return 0, fmt.Errorf("UFM %s: empty answer, want a JSON array", d.endpoint)
-		case err != nil:
-			return 0, d.fail(err)
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			d.lead++
-			continue
-		}
-		_ = br.UnreadByte()
-		return c, nil
+// charge counts n more bytes kept, and fails past lim.KeptBytes.
+func (d *listDecoder) charge(n int64) error {
+	d.kept += n
+	if d.kept > d.lim.KeptBytes {
+		return overLimit("what fabricmap keeps of the answer passes %s at entry %d (Limits.KeptBytes)", byteSize(d.lim.KeptBytes), d.entry)
 	}
+	return nil
 }
 
-// readError is the error of reading the answer (the connection lost, the size cap passed), if there was one.
-func (d *listDecoder) readError() error {
-	switch err := d.src.err; {
-	case err == nil:
-		return nil
-	case errors.Is(err, errTooLarge):
-		return fmt.Errorf("UFM %s: %w", d.endpoint, err)
-	default:
-		return fmt.Errorf("UFM %s: reading the answer: %w", d.endpoint, err)
-	}
+// tooLong is the error of a kept string longer than lim.StringBytes; what names it.
+func (d *listDecoder) tooLong(what string) error {
+	return overLimit("entry %d: %s is longer than %d bytes (Limits.StringBytes)", d.entry, what, d.lim.StringBytes)
 }
 
-// fail turns an error of the decoder into one that names the endpoint and says whether the answer could not
-// be read, was cut short or garbled, and where.
+// fail turns an error of decoding into one that names the endpoint and says whether the answer could not be
+// read, was cut short, garbled or past a limit, and where. An error reading the answer comes first: it is why
+// the decoding failed.
 func (d *listDecoder) fail(err error) error {
-	if rerr := d.readError(); rerr != nil {
-		return rerr
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("UFM %s: truncated JSON: the answer ends after %d bytes in the middle of a value", d.endpoint, d.src.n)
-	}
-	if syn, ok := errors.AsType[*json.SyntaxError](err); ok {
-		return fmt.Errorf("UFM %s: malformed JSON at byte %d: %v", d.endpoint, d.lead+d.syntaxOffset(), syn)
+	switch rerr := d.s.src.err; {
+	case rerr != nil && errors.Is(rerr, errTooLarge):
+		return fmt.Errorf("UFM %s: %w", d.endpoint, rerr)
+	case rerr != nil:
+		return fmt.Errorf("UFM %s: reading the answer: %w", d.endpoint, rerr)
+	case errors.Is(err, errTruncated):
+		return fmt.Errorf("UFM %s: truncated JSON: the answer ends after %d bytes in the middle of a value", d.endpoint, d.s.pos)
 	}
 	return fmt.Errorf("UFM %s: %w", d.endpoint, err)
 }
 
-// syntaxOffset is how many bytes the decoder had read up to and including the byte it refused. The decoder's
-// own offset counts only the bytes of whole values it scanned, not the brackets and commas between entries
-// that Token read, so the value at hand is scanned again from its start.
-func (d *listDecoder) syntaxOffset() int64 {
-	var v json.RawMessage
-	if syn, ok := errors.AsType[*json.SyntaxError](json.NewDecoder(d.dec.Buffered()).Decode(&v)); ok {
-		return d.dec.InputOffset() + syn.Offset
+// clip cuts s to n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
 	}
-	return d.dec.InputOffset() + 1 // the refused byte is the next one (a missing comma or colon)
-}
-
-// countingReader counts the bytes read and keeps the first error other than io.EOF.
-type countingReader struct {
-	r   io.Reader
-	n   int64
-	err error
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if err != nil && err != io.EOF && c.err == nil {
-		c.err = err
-	}
-	return n, err
+	return s
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -115,4 +116,55 @@ func TestDecodeKeepsWhatAWholeDecodeGives(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scalar is the reference of listDecoder.scalar: a JSON string, number or boolean as text; null, a missing
+// member, arrays and objects give "".
+func scalar(msg json.RawMessage) string {
+	msg = bytes.TrimSpace(msg)
+	if len(msg) == 0 {
+		return ""
+	}
+	switch msg[0] {
+	case '"':
+		// The common string without escapes is its bytes; json.Unmarshal would give the same.
+		if len(msg) >= 2 && msg[len(msg)-1] == '"' {
+			if inner := msg[1 : len(msg)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+				return strings.TrimSpace(string(inner))
+			}
+		}
+		var s string
+		if json.Unmarshal(msg, &s) != nil {
+			return ""
+		}
+		return strings.TrimSpace(s)
+	case '{', '[', 'n':
+		return ""
+	}
+	return string(msg) // a number or a boolean, as written
+}
+
+// names is the reference of listDecoder.names: an array of strings, or of objects with a "name" member, read
+// whole; other elements are skipped.
+func names(msg json.RawMessage) []string {
+	var elems []json.RawMessage
+	if json.Unmarshal(msg, &elems) != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range elems {
+		e = bytes.TrimSpace(e)
+		if len(e) > 0 && e[0] == '{' {
+			var obj struct {
+				Name json.RawMessage `json:"name"`
+			}
+			if json.Unmarshal(e, &obj) == nil {
+				e = obj.Name
+			}
+		}
+		if s := scalar(e); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
