@@ -55,7 +55,7 @@ func TestAggregatorWritesOnlyItsNodeLabels(t *testing.T) {
 	defer cancel()
 	admin := testenv.Shared.Client
 	installAccess(t, ctx, admin, render(t, valuesFiles(t)[0]), "aggregator", map[string]int{"ServiceAccount": 1, "ClusterRole": 1,
-		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1})
+		"ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1, "ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3})
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "chart-aggregator-node", Labels: map[string]string{"team": "a", oldTierKey: "x"}}}
 	if err := admin.Create(ctx, node); err != nil {
 		t.Fatal(err)

@@ -282,7 +282,8 @@ func TestAgentProbeValues(t *testing.T) {
 	}
 }
 
-// TestComponentDefaults: with no values, the pods keep today's hardened security contexts, the agent alone has
+// TestComponentDefaults: with no values, the pods keep today's hardened security contexts (every pod with the
+// seccomp profile RuntimeDefault, the agent's too), the agent alone has
 // a priority class (system-node-critical), no pod gets annotations, affinity, spread constraints or extra
 // volumes, and the image is the chart's appVersion by tag.
 func TestComponentDefaults(t *testing.T) {
@@ -312,7 +313,7 @@ func TestComponentDefaults(t *testing.T) {
 		ownVolumes  int
 		annotations int
 	}{
-		{"agent", defaults{"system-node-critical", nil, agent, image, 0}, 1, 0},
+		{"agent", defaults{"system-node-critical", &corev1.PodSecurityContext{SeccompProfile: nonRoot.SeccompProfile}, agent, image, 0}, 1, 0},
 		{"aggregator", defaults{"", withFSGroup, locked, image, 0}, 0, 0},
 		{"placer", defaults{"", nonRoot, locked, image, 0}, 0, 0},
 		{"tests", defaults{"", nonRoot, locked, image, 0}, 0, 2},

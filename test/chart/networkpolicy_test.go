@@ -18,7 +18,7 @@ type peer struct {
 }
 
 // admitted says whether the NetworkPolicies among objs let from connect to port (a number) of the pods of the
-// component's Deployment, with the semantics of networking.k8s.io/v1: pods no policy selects take anything;
+// component's Deployment (the agent's DaemonSet), with the semantics of networking.k8s.io/v1: pods no policy selects take anything;
 // else some ingress rule must admit both the port (a named port resolves through the pod's container ports) and
 // the peer (a podSelector alone means the policy's namespace; a namespace's labels include
 // kubernetes.io/metadata.name).
@@ -30,6 +30,10 @@ func admitted(t *testing.T, objs []*unstructured.Unstructured, component string,
 		switch {
 		case o.GetKind() == "Deployment" && o.GetLabels()["app.kubernetes.io/component"] == component:
 			fromUnstructured(t, o, &deploy)
+		case o.GetKind() == "DaemonSet" && o.GetLabels()["app.kubernetes.io/component"] == component:
+			var ds appsv1.DaemonSet
+			fromUnstructured(t, o, &ds)
+			deploy.ObjectMeta, deploy.Spec.Template = ds.ObjectMeta, ds.Spec.Template
 		case o.GetKind() == "NetworkPolicy":
 			var np networkingv1.NetworkPolicy
 			fromUnstructured(t, o, &np)
@@ -93,9 +97,9 @@ func admitted(t *testing.T, objs []*unstructured.Unstructured, component string,
 }
 
 // TestNetworkPolicyNarrowsExposure: with the chart's defaults, the aggregator's metrics, health and web ports
-// (and the placer's) take connections from pods of the release's namespace and from networkPolicy.metricsFrom
-// peers only, standbys reach the leader's web page, and no other port is open; networkPolicy.enabled=false
-// leaves them open.
+// (and the placer's, and the agents' metrics port) take connections from pods of the release's namespace and from
+// networkPolicy.metricsFrom peers only, standbys reach the leader's web page, and no other port is open;
+// networkPolicy.enabled=false leaves them open.
 func TestNetworkPolicyNarrowsExposure(t *testing.T) {
 	dir := filepath.Join(chartDir(), "ci")
 	standby := peer{namespace, map[string]string{"app.kubernetes.io/name": "fabricmap", "app.kubernetes.io/instance": "fabricmap",
@@ -104,6 +108,7 @@ func TestNetworkPolicyNarrowsExposure(t *testing.T) {
 	otherNS := peer{"default", map[string]string{"app": "debug"}}
 	monitoring := peer{"monitoring", map[string]string{"app.kubernetes.io/name": "prometheus"}}
 	const metrics, health, web, other = 8080, 8081, 8082, 9999
+	const agentMetrics = 9464 // agent.healthPort
 	rendered := map[string][]*unstructured.Unstructured{}
 	for _, tc := range []struct {
 		name, values, component string
@@ -127,7 +132,14 @@ func TestNetworkPolicyNarrowsExposure(t *testing.T) {
 		{"placer: health from the release's namespace", "placer-values.yaml", "placer", sameNS, health, true},
 		{"placer: metrics from another namespace", "placer-values.yaml", "placer", otherNS, metrics, false},
 		{"placer: another port from the release's namespace", "placer-values.yaml", "placer", sameNS, other, false},
+		{"agent: metrics from the release's namespace", "default-values.yaml", "agent", sameNS, agentMetrics, true},
+		{"agent: metrics from another namespace", "default-values.yaml", "agent", otherNS, agentMetrics, false},
+		{"agent: metrics from the monitoring namespace", "default-values.yaml", "agent", monitoring, agentMetrics, false},
+		{"agent: another port from the release's namespace", "default-values.yaml", "agent", sameNS, other, false},
+		{"agent metricsFrom: metrics from the monitoring namespace", "ops-values.yaml", "agent", monitoring, agentMetrics, true},
+		{"agent metricsFrom: metrics from another namespace", "ops-values.yaml", "agent", otherNS, agentMetrics, false},
 		{"turned off: metrics from another namespace", "open-values.yaml", "aggregator", otherNS, metrics, true},
+		{"turned off: the agents' metrics from another namespace", "open-values.yaml", "agent", otherNS, agentMetrics, true},
 		{"turned off: the placer's metrics from another namespace", "open-values.yaml", "placer", otherNS, metrics, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ func TestNotes(t *testing.T) {
 		set       []string
 		want, not []string
 	}{
-		{name: "defaults", want: []string{"renew a heartbeat Lease every 2m", "reason=ReportDropped",
+		{name: "defaults", want: []string{"renew a heartbeat Lease every 2m", "reason=ReportDropped", "connections to the agents' metrics port",
 			"web ports\nonly from pods of namespace fabricmap-notes; let Prometheus in from elsewhere with\nnetworkPolicy.metricsFrom."},
 			not: []string{"placement controller", "UFM (", "the placer's"}},
 		{name: "placer and UFM on, heartbeat off", set: []string{"placer.enabled=true", "agent.heartbeatInterval=0s", "ufm.enabled=true",

@@ -154,7 +154,7 @@ func TestPlacerWritesOnlyGatedPodsAndItsTaint(t *testing.T) {
 	objs := render(t, writeValues(t, map[string]any{"placer": map[string]any{"enabled": true,
 		"preemption": map[string]any{"namespaces": []string{placerNS}}}}))
 	installAccess(t, ctx, admin, objs, "placer", map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
-		"Role": 1, "RoleBinding": 1, "ValidatingAdmissionPolicy": 3, "ValidatingAdmissionPolicyBinding": 3})
+		"Role": 1, "RoleBinding": 1, "ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4})
 	var deploy appsv1.Deployment
 	for _, o := range objs {
 		if o.GetKind() == "Deployment" && o.GetName() == placerSA {

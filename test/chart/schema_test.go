@@ -60,6 +60,9 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"ibnetdiscover privilege in words", "agent:\n  ibnetdiscover:\n    privileged: \"yes\"\n", []string{"at '/agent/ibnetdiscover/privileged'", "boolean"}},
 		{"an unknown log format", "placer:\n  logFormat: xml\n", []string{"at '/placer/logFormat'", "json"}},
 		{"a Go duration Prometheus cannot read", "metrics:\n  serviceMonitor:\n    interval: 1.5m\n", []string{"at '/metrics/serviceMonitor/interval'", "does not match pattern"}},
+		{"a capture ConfigMap name in capitals", "aggregator:\n  capture:\n    configMaps: [fabricmap-capture-0, Capture-1]\n", []string{"at '/aggregator/capture/configMaps/1'", "does not match pattern"}},
+		{"a capture ConfigMap named twice", "aggregator:\n  capture:\n    configMaps: [capture-0, capture-0]\n", []string{"at '/aggregator/capture/configMaps'"}},
+		{"a deletion confirmer that is no service account", "aggregator:\n  admissionPolicy:\n    deletionConfirmers: [alice]\n", []string{"at '/aggregator/admissionPolicy/deletionConfirmers/0'", "does not match pattern"}},
 		{"an aggregator setting in capitals", "aggregator:\n  config:\n    Capture_Recheck: 5m\n", []string{"at '/aggregator/config'", "Capture_Recheck"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

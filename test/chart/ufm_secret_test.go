@@ -17,8 +17,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
@@ -55,7 +57,8 @@ func ufmOverTLS(t *testing.T, fixture, password *atomic.Value, refused *atomic.I
 
 // kubeletVolume writes a Secret, ConfigMap or projected volume into dir as the kubelet does: the files
 // in a timestamped folder, "..data" pointing at it and every key a link through "..data", so that an update
-// swaps all files at once. It reads the objects from the API server, as the kubelet would.
+// swaps all files at once. It reads the objects from the API server, as the kubelet would: a ConfigMap's data
+// and binaryData, nothing of an optional source that does not exist.
 func kubeletVolume(t *testing.T, c client.Client, namespace, dir string, vol corev1.Volume) {
 	t.Helper()
 	var sources []corev1.VolumeProjection
@@ -82,11 +85,18 @@ func kubeletVolume(t *testing.T, c client.Client, namespace, dir string, vol cor
 			}
 		case src.ConfigMap != nil:
 			var cm corev1.ConfigMap
-			if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: src.ConfigMap.Name}, &cm); err != nil {
+			err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: src.ConfigMap.Name}, &cm)
+			if apierrors.IsNotFound(err) && ptr.Deref(src.ConfigMap.Optional, false) {
+				continue // an optional source that does not exist brings no file
+			}
+			if err != nil {
 				t.Fatalf("the kubelet cannot read ConfigMap %s: %v", src.ConfigMap.Name, err)
 			}
 			for k, v := range cm.Data {
 				files[k] = []byte(v)
+			}
+			for k, v := range cm.BinaryData {
+				files[k] = v
 			}
 		}
 	}
@@ -139,9 +149,10 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 		},
 		// Settings through the chart's config file: they must reach the aggregator and be accepted by it.
 		// The test swaps UFM's whole fabric for another: take the new one at once rather than hold it as a
-		// suspect shrink of the source (--source-shrink-confirm-after, 30m by default).
+		// suspect shrink of the source (--source-shrink-confirm-after, 30m by default) or as too many HyperNodes
+		// gone at once (--deletion-guard-max-share, a fifth by default).
 		"aggregator": map[string]any{"config": map[string]any{"capture-recheck": "5m", "label-source-interval": "2m",
-			"source-shrink-confirm-after": "0s"}},
+			"source-shrink-confirm-after": "0s", "deletion-guard-max-share": "1"}},
 	}
 	valuesFile := filepath.Join(t.TempDir(), "values.yaml")
 	b, err := yaml.Marshal(values)

@@ -72,8 +72,9 @@ namespace, and the peers of networkPolicy.metricsFrom.
 {{/*
 Where a component's pod may run and at what priority, from the component's values (.values): priorityClassName,
 nodeSelector, tolerations, affinity and topologySpreadConstraints, whose constraints without a labelSelector get
-the component's own pods (.component); then the pod's securityContext (.podSecurityContext). Called with
-(dict "root" $ "component" "agent" "values" .Values.agent "podSecurityContext" $psc), indented under the pod's spec.
+the component's own pods (.component); then the pod's securityContext (.podSecurityContext), with the seccomp
+profile RuntimeDefault when it names none. Called with (dict "root" $ "component" "agent" "values" .Values.agent
+"podSecurityContext" $psc), indented under the pod's spec.
 */}}
 {{- define "fabricmap.podPlacement" -}}
 {{- with .values.priorityClassName }}
@@ -102,10 +103,13 @@ topologySpreadConstraints:
   - {{ toYaml $constraint | indent 4 | trim }}
   {{- end }}
 {{- end }}
-{{- with .podSecurityContext }}
-securityContext:
-  {{- toYaml . | nindent 2 }}
+{{- /* seccomp: the container runtime's default profile unless the values name another (the agent's pod too) */}}
+{{- $psc := deepCopy (.podSecurityContext | default dict) }}
+{{- if not $psc.seccompProfile }}
+{{- $_ := set $psc "seccompProfile" (dict "type" "RuntimeDefault") }}
 {{- end }}
+securityContext:
+  {{- toYaml $psc | nindent 2 }}
 {{- end -}}
 
 {{/*
@@ -143,3 +147,33 @@ hypernodegen.StyleKeys resolves --label-style: the admission policy and NOTES us
 {{- end -}}
 {{- toJson (compact $keys) -}}
 {{- end }}
+
+{{/*
+The name of a component's leader-election Lease, resolved as its binary resolves --leader-election-id: the
+binary's default (.default), over it the component's config file (.config, keyed by flag name; the aggregator's),
+over that the last --leader-election-id among its extraArgs (.args). Its Role names this Lease, and its admission
+policy pins its writes to it. Called with (dict "default" "fabricmap-aggregator" "config" .Values.aggregator.config
+"args" .Values.aggregator.extraArgs).
+*/}}
+{{- define "fabricmap.leaderLease" -}}
+{{- $id := .default -}}
+{{- with .config }}{{ with index . "leader-election-id" }}{{ $id = toString . }}{{ end }}{{ end -}}
+{{- $next := false -}}
+{{- range .args -}}
+{{- if $next -}}
+{{- $id = . -}}
+{{- $next = false -}}
+{{- else if hasPrefix "--leader-election-id=" . -}}
+{{- $id = trimPrefix "--leader-election-id=" . -}}
+{{- else if eq . "--leader-election-id" -}}
+{{- $next = true -}}
+{{- end -}}
+{{- end -}}
+{{- $id -}}
+{{- end -}}
+{{- define "fabricmap.aggregatorLease" -}}
+{{- include "fabricmap.leaderLease" (dict "default" "fabricmap-aggregator" "config" .Values.aggregator.config "args" .Values.aggregator.extraArgs) -}}
+{{- end -}}
+{{- define "fabricmap.placerLease" -}}
+{{- include "fabricmap.leaderLease" (dict "default" "fabricmap-placer" "args" .Values.placer.extraArgs) -}}
+{{- end -}}

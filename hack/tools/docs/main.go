@@ -45,7 +45,7 @@ var skipCommands = map[string]bool{"help": true, "completion": true}
 var foreignFlags = map[string]bool{
 	"set": true, "set-file": true, "create-namespace": true, "from-literal": true, "from-file": true,
 	"overwrite": true, "field-selector": true, "build-arg": true, "porcelain": true, "namespace": true,
-	"reuse-values": true, "take-ownership": true, "no-hooks": true,
+	"reuse-values": true, "take-ownership": true, "no-hooks": true, "server-side": true, "dry-run": true,
 }
 
 // help is one parsed --help output.
