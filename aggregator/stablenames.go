@@ -26,8 +26,14 @@ func (r *Reconciler) lastTree(existing []topologyv1alpha1.HyperNode, nodes map[s
 
 // keepNames gives the domains of tree, just built, the names they had in prev, the tree built before it
 // (lastTree; topology.KeepNames), so that a rail group whose leaf drops out of a capture, or that gains hosts,
-// keeps its HyperNode and its nodes' labels, and names survive restarts; tree is kept for the next pass.
+// keeps its HyperNode and its nodes' labels, and names survive restarts; tree is kept for the next pass. A
+// name is kept only while the vote of tree's evidence does not reject it: the trust order (fabric-wide sources,
+// then most of the nodes that report a switch) decides on every pass, so the first node to report a switch
+// cannot name it for good. Each previous name the vote replaces is logged, with the name that replaces it.
 func (r *Reconciler) keepNames(tree, prev *topology.Tree) {
-	topology.KeepNames(tree, prev)
+	for _, n := range topology.KeepNames(tree, prev) {
+		r.Log.Info("a domain's previous name is not kept: the sources' vote rejects it",
+			"domain", topology.Printable(n.Domain), "previous", topology.Printable(n.Previous))
+	}
 	r.previousTree = tree
 }

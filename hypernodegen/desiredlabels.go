@@ -3,14 +3,15 @@ package hypernodegen
 import "github.com/fabricmap/fabricmap/topology"
 
 // DesiredNodeLabels returns the topology labels the aggregator wants on each node tree places, under keys:
-// NodeLabels with the NVLink domain each node's evidence gives (evidence is the reports'). It is the one
+// NodeLabels with the NVLink domain each node's evidence gives (evidence is the reports'), in its canonical
+// spelling (topology.CanonicalNVLinkID), as the accelerator domains record it. It is the one
 // computation of them: the aggregator's syncNodeLabels writes them (adding fabric health's label, and keeping or
 // removing the labels of nodes the tree no longer places), and `fabricmap topology -o labels` prints them.
 func DesiredNodeLabels(tree *topology.Tree, evidence []topology.NodeEvidence, keys LabelKeys) map[string]map[string]string {
 	nvlink := map[string]string{}
 	for _, e := range evidence {
-		if e.NVLinkDomain != "" {
-			nvlink[e.Node] = e.NVLinkDomain
+		if id := topology.CanonicalNVLinkID(e.NVLinkDomain); id != "" {
+			nvlink[e.Node] = id
 		}
 	}
 	return NodeLabels(tree, nvlink, keys)

@@ -41,8 +41,9 @@ const (
 	// label LabelKeys.Accelerator gives it: `kubectl get hypernodes -l fabricmap.io/nvlink-domain=X` lists the
 	// HyperNodes of NVLink domain X, one per leaf when it spans leaves.
 	NVLinkDomainLabel = "fabricmap.io/nvlink-domain"
-	// NVLinkDomainAnnotation holds an accelerator HyperNode's NVLink domain as the evidence gave it
-	// ("<clusterUUID>.<cliqueId>"), unhashed; NVLinkSubDomainAnnotation a sub-domain's rack likewise.
+	// NVLinkDomainAnnotation holds an accelerator HyperNode's NVLink domain in its canonical spelling
+	// ("<clusterUUID>.<cliqueId>", topology.CanonicalNVLinkID), unhashed; NVLinkSubDomainAnnotation a
+	// sub-domain's rack likewise.
 	NVLinkDomainAnnotation    = "fabricmap.io/nvlink-domain"
 	NVLinkSubDomainAnnotation = "fabricmap.io/nvlink-sub-domain"
 	// NVLinkPartAnnotation is "true" on an accelerator HyperNode that holds only the part of its NVLink domain

@@ -66,9 +66,9 @@ func TestHyperNodesRefusesInvalidTree(t *testing.T) {
 	}
 }
 
-// TestHyperNodesWithAcceleratorDomains: accelerator domains are tier-1 HyperNodes of node members, leaves
-// above them tier-2 HyperNodes of HyperNode members (or of nodes, for a leaf Build left unsplit), and the
-// HyperNodes read back into the same tree (treeread.TestHyperNodesRoundTrip).
+// TestHyperNodesWithAcceleratorDomains: accelerator domains are tier-1 HyperNodes of node members (b2, without
+// an NVLink domain beside b1, stands alone in one named after it), leaves above them tier-2 HyperNodes of
+// HyperNode members, and the HyperNodes read back into the same tree (treeread.TestHyperNodesRoundTrip).
 func TestHyperNodesWithAcceleratorDomains(t *testing.T) {
 	tree := nvlinkTree(t, true)
 	hns, err := HyperNodes(tree, Options{})
@@ -82,10 +82,12 @@ func TestHyperNodesWithAcceleratorDomains(t *testing.T) {
 		"sb":           "3 spine: HyperNode/lb1 HyperNode/lb2",
 		"la1":          "2 leaf: HyperNode/nvl-uuid-1-1",
 		"la2":          "2 leaf: HyperNode/nvl-uuid-1-2",
-		"lb1":          "2 leaf: Node/b1 Node/b2",
+		"lb1":          "2 leaf: HyperNode/b2 HyperNode/nvl-uuid-2-1",
 		"lb2":          "2 leaf: HyperNode/" + long,
+		"b2":           "1 accelerator: Node/b2",
 		"nvl-uuid-1-1": "1 accelerator: Node/a1 Node/a2",
 		"nvl-uuid-1-2": "1 accelerator: Node/a3",
+		"nvl-uuid-2-1": "1 accelerator: Node/b1",
 		long:           "1 accelerator: Node/b3",
 	}
 	got := map[string]string{}

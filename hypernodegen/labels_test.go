@@ -165,8 +165,8 @@ func nvlinkEvidence() topology.Input {
 	}
 }
 
-// nvlinkTree builds nvlinkEvidence with or without accelerator domains; with them, lb1's mixed nodes are the
-// one problem expected.
+// nvlinkTree builds nvlinkEvidence with or without accelerator domains; with them, b2, without an NVLink domain
+// beside b1 in lb1 (it stands alone in an accelerator domain named after it), is the one problem expected.
 func nvlinkTree(t *testing.T, accelerators bool) *topology.Tree {
 	t.Helper()
 	tree, probs := topology.Build(nvlinkEvidence(), topology.BuildOptions{AcceleratorDomains: accelerators})
@@ -201,8 +201,8 @@ func TestNodeLabelsWithAcceleratorDomains(t *testing.T) {
 		"a1": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
 		"a2": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
 		"a3": {blk: "la2", spn: "sa", dc: "fabric", acc: "uuid-1.2"},
-		"b1": {blk: "lb1", spn: "sb", dc: "fabric", acc: "b1"}, // a node is its own NVLink domain
-		"b2": {blk: "lb1", spn: "sb", dc: "fabric", acc: "b2"},
+		"b1": {blk: "lb1", spn: "sb", dc: "fabric", acc: "uuid-2.1"},
+		"b2": {blk: "lb1", spn: "sb", dc: "fabric", acc: "b2"}, // a node is its own NVLink domain, named after it
 		"b3": {blk: "lb2", spn: "sb", dc: "fabric", acc: topology.UniqueName(nvlinkLong)},
 	}
 	// With accelerator domains in the tree, Kueue has an accelerator level and needs it on every node.

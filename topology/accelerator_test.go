@@ -2,6 +2,7 @@ package topology
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,14 @@ import (
 func gpu(name, nvl string, switches ...string) NodeEvidence {
 	e := host(name, switches...)
 	e.NVLinkDomain = nvl
+	return e
+}
+
+// named returns e with every switch it links to called name.
+func named(e NodeEvidence, name string) NodeEvidence {
+	for i := range e.Links {
+		e.Links[i].SwitchName = name
+	}
 	return e
 }
 
@@ -61,41 +70,43 @@ func TestBuildAcceleratorDomains(t *testing.T) {
 		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)nvl-c2-1,nvl-c2-2",
 			"nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b1,b2", "nvl-c2-2(1)b3,b4"},
 	}, {
-		name: "a leaf with a node without NVLink domain keeps its nodes; the other leaf is split",
+		name: "a node without an NVLink domain stands alone in an accelerator domain named after it; the others keep theirs and the tiers stay",
 		in:   withNodes(twoLeafNVLink(), gpu("b4", "", "lb")),
-		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)b1,b2,b3,b4",
-			"nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4"},
-		wantProbs: []string{`node "b4" (source test): leaf domain "lb" gets no accelerator domains: 1 of its 4 nodes have no NVLink domain (b4)`},
+		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)b4,nvl-c2-1,nvl-c2-2",
+			"b4(1)b4", "nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b1,b2", "nvl-c2-2(1)b3"},
+		wantProbs: []string{`node "b4" (source test): has no NVLink domain, while 3 of the 4 nodes of its leaf domain "lb" have one: it stands alone in accelerator domain "b4", named after it`},
 	}, {
-		name: "a node claiming another leaf's NVLink domain is left out; both leaves keep their accelerator domains",
-		in:   withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb")),
-		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)nvl-c2-1,nvl-c2-2",
-			"nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b2", "nvl-c2-2(1)b3,b4"},
-		wantProbs: []string{`node "b1" (source test): claims NVLink domain "c1.1", but 2 of the 3 nodes that claim it sit in leaf domain "la" (a1, a2) and this node does not`},
+		name: "a node claiming another leaf's NVLink domain gets a part in its own leaf; the domain's own accelerator domain stays as it was",
+		in:   withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb"), gpu("a5", "c1.1", "la")),
+		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)nvl-c1-1-lb,nvl-c2-1,nvl-c2-2",
+			"nvl-c1-1(1)a1,a2,a5", "nvl-c1-1-lb(1)b1", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b2", "nvl-c2-2(1)b3,b4"},
+		wantProbs: []string{`node "b1" (source test): claims NVLink domain "c1.1", but 3 of the 4 nodes that claim it sit in leaf domain "la" (a1, a2, a5) and this node does not; ` +
+			`the claim places this node only: it stands in accelerator domain "nvl-c1-1-lb", a part of that domain below its own leaf domain "lb", and the nodes of "la" keep their accelerator domain`},
 	}, {
-		name: "a leaf left empty by foreign NVLink claims is dropped",
-		in:   withNodes(twoLeafNVLink(), gpu("c1", "c1.2", "lc")),
-		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)nvl-c2-1,nvl-c2-2",
-			"nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b1,b2", "nvl-c2-2(1)b3,b4"},
-		wantProbs: []string{`node "c1" (source test): claims NVLink domain "c1.2", but 2 of the 3 nodes that claim it sit in leaf domain "la" (a3, a4)`},
+		name: "a leaf whose one node claims another leaf's NVLink domain: that node's own part, no other node moves",
+		in:   withNodes(twoLeafNVLink(), gpu("c1", "c1.2", "lc"), gpu("a5", "c1.2", "la")),
+		want: []string{"fabric(4)lc,spine", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)nvl-c2-1,nvl-c2-2", "lc(2)nvl-c1-2-lc",
+			"nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4,a5", "nvl-c1-2-lc(1)c1", "nvl-c2-1(1)b1,b2", "nvl-c2-2(1)b3,b4", "spine(3)la,lb"},
+		wantProbs: []string{`node "c1" (source test): claims NVLink domain "c1.2", but 3 of the 4 nodes that claim it sit in leaf domain "la" (a3, a4, a5)`},
 	}, {
-		name: "an NVLink domain split across two leaves without a majority: one part below each leaf, the leaves and spine kept",
+		name: "an NVLink domain split across two leaves without a home: one part below each leaf, the leaves and spine kept",
 		in:   withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb"), gpu("b2", "c1.1", "lb"), gpu("c1", "c3.1", "lc"), gpu("c2", "c3.1", "lc")),
 		want: []string{"fabric(4)lc,spine", "la(2)nvl-c1-1-la,nvl-c1-2", "lb(2)nvl-c1-1-lb,nvl-c2-2", "lc(2)nvl-c3-1",
 			"nvl-c1-1-la(1)a1,a2", "nvl-c1-1-lb(1)b1,b2", "nvl-c1-2(1)a3,a4", "nvl-c2-2(1)b3,b4", "nvl-c3-1(1)c1,c2", "spine(3)la,lb"},
 	}, {
-		name: "a spanning NVLink domain in mixed leaves: the mixed leaf keeps its nodes, the other keeps its part",
+		name: "a spanning NVLink domain in a leaf half of whose nodes have none: its part there, and each of the others alone",
 		in:   withNodes(twoLeafNVLink(), gpu("b1", "c1.1", "lb"), gpu("b2", "c1.1", "lb"), gpu("a3", "", "la"), gpu("a4", "", "la")),
-		want: []string{"fabric(3)la,lb", "la(2)a1,a2,a3,a4", "lb(2)nvl-c1-1-lb,nvl-c2-2", "nvl-c1-1-lb(1)b1,b2", "nvl-c2-2(1)b3,b4"},
+		want: []string{"fabric(3)la,lb", "la(2)a3,a4,nvl-c1-1-la", "lb(2)nvl-c1-1-lb,nvl-c2-2",
+			"a3(1)a3", "a4(1)a4", "nvl-c1-1-la(1)a1,a2", "nvl-c1-1-lb(1)b1,b2", "nvl-c2-2(1)b3,b4"},
 		wantProbs: []string{
-			`node "a3" (source test): leaf domain "la" gets no accelerator domains: 2 of its 4 nodes have no NVLink domain (a3, a4)`},
+			`node "a3" (source test): has no NVLink domain, while 2 of the 4 nodes of its leaf domain "la" have one: it stands alone in accelerator domain "a3"`,
+			`node "a4" (source test): has no NVLink domain, while 2 of the 4 nodes of its leaf domain "la" have one: it stands alone in accelerator domain "a4"`},
 	}, {
 		name: "no accelerator domain built: tiers stay as without the option",
-		in:   withNodes(twoLeafNVLink(), gpu("a3", "", "la"), gpu("b3", "", "lb")),
+		in:   withNodes(twoLeafNVLink(), gpu("a2", "", "la"), gpu("a3", "", "la"), gpu("a4", "", "la"), gpu("b1", "", "lb"), gpu("b2", "", "lb"), gpu("b3", "", "lb"), gpu("b4", "", "lb")),
 		want: []string{"fabric(2)la,lb", "la(1)a1,a2,a3,a4", "lb(1)b1,b2,b3,b4"},
 		wantProbs: []string{
-			`node "a3" (source test): leaf domain "la" gets no accelerator domains: 1 of its 4 nodes have no NVLink domain (a3)`,
-			`node "b3" (source test): leaf domain "lb" gets no accelerator domains: 1 of its 4 nodes have no NVLink domain (b3)`},
+			`node "a1" (source test): leaf domain "la" gets no accelerator domains: 3 of its 4 nodes have no NVLink domain, more than half, and a domain holds either nodes or domains; the NVLink domains of the others (a1) are not used there`},
 	}, {
 		name: "leaves without any NVLink domain keep their nodes without a problem",
 		in:   withNodes(twoLeafNVLink(), gpu("b1", "", "lb"), gpu("b2", "", "lb"), gpu("b3", "", "lb"), gpu("b4", "", "lb")),
@@ -106,12 +117,17 @@ func TestBuildAcceleratorDomains(t *testing.T) {
 		want:         []string{"fabric(3)la,lb", "la(2)nvl-c1-1,nvl-c1-2", "lb(2)nvl-c2-1,nvl-c2-2", "nvl-c1-1(1)a1,a2", "nvl-c1-2(1)a3,a4", "nvl-c2-1(1)b1,b2", "nvl-c2-2(1)b3,b4"},
 		wantUnplaced: []string{"lost"},
 	}, {
-		name: "names that clash with a switch's or another NVLink domain's are hashed; long ones too",
-		in: Input{Nodes: []NodeEvidence{gpu("a1", "c1.1", "nvl-c1-1"), gpu("a2", "C1-1", "nvl-c1-1"),
-			gpu("b1", longDomain, "lb")}},
-		want: []string{"fabric(3)lb,nvl-c1-1", "lb(2)" + SafeName("nvl-"+longDomain), SafeName("nvl-"+longDomain) + "(1)b1",
-			"nvl-c1-1(2)" + UniqueName("nvl-C1-1") + "," + UniqueName("nvl-c1.1"),
-			UniqueName("nvl-C1-1") + "(1)a2", UniqueName("nvl-c1.1") + "(1)a1"},
+		name: "spellings of one NVLink domain are one domain, named after its canonical form",
+		in:   Input{Nodes: []NodeEvidence{gpu("a1", "C1.1", "la"), gpu("a2", " c1.1 ", "la"), gpu("a3", "c1.1", "la"), gpu("b1", "c2_X:1", "lb"), gpu("b2", "C2-x--1", "lb")}},
+		want: []string{"fabric(3)la,lb", "la(2)nvl-c1-1", "lb(2)nvl-c2-x-1", "nvl-c1-1(1)a1,a2,a3", "nvl-c2-x-1(1)b1,b2"},
+	}, {
+		name: "names that clash with a switch's or another NVLink domain's: the switch gives the name up, the larger domain keeps it; long ones are hashed",
+		in: Input{Nodes: []NodeEvidence{named(gpu("a1", "c1.1", "mac:1"), "nvl-c1-1"), named(gpu("a2", "C1-1", "mac:1"), "nvl-c1-1"),
+			named(gpu("a3", "c1.1", "mac:1"), "nvl-c1-1"), gpu("b1", longDomain, "lb")}},
+		want: []string{"fabric(3)lb," + UniqueName("mac:1"), "lb(2)" + SafeName("nvl-"+longDomain),
+			UniqueName("mac:1") + "(2)nvl-c1-1," + UniqueName("nvl-c1-1"), SafeName("nvl-"+longDomain) + "(1)b1",
+			"nvl-c1-1(1)a1,a3", UniqueName("nvl-c1-1") + "(1)a2"},
+		wantProbs: []string{`source test: domain "nvl-c1-1" has the name of an accelerator domain ("nvl-"<NVLink domain>, or a node's own name), which comes before a switch's: it is named "` + UniqueName("mac:1") + `" after its switches instead`},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,7 +135,7 @@ func TestBuildAcceleratorDomains(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatalf("invalid tree: %v", err)
 			}
-			if diff := cmp.Diff(tc.want, tree.Outline()); diff != "" {
+			if diff := cmp.Diff(slices.Sorted(slices.Values(tc.want)), tree.Outline()); diff != "" {
 				t.Errorf("tree (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantUnplaced, tree.Unplaced); diff != "" {
@@ -139,15 +155,16 @@ func TestBuildAcceleratorDomains(t *testing.T) {
 }
 
 // checkAcceleratorDomains checks what Outline does not show: accelerator domains record their NVLink domain
-// and source, have names short enough for a label value, and every other domain is above tier 1 when
-// there are any.
+// (or, alone for a node without one, are named after it) and source, have names short enough for a label value,
+// and every other domain is above tier 1 when there are any.
 func checkAcceleratorDomains(t *testing.T, tree *Tree) {
 	t.Helper()
 	accel := 0
 	for _, d := range tree.Domains {
 		if d.TierName == TierNameAccelerator {
 			accel++
-			if d.Tier != 1 || d.NVLinkDomain == "" || d.Source != "test" || len(d.Switches) != 0 {
+			alone := d.NVLinkDomain == "" && len(d.Nodes) == 1 && d.Name == SafeName(d.Nodes[0])
+			if d.Tier != 1 || d.NVLinkDomain == "" && !alone || d.Source != "test" || len(d.Switches) != 0 {
 				t.Errorf("accelerator domain %+v", d)
 			}
 			if msgs := validation.IsValidLabelValue(d.Name); len(msgs) > 0 {
@@ -185,7 +202,8 @@ func TestBuildAcceleratorDomainsIsOrderIndependent(t *testing.T) {
 		gpu("d2", "C4-1", "ld"), gpu("d3", "c4.1", "ld"))
 	in.SwitchLinks = join(in.SwitchLinks, cables("spine2", "lc", "ld"), cables("core", "spine", "spine2"))
 	want, wantProbs := Build(in, BuildOptions{AcceleratorDomains: true})
-	if err := want.Validate(); err != nil || len(wantProbs) != 2 {
+	if err := want.Validate(); err != nil || len(wantProbs) != 1 { // b4 stands alone; c1 makes c1.2 a 2 + 1 split, no home
+
 		t.Fatalf("err %v, problems %v", err, wantProbs)
 	}
 	r := rand.New(rand.NewPCG(5, 6))

@@ -36,17 +36,21 @@ type BuildOptions struct {
 // this order: rejected evidence names nothing; nothing takes the root's name; a fabric-wide source's name
 // (evidence not SelfReported, switch links, SwitchNames) outranks a node report's; a report's name needs
 // most of the reports of its switch; one name goes to one switch only, the better supported, and the other is
-// named after its identifier. Every name not used is returned as a Problem.
+// named after its identifier. A domain of several switches is named after the smallest of its switches' names
+// that its own vote allows (domainVote: a fabric-wide name before any report's; a report's only with most of
+// the domain's reporting nodes, each counted once). Every name not used is returned as a Problem, and the
+// names the vote rejected are recorded in Domain.Vote for KeepNames.
 //
 // With opts.AcceleratorDomains, NVLink domains become accelerator domains once the switch tiers are built
-// (see accelerator.go): each sits below its leaf, and a domain that spans leaves (a multi-rack NVL72) is one
-// accelerator domain per leaf, each recording the whole NVLink domain, so that every node keeps its leaf,
-// spine and core whatever its NVLink domain; with sub-domains reported (racks of one NVLink domain,
-// NodeEvidence.NVLinkSubDomain) each holds one sub-domain per rack. The switch tiers count up past the
-// accelerator tiers (leaf 2 or 3, …). A small part of an NVLink domain behind another leaf than most of it is
-// bad evidence: its nodes are left out of the tree with a Problem (dropForeignNVLinkClaims, minNVLinkPart). A
-// leaf mixing nodes with and without an NVLink domain keeps them directly and a Problem says why; a tree
-// without accelerator domains keeps its tiers. Nodes with an NVLink domain but no compute link stay Unplaced.
+// (see addAcceleratorDomains): each sits below its leaf, and a domain that spans leaves (a multi-rack NVL72,
+// or nodes of another leaf claiming it) is one accelerator domain per leaf, each recording the whole NVLink
+// domain, so that every node keeps its leaf, spine and core whatever its NVLink domain; with sub-domains
+// reported (racks of one NVLink domain, NodeEvidence.NVLinkSubDomain) each holds one sub-domain per rack. A
+// node's NVLink evidence places that node only: NVLink domains are compared in their canonical form
+// (CanonicalNVLinkID), the part of the leaf that holds most of a domain keeps its name, and a node without an
+// NVLink domain beside nodes that have one stands alone in an accelerator domain named after it. The switch
+// tiers count up past the accelerator tiers (leaf 2 or 3, …); a tree without accelerator domains keeps its
+// tiers. Nodes with an NVLink domain but no compute link stay Unplaced.
 func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	rootName := opts.RootName
 	if rootName == "" {
@@ -59,22 +63,11 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	t := NewTree()
 	leaves, unplaced, strays := g.groupLeaves(byNode)
 	t.Unplaced = unplaced
-	var foreign []foreignNVLinkClaim
-	if opts.AcceleratorDomains {
-		leaves, foreign = dropForeignNVLinkClaims(leaves, byNode)
-	}
-	dropped := map[string]bool{}
-	for _, c := range foreign {
-		dropped[c.node] = true
-	}
 	layer, cascadeProblems := g.layers(leaves)
-	nameProblems := g.nameSwitches(in, byNode, strays, dropped, layer, SafeName(rootName))
+	nameProblems := g.nameSwitches(in, byNode, strays, layer, SafeName(rootName))
 	g.addDomains(t, leaves, rootName)
 	problems = append(problems, g.strayProblems(strays, byNode)...)
 	problems = append(problems, cascadeProblems()...)
-	for _, c := range foreign {
-		problems = append(problems, c.problem(byNode))
-	}
 	problems = append(problems, nameProblems...)
 	if len(leaves) == 0 {
 		return t, problems
@@ -182,18 +175,14 @@ func groupSuffix(tier int) string {
 	return fmt.Sprintf("-tier-%d", tier)
 }
 
-// domainName names a domain after its switches: the smallest switch name (or, when none of them has a name,
-// the smallest identifier), with a group suffix when it stands for several switches or, above the leaves, for
-// a leaf switch with cascaded leaves below it (whose own hosts' leaf has the plain name). A name that is taken,
-// or that is the root's, falls back to a hashed name of all its switch identifiers, which is unique and
-// still stable.
-func (g *switchGraph) domainName(t *Tree, switches []string, tier int, rootName string) string {
-	best := ""
-	for _, id := range switches {
-		if n := g.names[id]; n != "" && (best == "" || n < best) {
-			best = n
-		}
-	}
+// domainName names a domain after its switches: the smallest of the names its switches' votes chose that the
+// domain's own vote allows (domainVote; or, when none is allowed, the smallest identifier), with a group suffix
+// when it stands for several switches or, above the leaves, for a leaf switch with cascaded leaves below it
+// (whose own hosts' leaf has the plain name). A name that is taken, or that is the root's, falls back to a
+// hashed name of all its switch identifiers, which is unique and still stable. It also returns the vote's
+// rejected names for KeepNames (nil when none).
+func (g *switchGraph) domainName(t *Tree, switches []string, tier int, rootName string) (string, *NameVote) {
+	best, rejected := g.domainVote(switches)
 	if best == "" {
 		best = slices.Min(switches)
 	}
@@ -204,5 +193,8 @@ func (g *switchGraph) domainName(t *Tree, switches []string, tier int, rootName 
 	if t.Domains[name] != nil || name == SafeName(rootName) {
 		name = UniqueName(strings.Join(switches, ","))
 	}
-	return name
+	if len(rejected) == 0 {
+		return name, nil
+	}
+	return name, &NameVote{Rejected: rejected}
 }

@@ -22,6 +22,8 @@ type switchGraph struct {
 	cascaded map[string]bool
 	// up lists each switch's neighbours that stand above it (see layers).
 	up map[string][]string
+	// votes is each switch's name vote, as nameSwitches held it (see domainName).
+	votes map[string]*switchVote
 }
 
 func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {
@@ -241,7 +243,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func (g *switchGraph) addDomains(t *Tree, ds []*Domain, rootName string) []*Domain {
 	slices.SortFunc(ds, func(a, b *Domain) int { return strings.Compare(a.Switches[0], b.Switches[0]) })
 	for _, d := range ds {
-		d.Name = g.domainName(t, d.Switches, d.Tier, rootName)
+		d.Name, d.Vote = g.domainName(t, d.Switches, d.Tier, rootName)
 		_ = t.Add(d) // domainName returns a free name
 	}
 	return ds

@@ -1,9 +1,11 @@
 package topology
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -58,69 +60,85 @@ func JoinName(prefix, raw string) string {
 	return SafeName(prefix + "-" + raw)
 }
 
+// NameVote is what the evidence behind one build said about a domain's name (Domain.Vote): KeepNames keeps a
+// name of the tree before only where the vote leaves room for it.
+type NameVote struct {
+	// Rejected lists the names (as SafeName makes them) that evidence gave the domain's switches and the vote
+	// turned down: a report's beside a fabric-wide source's, one with less support than the best-supported name
+	// (each node counted once), the root's name, a name another switch won. A previous name made from one of
+	// them (the name itself, or with a group suffix such as "-rails") is not kept. Names tied at the top of a
+	// vote nobody won are not rejected.
+	Rejected []string
+	// Tied marks an accelerator domain that is a part of an NVLink domain spanning leaves none of which holds
+	// more than two thirds of its nodes: no vote named it, so it may keep the name a part of the same NVLink
+	// domain had.
+	Tied bool
+}
+
+// rejects reports whether name is, or is made from, a name v rejected.
+func (v *NameVote) rejects(name string) bool {
+	if v == nil {
+		return false
+	}
+	for _, r := range v.Rejected {
+		if name == r || strings.HasPrefix(name, r+"-") && isGroupSuffix(name[len(r):]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isGroupSuffix reports whether s is a group suffix groupSuffix gives.
+func isGroupSuffix(s string) bool {
+	switch s {
+	case "-rails", "-spines", "-cores":
+		return true
+	}
+	n, ok := strings.CutPrefix(s, "-tier-")
+	_, err := strconv.Atoi(n)
+	return ok && err == nil
+}
+
+// ReplacedName is a name of the tree before that KeepNames did not keep, because the vote of the new tree
+// rejects it.
+type ReplacedName struct {
+	// Domain is the domain's name in the new tree, decided by the vote; Previous the name it would have kept.
+	Domain, Previous string
+}
+
 // KeepNames renames the domains of t, a tree just built, after the domains of prev, the tree built before it,
-// so that a domain keeps its name while its identity holds: a domain that shares at least half of its
-// switches with a domain of prev, and at least half of that domain's (or, when either has none, half of the
-// nodes at or below each), takes that domain's name. Each name of prev goes to one domain only: pairs are taken by the most switches (then
-// nodes) shared, then the same tier, then by name. The root keeps its name, as do accelerator domains,
-// named after their NVLink domain; a domain whose own name a kept name takes is given the hashed name of its
-// identity instead. So a rail group keeps its name when one of its leaves drops out of a capture or comes
-// back, or when hosts or leaves are added to it; a nil prev changes nothing.
-func KeepNames(t, prev *Tree) {
+// so that a domain keeps its name while its identity holds and the vote of t's evidence does not reject it:
+//
+//   - a switch domain that shares at least half of its switches with a switch domain of prev, and at least half
+//     of that domain's (or, when either has none, half of the nodes at or below each), takes that domain's
+//     name, unless t's vote rejects the name (Domain.Vote: the name, or the switch name it is made from, lost to
+//     a fabric-wide source's or to a better-supported one). So the first node that reports a switch cannot
+//     name it for good: once the trust order picks another name (a fabric-wide source, most of the switch's
+//     reports), that name replaces the kept one, while a name merely no longer given, or tied at the top of a
+//     vote nobody won, is kept;
+//   - an accelerator domain that no vote named (a part of an NVLink domain spanning leaves none of which holds
+//     more than two thirds of it, NameVote.Tied) takes the name of an accelerator domain of prev of the same NVLink domain
+//     (canonical) that shares at least half of its nodes both ways; other accelerator domains, named after
+//     their NVLink domain or node, and the root keep their names.
+//
+// Each name of prev goes to one domain only: pairs are taken by the most switches (then nodes) shared, then the
+// same name, then the same tier, then by name; a switch domain never takes a name an accelerator domain of t
+// has, nor, in a tree with accelerator domains, one made like theirs ("nvl-…"). A domain whose own name a kept
+// name takes is given the hashed name of its identity instead. So a rail group keeps its name when one of its leaves drops out of a capture or comes back, or when hosts or
+// leaves are added to it; a nil prev changes nothing. It returns the names not kept because the vote rejects
+// them, sorted.
+func KeepNames(t, prev *Tree) []ReplacedName {
 	if prev == nil || len(prev.Domains) == 0 || len(t.Domains) == 0 {
-		return
+		return nil
 	}
 	reserved := map[string]bool{}
 	for _, r := range t.Roots() {
 		reserved[r] = true
 	}
-	type pair struct {
-		d, p            *Domain
-		switches, nodes int
-		sameTier        bool
-	}
-	prevIDs := map[string]identity{}
-	for _, p := range prev.Domains {
-		if IsSwitchDomain(p) && !reserved[p.Name] {
-			prevIDs[p.Name] = identityOf(prev, p)
-		}
-	}
-	var pairs []pair
-	for _, d := range t.Domains {
-		if !IsSwitchDomain(d) || reserved[d.Name] {
-			continue
-		}
-		id := identityOf(t, d)
-		for name, pid := range prevIDs {
-			sw, nodes := overlap(id.switches, pid.switches), overlap(id.nodes, pid.nodes)
-			keep := sw > 0 && 2*sw >= max(len(id.switches), len(pid.switches))
-			if len(id.switches) == 0 || len(pid.switches) == 0 {
-				keep = nodes > 0 && 2*nodes >= max(len(id.nodes), len(pid.nodes))
-			}
-			if keep {
-				pairs = append(pairs, pair{d: d, p: prev.Domains[name], switches: sw, nodes: nodes, sameTier: d.Tier == prev.Domains[name].Tier})
-			}
-		}
-	}
-	slices.SortFunc(pairs, func(a, b pair) int {
-		switch {
-		case a.switches != b.switches:
-			return b.switches - a.switches
-		case a.nodes != b.nodes:
-			return b.nodes - a.nodes
-		case a.sameTier != b.sameTier:
-			if a.sameTier {
-				return -1
-			}
-			return 1
-		case a.d.Name != b.d.Name:
-			return strings.Compare(a.d.Name, b.d.Name)
-		}
-		return strings.Compare(a.p.Name, b.p.Name)
-	})
+	pairs, replaced := switchPairs(t, prev, reserved)
 	rename := map[string]string{} // by current name
 	taken := map[string]bool{}    // previous names given
-	for _, pr := range pairs {
+	for _, pr := range slices.Concat(acceleratorPairs(t, prev), pairs) {
 		if _, done := rename[pr.d.Name]; done || taken[pr.p.Name] {
 			continue
 		}
@@ -137,6 +155,101 @@ func KeepNames(t, prev *Tree) {
 			rename[name] = UniqueName(raw)
 		}
 	}
+	applyRenames(t, rename)
+	return replaced
+}
+
+// namePair is a domain of the new tree, d, that may take the name of p, a domain of the tree before.
+type namePair struct {
+	d, p            *Domain
+	switches, nodes int
+	sameTier        bool
+}
+
+// switchPairs returns the pairs of switch domains of t and prev whose identities hold, best first, and the
+// pairs left out because t's vote rejects the previous name.
+func switchPairs(t, prev *Tree, reserved map[string]bool) ([]namePair, []ReplacedName) {
+	notSwitch := map[string]bool{} // names t's accelerator domains and root have: no switch domain takes them
+	accelerators := false
+	for name, d := range t.Domains {
+		if !IsSwitchDomain(d) {
+			notSwitch[name] = true
+		}
+		accelerators = accelerators || d.TierName == TierNameAccelerator
+	}
+	prevIDs := map[string]identity{}
+	for _, p := range prev.Domains {
+		prefixed := accelerators && strings.HasPrefix(p.Name, acceleratorPrefix) // see evictPrefixed
+		if IsSwitchDomain(p) && !reserved[p.Name] && !notSwitch[p.Name] && !prefixed {
+			prevIDs[p.Name] = identityOf(prev, p)
+		}
+	}
+	var pairs []namePair
+	var replaced []ReplacedName
+	for _, d := range t.Domains {
+		if !IsSwitchDomain(d) || reserved[d.Name] {
+			continue
+		}
+		id := identityOf(t, d)
+		for name, pid := range prevIDs {
+			sw, nodes := overlap(id.switches, pid.switches), overlap(id.nodes, pid.nodes)
+			keep := sw > 0 && 2*sw >= max(len(id.switches), len(pid.switches))
+			if len(id.switches) == 0 || len(pid.switches) == 0 {
+				keep = nodes > 0 && 2*nodes >= max(len(id.nodes), len(pid.nodes))
+			}
+			switch {
+			case !keep:
+			case name != d.Name && d.Vote.rejects(name):
+				replaced = append(replaced, ReplacedName{Domain: d.Name, Previous: name})
+			default:
+				pairs = append(pairs, namePair{d: d, p: prev.Domains[name], switches: sw, nodes: nodes, sameTier: d.Tier == prev.Domains[name].Tier})
+			}
+		}
+	}
+	slices.SortFunc(pairs, func(a, b namePair) int {
+		return cmp.Or(b.switches-a.switches, b.nodes-a.nodes, first(a.p.Name == a.d.Name, b.p.Name == b.d.Name),
+			first(a.sameTier, b.sameTier), strings.Compare(a.d.Name, b.d.Name), strings.Compare(a.p.Name, b.p.Name))
+	})
+	slices.SortFunc(replaced, func(a, b ReplacedName) int {
+		return cmp.Or(strings.Compare(a.Domain, b.Domain), strings.Compare(a.Previous, b.Previous))
+	})
+	return pairs, replaced
+}
+
+// acceleratorPairs returns the pairs of a tied accelerator domain of t (NameVote.Tied) and an accelerator domain
+// of prev of the same NVLink domain that share at least half of their nodes both ways, best first.
+func acceleratorPairs(t, prev *Tree) []namePair {
+	var pairs []namePair
+	var byNVLink map[string][]*Domain // prev's accelerator domains by NVLink domain, made when first needed
+	for _, d := range t.Domains {
+		if d.Vote == nil || !d.Vote.Tied {
+			continue
+		}
+		if byNVLink == nil {
+			byNVLink = map[string][]*Domain{}
+			for _, p := range prev.Domains {
+				if p.TierName == TierNameAccelerator && p.NVLinkDomain != "" {
+					nv := CanonicalNVLinkID(p.NVLinkDomain)
+					byNVLink[nv] = append(byNVLink[nv], p)
+				}
+			}
+		}
+		id := identityOf(t, d)
+		for _, p := range byNVLink[d.NVLinkDomain] {
+			pid := identityOf(prev, p)
+			if n := overlap(id.nodes, pid.nodes); n > 0 && 2*n >= max(len(id.nodes), len(pid.nodes)) {
+				pairs = append(pairs, namePair{d: d, p: p, nodes: n})
+			}
+		}
+	}
+	slices.SortFunc(pairs, func(a, b namePair) int {
+		return cmp.Or(b.nodes-a.nodes, strings.Compare(a.p.Name, b.p.Name), strings.Compare(a.d.Name, b.d.Name))
+	})
+	return pairs
+}
+
+// applyRenames renames t's domains as rename says (by current name), with their parents' and children's links.
+func applyRenames(t *Tree, rename map[string]string) {
 	if len(rename) == 0 {
 		return
 	}
@@ -178,8 +291,8 @@ func identityOf(t *Tree, d *Domain) identity {
 }
 
 // IsSwitchDomain reports whether d stands for switches below the root: not the root, not an accelerator (NVLink)
-// domain or sub-domain. Only such domains keep names across trees (KeepNames) and are paired with a plan
-// (the health package's drift check).
+// domain or sub-domain. Only such domains keep names across trees by their switches (KeepNames; accelerator
+// domains only when tied, by their nodes) and are paired with a plan (the health package's drift check).
 func IsSwitchDomain(d *Domain) bool {
 	return d.TierName != TierNameRoot && d.NVLinkDomain == "" && d.TierName != TierNameAccelerator &&
 		d.TierName != TierNameAcceleratorSubDomain

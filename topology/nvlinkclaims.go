@@ -3,96 +3,66 @@ package topology
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
-// foreignNVLinkClaim is a node that claims an NVLink domain most of whose nodes sit in another leaf domain.
-type foreignNVLinkClaim struct {
-	// node is the node that claims it; domain the NVLink domain.
-	node, domain string
-	// home is the leaf domain that holds most of the NVLink domain's nodes; homeNodes are those nodes.
-	home      *Domain
-	homeNodes []string
-	// total is the number of nodes that claim the NVLink domain.
-	total int
+// nvlinkClaims are the nodes that claim one NVLink domain, by the leaf they sit in (whether or not that leaf
+// gets accelerator domains).
+type nvlinkClaims struct {
+	// domain is the NVLink domain, canonical.
+	domain string
+	// byLeaf holds the claimants behind each leaf, sorted; total counts them all.
+	byLeaf map[*Domain][]string
+	total  int
+	// home is the leaf that holds most of the claimants, more than two thirds of them; nil when none does.
+	home *Domain
 }
 
-// minNVLinkPart is the fewest nodes of one NVLink domain behind one leaf that count as a genuine part of a
-// domain split across leaves (a rack of a multi-rack NVL72: 9 + 9, or 7 + 5). A smaller part beside a leaf
-// that holds more than half the domain is a foreign claim: a node cabled, or configured, by mistake.
+// minNVLinkPart is the fewest nodes of one NVLink domain behind one leaf that look like a genuine part of a
+// domain split across leaves (a rack of a multi-rack NVL72: 9 + 9, or 7 + 5). A smaller part beside the leaf that
+// holds most of the domain (its home) is suspect (a node cabled, configured or reporting wrongly): its nodes are
+// named in a Problem, and still placed in their part, which moves no other node.
 const minNVLinkPart = 3
 
-// dropForeignNVLinkClaims takes out of leaves every node of a part of an NVLink domain (its nodes behind one
-// leaf) smaller than minNVLinkPart when more than half the domain's nodes sit behind another leaf: one or two
-// nodes that claim the domain of a rack behind another leaf contradict the majority of their domain. Those
-// nodes are rejected one by one and the other nodes keep their place, so that one node with a wrong (or
-// forged) NVLink domain costs neither leaf its accelerator domains. Every other split (parts of at least
-// minNVLinkPart nodes, or no majority) is a domain that spans leaves, which addAcceleratorDomains models. It
-// returns the leaves left (a leaf whose every node was taken out is dropped) and the claims, by node; the
-// caller reports them once the leaves have names (see problem).
-func dropForeignNVLinkClaims(leaves []*Domain, byNode map[string]NodeEvidence) ([]*Domain, []foreignNVLinkClaim) {
-	type split struct {
-		byLeaf map[*Domain][]string
-		total  int
-	}
-	splits := map[string]*split{}
-	for _, l := range leaves {
-		for _, n := range l.Nodes {
-			nv := byNode[n].NVLinkDomain
-			if nv == "" {
-				continue
+// whole reports whether every claimant sits behind one leaf.
+func (c *nvlinkClaims) whole() bool { return len(c.byLeaf) == 1 }
+
+// claimsByDomain gathers the claimants of every NVLink domain across the leaves of plans.
+func claimsByDomain(plans []*leafPlan) map[string]*nvlinkClaims {
+	out := map[string]*nvlinkClaims{}
+	for _, p := range plans {
+		for nv, nodes := range p.parts {
+			c := out[nv]
+			if c == nil {
+				c = &nvlinkClaims{domain: nv, byLeaf: map[*Domain][]string{}}
+				out[nv] = c
 			}
-			s := splits[nv]
-			if s == nil {
-				s = &split{byLeaf: map[*Domain][]string{}}
-				splits[nv] = s
-			}
-			s.byLeaf[l] = append(s.byLeaf[l], n)
-			s.total++
+			c.byLeaf[p.leaf] = nodes
+			c.total += len(nodes)
 		}
 	}
-	var claims []foreignNVLinkClaim
-	for nv, s := range splits {
-		var home *Domain
-		for l, nodes := range s.byLeaf {
-			if 2*len(nodes) > s.total {
-				home = l
-			}
-		}
-		if home == nil {
-			continue
-		}
-		for l, nodes := range s.byLeaf {
-			if l == home || len(nodes) >= minNVLinkPart {
-				continue
-			}
-			for _, n := range nodes {
-				claims = append(claims, foreignNVLinkClaim{node: n, domain: nv, home: home, homeNodes: s.byLeaf[home], total: s.total})
+	for _, c := range out {
+		for l, nodes := range c.byLeaf {
+			if 3*len(nodes) > 2*c.total {
+				c.home = l
 			}
 		}
 	}
-	if len(claims) == 0 {
-		return leaves, nil
-	}
-	slices.SortFunc(claims, func(a, b foreignNVLinkClaim) int { return strings.Compare(a.node, b.node) })
-	rejected := map[string]bool{}
-	for _, c := range claims {
-		rejected[c.node] = true
-	}
-	var kept []*Domain
-	for _, l := range leaves {
-		l.Nodes = slices.DeleteFunc(l.Nodes, func(n string) bool { return rejected[n] })
-		if len(l.Nodes) > 0 {
-			l.Source = nodesSource(l.Nodes, byNode)
-			kept = append(kept, l)
-		}
-	}
-	return kept, claims
+	return out
 }
 
-// problem says why c's node was left out; c.home must have its name.
-func (c foreignNVLinkClaim) problem(byNode map[string]NodeEvidence) Problem {
-	return Problem{Node: c.node, Source: byNode[c.node].Source, Reason: fmt.Sprintf(
-		"claims NVLink domain %q, but %d of the %d nodes that claim it sit in leaf domain %q (%s) and this node does not; the claim contradicts most of its domain, so the node is left out of the tree until its evidence is fixed, and the other nodes keep their accelerator domains",
-		c.domain, len(c.homeNodes), c.total, c.home.Name, nameList(c.homeNodes))}
+// suspect returns a Problem for each node of c's part behind leaf l, named part, when that part has fewer than
+// minNVLinkPart nodes and another leaf is the domain's home; nil otherwise.
+func (c *nvlinkClaims) suspect(l *Domain, part string, byNode map[string]NodeEvidence) []Problem {
+	nodes := c.byLeaf[l]
+	if c.home == nil || c.home == l || len(nodes) >= minNVLinkPart {
+		return nil
+	}
+	homeNodes := c.byLeaf[c.home]
+	out := make([]Problem, 0, len(nodes))
+	for _, n := range slices.Sorted(slices.Values(nodes)) {
+		out = append(out, Problem{Node: n, Source: byNode[n].Source, Reason: fmt.Sprintf(
+			"claims NVLink domain %q, but %d of the %d nodes that claim it sit in leaf domain %q (%s) and this node does not; the claim places this node only: it stands in accelerator domain %q, a part of that domain below its own leaf domain %q, and the nodes of %q keep their accelerator domain",
+			c.domain, len(homeNodes), c.total, c.home.Name, nameList(homeNodes), part, l.Name, c.home.Name)})
+	}
+	return out
 }

@@ -110,18 +110,24 @@ func TestBuildMultiRackNVLink(t *testing.T) {
 			"spine-2(4)leaf-3",
 		},
 	}, {
-		name:  "dual-rack layout (7 + 5) under two spines, the second part in a leaf with CPU nodes: that leaf keeps its nodes",
+		name:  "dual-rack layout (7 + 5) under two spines, the second part in a leaf with CPU nodes: the part there, each CPU node alone",
 		nodes: [][]NodeEvidence{trays("gb-r1", 7, nvl72A, "", "leaf-1"), trays("gb-r2", 5, nvl72A, "", "leaf-3"), cpu},
 		links: twoSpines(),
 		want: []string{
 			"fabric(4)spine-1,spine-2",
 			"leaf-1(2)" + nvl72AHN + "-leaf-1",
-			"leaf-3(2)cpu-1,cpu-2," + trayNames("gb-r2", 1, 5),
+			"leaf-3(2)cpu-1,cpu-2," + nvl72AHN + "-leaf-3",
 			nvl72AHN + "-leaf-1(1)" + trayNames("gb-r1", 1, 7),
+			nvl72AHN + "-leaf-3(1)" + trayNames("gb-r2", 1, 5),
+			"cpu-1(1)cpu-1",
+			"cpu-2(1)cpu-2",
 			"spine-1(3)leaf-1",
 			"spine-2(3)leaf-3",
 		},
-		wantProbs: []string{`node "cpu-1" (source test): leaf domain "leaf-3" gets no accelerator domains: 2 of its 7 nodes have no NVLink domain (cpu-1, cpu-2)`},
+		wantProbs: []string{
+			`node "cpu-1" (source test): has no NVLink domain, while 5 of the 7 nodes of its leaf domain "leaf-3" have one: it stands alone in accelerator domain "cpu-1"`,
+			`node "cpu-2" (source test): has no NVLink domain, while 5 of the 7 nodes of its leaf domain "leaf-3" have one: it stands alone in accelerator domain "cpu-2"`,
+		},
 	}, {
 		name:  "one leaf's part with sub-domains, the other's without: each part as its nodes allow",
 		nodes: [][]NodeEvidence{trays("gb-r1", 9, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 9, nvl72A, "", "leaf-2")},
@@ -135,15 +141,26 @@ func TestBuildMultiRackNVLink(t *testing.T) {
 			subName(nvl72A, rackA1) + "(1)" + trayNames("gb-r1", 1, 9),
 		},
 	}, {
-		name:  "a rack of sub-domain-less trays mixed with sub-domain trays behind one leaf: the part keeps its nodes directly",
+		name:  "a rack of sub-domain-less trays beside a rack with sub-domains behind one leaf: the rack keeps its sub-domain, each other tray stands alone",
 		nodes: [][]NodeEvidence{trays("gb-r1", 9, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 9, nvl72A, "", "leaf-1")},
 		links: twoSpines(),
-		want: []string{
+		want: append([]string{
 			"fabric(4)leaf-1",
 			"leaf-1(3)" + nvl72AHN,
-			nvl72AHN + "(2)" + trayNames("gb-r1", 1, 9) + "," + trayNames("gb-r2", 1, 9),
+			nvl72AHN + "(2)" + trayNames("gb-r2", 1, 9) + "," + subName(nvl72A, rackA1),
+			subName(nvl72A, rackA1) + "(1)" + trayNames("gb-r1", 1, 9),
+		}, aloneOutline("gb-r2", 9)...),
+		wantProbs: aloneSubProblems("gb-r2", 9),
+	}, {
+		name:  "a few nodes with sub-domains among many without add no tier",
+		nodes: [][]NodeEvidence{trays("gb-r1", 2, nvl72A, rackA1, "leaf-1"), trays("gb-r2", 16, nvl72A, "", "leaf-1")},
+		links: twoSpines(),
+		want: []string{
+			"fabric(3)leaf-1",
+			"leaf-1(2)" + nvl72AHN,
+			nvl72AHN + "(1)" + trayNames("gb-r1", 1, 2) + "," + trayNames("gb-r2", 1, 16),
 		},
-		wantProbs: []string{`node "gb-r2-t01" (source test): NVLink domain "` + nvl72A + `" gets no sub-domains in leaf domain "leaf-1": 9 of its 18 nodes there have no NVLink sub-domain`},
+		wantProbs: []string{`node "gb-r1-t01" (source test): NVLink sub-domains are not used: 2 of the 18 nodes in accelerator domains give one (gb-r1-t01, gb-r1-t02), fewer than half`},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,9 +193,28 @@ func TestBuildMultiRackNVLink(t *testing.T) {
 	}
 }
 
-// checkSubDomains checks what Outline does not show: a sub-domain records its NVLink domain and sub-domain,
-// sits at tier 1 below its accelerator domain, and accelerator domains sit just above sub-domains when
-// there are any.
+// aloneOutline is the Outline lines of count trays "<prefix>-t01", … each alone in a sub-domain named after it.
+func aloneOutline(prefix string, count int) []string {
+	var out []string
+	for _, n := range strings.Split(trayNames(prefix, 1, count), ",") {
+		out = append(out, n+"(1)"+n)
+	}
+	return out
+}
+
+// aloneSubProblems is the problems of count trays "<prefix>-t01", … without a sub-domain beside as many with one.
+func aloneSubProblems(prefix string, count int) []string {
+	var out []string
+	for _, n := range strings.Split(trayNames(prefix, 1, count), ",") {
+		out = append(out, fmt.Sprintf(`node %q (source test): has no NVLink sub-domain, while %d of the %d nodes of NVLink domain %q in leaf domain "leaf-1" have one: it stands alone in accelerator sub-domain "%s"`,
+			n, count, 2*count, nvl72A, n))
+	}
+	return out
+}
+
+// checkSubDomains checks what Outline does not show: a sub-domain records its NVLink domain and sub-domain (or,
+// alone for a node without one, is named after it), sits at tier 1 below its accelerator domain, and accelerator
+// domains sit just above sub-domains when there are any.
 func checkSubDomains(t *testing.T, tree *Tree) {
 	t.Helper()
 	subs := false
@@ -186,7 +222,8 @@ func checkSubDomains(t *testing.T, tree *Tree) {
 		if d.TierName == TierNameAcceleratorSubDomain {
 			subs = true
 			p := tree.Domains[d.Parent]
-			if d.Tier != 1 || d.NVLinkSubDomain == "" || p == nil || p.TierName != TierNameAccelerator || p.NVLinkDomain != d.NVLinkDomain {
+			alone := d.NVLinkSubDomain == "" && len(d.Nodes) == 1 && d.Name == SafeName(d.Nodes[0])
+			if d.Tier != 1 || d.NVLinkSubDomain == "" && !alone || p == nil || p.TierName != TierNameAccelerator || p.NVLinkDomain != d.NVLinkDomain {
 				t.Errorf("sub-domain %+v below %+v", d, p)
 			}
 		}
@@ -201,24 +238,35 @@ func checkSubDomains(t *testing.T, tree *Tree) {
 	}
 }
 
-// TestBuildNVLinkPartThreshold pins minNVLinkPart: a part of an NVLink domain smaller than it, beside a
-// leaf that holds most of the domain, is rejected node by node; a part of at least that many nodes makes
-// the domain span both leaves.
-func TestBuildNVLinkPartThreshold(t *testing.T) {
+// TestBuildNVLinkSplits pins how an NVLink domain split across two leaves is named: the part of a leaf holding
+// more than two thirds of its nodes (its home) keeps the domain's own name, the other is named after its leaf;
+// without a home both are, and tied (KeepNames may give one a previous name). Every node stays in its leaf, in
+// its part; a part of fewer than minNVLinkPart nodes beside the home is named in a Problem.
+func TestBuildNVLinkSplits(t *testing.T) {
 	if minNVLinkPart != 3 {
 		t.Fatalf("minNVLinkPart = %d; the cases below are written for 3", minNVLinkPart)
 	}
 	tests := []struct {
 		name       string
 		home, away int
-		wantLeft   []string // nodes left out of the tree
-		wantSpan   bool
+		want       []string // the accelerator domains, sorted
+		wantTied   bool
+		wantProbs  int
 	}{
-		{name: "16 + 1: the single node is rejected", home: 16, away: 1, wantLeft: []string{"gb-r2-t01"}},
-		{name: "16 + 2: both nodes are rejected", home: 16, away: 2, wantLeft: []string{"gb-r2-t01", "gb-r2-t02"}},
-		{name: "15 + 3: the domain spans both leaves", home: 15, away: 3, wantSpan: true},
-		{name: "1 + 1: no majority, the domain spans both leaves", home: 1, away: 1, wantSpan: true},
-		{name: "2 + 1: the single node is rejected", home: 2, away: 1, wantLeft: []string{"gb-r2-t01"}},
+		{name: "16 + 1: the home keeps the name, the single node gets a part, suspect", home: 16, away: 1,
+			want: []string{nvl72AHN, nvl72AHN + "-leaf-2"}, wantProbs: 1},
+		{name: "16 + 2: the home keeps the name, both nodes suspect", home: 16, away: 2,
+			want: []string{nvl72AHN, nvl72AHN + "-leaf-2"}, wantProbs: 2},
+		{name: "15 + 3: the home keeps the name, the rack is a part", home: 15, away: 3,
+			want: []string{nvl72AHN, nvl72AHN + "-leaf-2"}},
+		{name: "9 + 9: no home, both parts named after their leaf", home: 9, away: 9,
+			want: []string{nvl72AHN + "-leaf-1", nvl72AHN + "-leaf-2"}, wantTied: true},
+		{name: "12 + 6: two thirds is no home", home: 12, away: 6,
+			want: []string{nvl72AHN + "-leaf-1", nvl72AHN + "-leaf-2"}, wantTied: true},
+		{name: "1 + 1: no home", home: 1, away: 1,
+			want: []string{nvl72AHN + "-leaf-1", nvl72AHN + "-leaf-2"}, wantTied: true},
+		{name: "2 + 1: no home", home: 2, away: 1,
+			want: []string{nvl72AHN + "-leaf-1", nvl72AHN + "-leaf-2"}, wantTied: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,29 +278,28 @@ func TestBuildNVLinkPartThreshold(t *testing.T) {
 			if err := tree.Validate(); err != nil {
 				t.Fatalf("invalid tree: %v", err)
 			}
-			var left []string
 			for _, p := range probs {
-				if !strings.Contains(p.Reason, "claims NVLink domain") {
+				if !strings.Contains(p.Reason, "claims NVLink domain") || !strings.HasPrefix(p.Node, "gb-r2-") {
 					t.Errorf("unexpected problem %s", p)
 				}
-				left = append(left, p.Node)
 			}
-			if diff := cmp.Diff(tc.wantLeft, left); diff != "" {
-				t.Errorf("nodes left out (-want +got):\n%s", diff)
+			if len(probs) != tc.wantProbs {
+				t.Errorf("problems %v, want %d", probs, tc.wantProbs)
 			}
 			parts := acceleratorParts(tree, nvl72A)
-			if span := len(parts) > 1; span != tc.wantSpan {
-				t.Errorf("accelerator domains %v, want spanning=%v: %v", parts, tc.wantSpan, tree.Outline())
+			if diff := cmp.Diff(tc.want, parts); diff != "" {
+				t.Errorf("accelerator domains (-want +got):\n%s", diff)
 			}
 			held := 0
 			for _, p := range parts {
 				d := tree.Domains[p]
 				held += len(d.Nodes)
-				if d.NVLinkPart != tc.wantSpan || tree.Domains[d.Parent].TierName != TierNameLeaf {
-					t.Errorf("accelerator domain %q (part %v) below %q", p, d.NVLinkPart, d.Parent)
+				tied := d.Vote != nil && d.Vote.Tied
+				if !d.NVLinkPart || tied != tc.wantTied || tree.Domains[d.Parent].TierName != TierNameLeaf {
+					t.Errorf("accelerator domain %q (part %v, tied %v) below %q", p, d.NVLinkPart, tied, d.Parent)
 				}
 			}
-			if want := tc.home + tc.away - len(tc.wantLeft); held != want {
+			if want := tc.home + tc.away; held != want {
 				t.Errorf("accelerator domains hold %d nodes, want %d", held, want)
 			}
 		})

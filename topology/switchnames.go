@@ -21,11 +21,19 @@ import (
 //  4. without a fabric-wide name, a name from node reports is used only when most of the reports that reach
 //     the switch give it (the reports of that switch, named or not);
 //  5. one name for two switches: the switch whose name ranks higher keeps it (fabric-wide over reports, then
-//     more sources or reports, then the smaller identifier); the other is named after its identifier.
+//     more sources or reports, then the smaller identifier); the other is named after its identifier;
+//  6. a domain of several switches weighs their chosen names once more, over the whole domain (domainVote):
+//     a fabric-wide name before any report's, a report's only with most of the domain's reporting nodes.
 //
 // Names are compared as SafeName makes them ("Leaf-A" and "leaf.a" are one name); of one name's spellings
 // the smallest is used. Every name not used is returned as a Problem: of the first node whose report gave it,
-// or, for a fabric-wide name, of its source.
+// or, for a fabric-wide name, of its source. A node counts once for a switch, however many of its links reach it.
+//
+// A name not used is rejected (switchVote.rejected, then NameVote.Rejected) when the vote turned it down: a
+// name of a lower rank (a report's beside a fabric-wide source's), one with less support than the
+// best-supported name, the root's name, a name rule 5 gave another switch. Names tied at the top of a vote
+// nobody won are not rejected: KeepNames may keep a previous name that is one of them (a tie keeps the current
+// name), never a rejected one. These rules run on every build: a name is never decided by who reported first.
 
 // nameVotes is one name given to one switch and who gave it.
 type nameVotes struct {
@@ -45,6 +53,16 @@ type switchNaming struct {
 	names map[string]*nameVotes
 	// reporters are the nodes whose reports reach the switch through a link that was not rejected.
 	reporters map[string]bool
+}
+
+// switchVote is the outcome of one switch's vote, for the domain that holds it (domainName) and KeepNames.
+type switchVote struct {
+	// chosen is the name used, nil when none qualified.
+	chosen *nameVotes
+	// reporters are the nodes whose reports reach the switch.
+	reporters map[string]bool
+	// rejected are the names the vote turned down, by SafeName.
+	rejected []string
 }
 
 // nameChoice is the name picked for a switch and how well it is supported.
@@ -77,35 +95,41 @@ func (c nameChoice) outranks(o nameChoice) bool {
 	return c.id < o.id
 }
 
-// nameSwitches sets g.names for the switches in play (the tree's switches) from what in and the accepted
-// evidence (byNode less the nodes in dropped, without stray links) say, and returns the names it did not use
-// with the reason. reserved is the root's name.
-func (g *switchGraph) nameSwitches(in Input, byNode map[string]NodeEvidence, strays map[string]strayLinks, dropped map[string]bool,
+// nameSwitches sets g.names and g.votes for the switches in play (the tree's switches) from what in and the
+// accepted evidence (byNode without stray links) say, and returns the names it did not use with the reason.
+// reserved is the root's name.
+func (g *switchGraph) nameSwitches(in Input, byNode map[string]NodeEvidence, strays map[string]strayLinks,
 	inPlay map[string]int, reserved string,
 ) []Problem {
-	claims := collectNames(in, byNode, strays, dropped)
+	claims := collectNames(in, byNode, strays)
+	g.votes = map[string]*switchVote{}
 	var problems []Problem
 	var chosen []nameChoice
 	for _, id := range sortedKeys(claims) {
 		if _, ok := inPlay[id]; !ok {
 			continue
 		}
-		c, refused := chooseName(id, claims[id], reserved)
+		c, rejected, refused := chooseName(id, claims[id], reserved)
 		problems = append(problems, refused...)
+		g.votes[id] = &switchVote{reporters: claims[id].reporters, rejected: rejected}
 		if c.votes != nil {
 			chosen = append(chosen, c)
 		}
 	}
-	kept, refused := settleShared(chosen)
+	kept, lost, refused := settleShared(chosen)
 	problems = append(problems, refused...)
 	for _, c := range kept {
 		g.names[c.id] = c.votes.raw
+		g.votes[c.id].chosen = c.votes
+	}
+	for _, c := range lost {
+		g.votes[c.id].rejected = append(g.votes[c.id].rejected, c.votes.safe)
 	}
 	return problems
 }
 
 // collectNames gathers every name given to a switch by evidence Build did not reject.
-func collectNames(in Input, byNode map[string]NodeEvidence, strays map[string]strayLinks, dropped map[string]bool) map[string]*switchNaming {
+func collectNames(in Input, byNode map[string]NodeEvidence, strays map[string]strayLinks) map[string]*switchNaming {
 	claims := map[string]*switchNaming{}
 	of := func(id string) *switchNaming {
 		c := claims[id]
@@ -116,9 +140,6 @@ func collectNames(in Input, byNode map[string]NodeEvidence, strays map[string]st
 		return c
 	}
 	for n, e := range byNode {
-		if dropped[n] {
-			continue
-		}
 		for _, l := range e.Links {
 			if slices.Contains(strays[n].stray, l.SwitchID) {
 				continue
@@ -165,15 +186,17 @@ func (c *switchNaming) vote(name string) *nameVotes {
 	return v
 }
 
-// chooseName picks the name of switch id by rules 2 to 4 and says why each other name is not used. The
-// choice has nil votes when no name qualifies.
-func chooseName(id string, c *switchNaming, reserved string) (nameChoice, []Problem) {
+// chooseName picks the name of switch id by rules 2 to 4, returns the names the vote rejected (by SafeName) and
+// says why each other name is not used. The choice has nil votes when no name qualifies.
+func chooseName(id string, c *switchNaming, reserved string) (nameChoice, []string, []Problem) {
 	var problems []Problem
+	var rejected []string
 	var fabric, reported []*nameVotes
 	for _, safe := range sortedKeys(c.names) {
 		v := c.names[safe]
 		switch {
 		case safe == reserved:
+			rejected = append(rejected, safe)
 			problems = append(problems, refusal(id, v, len(c.reporters), "it is the root's name, which no switch may take"))
 		case len(v.sources) > 0:
 			fabric = append(fabric, v)
@@ -191,9 +214,18 @@ func chooseName(id string, c *switchNaming, reserved string) (nameChoice, []Prob
 			best = nil
 		}
 	}
+	top := 0 // the support of the best-supported name of the highest rank given
+	if len(fabric) > 0 {
+		top = len(slices.MinFunc(fabric, func(a, b *nameVotes) int { return cmp.Compare(len(b.sources), len(a.sources)) }).sources)
+	} else if len(reported) > 0 {
+		top = len(slices.MinFunc(reported, func(a, b *nameVotes) int { return cmp.Compare(len(b.nodes), len(a.nodes)) }).nodes)
+	}
 	for _, v := range slices.Concat(fabric, reported) {
 		if v == best {
 			continue
+		}
+		if outvoted(v, len(fabric) > 0, top) {
+			rejected = append(rejected, v.safe)
 		}
 		var why string
 		switch {
@@ -208,18 +240,25 @@ func chooseName(id string, c *switchNaming, reserved string) (nameChoice, []Prob
 		}
 		problems = append(problems, refusal(id, v, len(c.reporters), why))
 	}
-	return nameChoice{id: id, votes: best, reporters: len(c.reporters)}, problems
+	return nameChoice{id: id, votes: best, reporters: len(c.reporters)}, rejected, problems
+}
+
+// outvoted reports whether the vote turned v down rather than left it tied: a report's name where a fabric-wide
+// source gave one, or a name with less support than top, the best-supported name of its rank.
+func outvoted(v *nameVotes, fabricWide bool, top int) bool {
+	if len(v.sources) > 0 {
+		return len(v.sources) < top
+	}
+	return fabricWide || len(v.nodes) < top
 }
 
 // settleShared applies rule 5: of the switches whose chosen names are one, the highest-ranked keeps it and the
-// others lose their names.
-func settleShared(chosen []nameChoice) ([]nameChoice, []Problem) {
+// others (returned second) lose their names.
+func settleShared(chosen []nameChoice) (kept, lost []nameChoice, problems []Problem) {
 	bySafe := map[string][]nameChoice{}
 	for _, c := range chosen {
 		bySafe[c.votes.safe] = append(bySafe[c.votes.safe], c)
 	}
-	var kept []nameChoice
-	var problems []Problem
 	for _, safe := range sortedKeys(bySafe) {
 		cs := bySafe[safe]
 		win := slices.MinFunc(cs, func(a, b nameChoice) int {
@@ -231,13 +270,14 @@ func settleShared(chosen []nameChoice) ([]nameChoice, []Problem) {
 		kept = append(kept, win)
 		for _, c := range cs {
 			if c.id != win.id {
+				lost = append(lost, c)
 				problems = append(problems, refusal(c.id, c.votes, c.reporters, fmt.Sprintf(
 					"switch %q has the same name, given by %s, which ranks higher (fabric-wide sources over reports, then more of them, then the smaller identifier); the switch is named after its identifier",
 					win.id, win.votes.by(win.reporters))))
 			}
 		}
 	}
-	return kept, problems
+	return kept, lost, problems
 }
 
 // by says who gave the name: "source ufm", "sources ibnetdiscover, ufm", or "the reports of n1, n2 (2 of the

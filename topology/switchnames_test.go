@@ -67,15 +67,17 @@ func TestBuildSwitchNames(t *testing.T) {
 		want:      []string{"fabric(2)leaf-a-rails,leaf-b", "leaf-a-rails(1)a1,a2,a3", "leaf-b(1)b1,b2"},
 		wantProbs: []string{`node "a1" (source reports): cabled to switches of different domains: kept with leaf-a (mac:1) (most of its links), not with leaf-b (mac:2), whose hosts it hardly shares; check those cables`},
 	}, {
-		name: "a node left out for a foreign NVLink claim names nothing",
+		name: "a node claiming another leaf's NVLink domain stays in its leaf, and its switch name counts as any report's",
 		in: Input{Nodes: []NodeEvidence{
-			withNVLink(reported("a1", "mac:1", "leaf-a"), "ra"), withNVLink(reported("a2", "mac:1", "leaf-a"), "ra"),
-			withNVLink(reported("b1", "mac:2", "leaf-b"), "rb"), withNVLink(reported("b2", "mac:2", "aaa"), "ra"),
+			withNVLink(reported("a1", "mac:1", "leaf-a"), "ra"), withNVLink(reported("a2", "mac:1", "leaf-a"), "ra"), withNVLink(reported("a3", "mac:1", "leaf-a"), "ra"),
+			withNVLink(reported("b1", "mac:2", "leaf-b"), "rb"), withNVLink(reported("b3", "mac:2", "leaf-b"), "rb"), withNVLink(reported("b2", "mac:2", "aaa"), "ra"),
 		}},
 		opts: BuildOptions{AcceleratorDomains: true},
-		want: []string{"fabric(3)leaf-a,leaf-b", "leaf-a(2)nvl-ra", "leaf-b(2)nvl-rb", "nvl-ra(1)a1,a2", "nvl-rb(1)b1"},
-		wantProbs: []string{`node "b2" (source reports): claims NVLink domain "ra", but 2 of the 3 nodes that claim it sit in leaf domain "leaf-a" (a1, a2) and this node does not; ` +
-			`the claim contradicts most of its domain, so the node is left out of the tree until its evidence is fixed, and the other nodes keep their accelerator domains`},
+		want: []string{"fabric(3)leaf-a,leaf-b", "leaf-a(2)nvl-ra", "leaf-b(2)nvl-ra-leaf-b,nvl-rb", "nvl-ra(1)a1,a2,a3", "nvl-ra-leaf-b(1)b2", "nvl-rb(1)b1,b3"},
+		wantProbs: []string{
+			`node "b2" (source reports): switch "mac:2": name "aaa", given by the reports of b2 (1 of the 3 that reach the switch), is not used: the switch is named "leaf-b" by the reports of b1, b3 (2 of the 3 that reach the switch)`,
+			`node "b2" (source reports): claims NVLink domain "ra", but 3 of the 4 nodes that claim it sit in leaf domain "leaf-a" (a1, a2, a3) and this node does not; ` +
+				`the claim places this node only: it stands in accelerator domain "nvl-ra-leaf-b", a part of that domain below its own leaf domain "leaf-b", and the nodes of "leaf-a" keep their accelerator domain`},
 	}, {
 		name: "a capture's switch link name beats the reports' name",
 		in:   Input{Nodes: withA(), SwitchLinks: []SwitchEdge{{A: "mac:1", B: "mac:9", AName: "sw-leaf-1", BName: "spine", Source: "ibnetdiscover"}}},

@@ -45,14 +45,16 @@ type Domain struct {
 	Nodes []string `json:"nodes,omitempty"`
 	// Switches are the identifiers of the switches this domain stands for, sorted.
 	Switches []string `json:"switches,omitempty"`
-	// NVLinkDomain is the NVLink domain ("<clusterUUID>.<cliqueId>") an accelerator domain or sub-domain
-	// stands for; empty for every other domain.
+	// NVLinkDomain is the NVLink domain ("<clusterUUID>.<cliqueId>", as CanonicalNVLinkID writes it) an
+	// accelerator domain or sub-domain stands for; empty for every other domain, and for an accelerator domain
+	// that holds alone a node without an NVLink domain (named after the node).
 	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
 	// NVLinkPart marks an accelerator domain that holds only the part of NVLinkDomain behind its leaf: the
 	// NVLink domain spans leaves, and has one accelerator domain (or nodes kept directly) in each.
 	NVLinkPart bool `json:"nvlinkPart,omitempty"`
-	// NVLinkSubDomain is the sub-domain (a rack within NVLinkDomain) an accelerator sub-domain stands for;
-	// empty for every other domain.
+	// NVLinkSubDomain is the sub-domain (a rack within NVLinkDomain, as CanonicalNVLinkID writes it) an
+	// accelerator sub-domain stands for; empty for every other domain, and for a sub-domain that holds alone a
+	// node without a sub-domain (named after the node).
 	NVLinkSubDomain string `json:"nvlinkSubDomain,omitempty"`
 	// Source names the evidence the domain came from (lldp, ibnetdiscover, ufm, labels, …).
 	Source string `json:"source,omitempty"`
@@ -60,6 +62,9 @@ type Domain struct {
 	// degraded or down (see the health package); placement ranks such a domain after a healthy one of the
 	// same tier. Zero when healthy or not judged.
 	DegradedUplinks int `json:"degradedUplinks,omitempty"`
+	// Vote is what the evidence of the build said about the domain's name, which KeepNames weighs against the
+	// names of the tree before; nil when it said nothing KeepNames needs. Only Build sets it; it is not written out.
+	Vote *NameVote `json:"-"`
 }
 
 // Tree is a forest-free tree of domains: every domain but the root has exactly one parent.
