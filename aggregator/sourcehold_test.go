@@ -2,8 +2,6 @@ package aggregator
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,18 +20,12 @@ import (
 func TestRestartWithFailingUFMDeletesNothing(t *testing.T) {
 	testenv.Require(t)
 	deleteAll(t)
-	dir := t.TempDir()
-	for f, v := range map[string]string{"user": "admin", "pass": "s3cret"} {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var broken atomic.Value
 	broken.Store("")
-	srv := ufmServer(t, filepath.Join(testenv.RepoRoot(), "sources/ufm/testdata/threetier"), &broken)
+	conf := threetierUFM(t, &broken)
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	start := func(timeout time.Duration) *Reconciler {
-		c, err := ufm.NewClient(ufm.Config{BaseURL: srv.URL, UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")})
+		c, err := ufm.NewClient(conf)
 		if err != nil {
 			t.Fatal(err)
 		}

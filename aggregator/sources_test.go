@@ -30,6 +30,21 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
+// threetierUFM serves the threetier fixture as UFM on 127.0.0.1 (broken says how it fails, see ufmServer) and
+// returns the client's settings for it, the credentials in files as the chart mounts them.
+func threetierUFM(t *testing.T, broken *atomic.Value) ufm.Config {
+	t.Helper()
+	dir := t.TempDir()
+	for f, v := range map[string]string{"user": "admin", "pass": "s3cret"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := ufmServer(t, filepath.Join(testenv.RepoRoot(), "sources/ufm/testdata/threetier"), broken)
+	return ufm.Config{BaseURL: srv.URL, UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}
+}
+
+
 // ufmServer serves the sources/ufm fixture dir under /ufmRest/resources/ with basic auth, or, while broken
 // holds a mode, answers 500s ("500"), truncated JSON ("garbage") or 503s asking to come back in five minutes
 // ("busy", as UFM under load does).
@@ -71,18 +86,11 @@ func ufmServer(t *testing.T, dir string, broken *atomic.Value) *httptest.Server 
 func TestUFMSourceBuildsTiersAndSurvivesOutages(t *testing.T) {
 	testenv.Require(t)
 	deleteAll(t)
-	dir := t.TempDir()
-	for _, f := range []string{"user", "pass"} {
-		v := map[string]string{"user": "admin", "pass": "s3cret"}[f]
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var broken atomic.Value
 	broken.Store("")
-	srv := ufmServer(t, filepath.Join(testenv.RepoRoot(), "sources/ufm/testdata/threetier"), &broken)
-	c, err := ufm.NewClient(ufm.Config{BaseURL: srv.URL, UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass"),
-		MaxRetries: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 10 * time.Millisecond})
+	conf := threetierUFM(t, &broken)
+	conf.MaxRetries, conf.RetryWaitMin, conf.RetryWaitMax = 1, time.Millisecond, 10*time.Millisecond
+	c, err := ufm.NewClient(conf)
 	if err != nil {
 		t.Fatal(err)
 	}

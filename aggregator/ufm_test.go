@@ -1,8 +1,6 @@
 package aggregator
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -20,17 +18,10 @@ import (
 func TestStalledUFMDoesNotHoldUpTheTree(t *testing.T) {
 	testenv.Require(t)
 	deleteAll(t)
-	dir := t.TempDir()
-	for f, v := range map[string]string{"user": "admin", "pass": "s3cret"} {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var broken atomic.Value
 	broken.Store("")
-	srv := ufmServer(t, filepath.Join(testenv.RepoRoot(), "sources/ufm/testdata/threetier"), &broken)
 	// The client's defaults: 4 retries, Retry-After honoured up to 30 s.
-	c, err := ufm.NewClient(ufm.Config{BaseURL: srv.URL, UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")})
+	c, err := ufm.NewClient(threetierUFM(t, &broken))
 	if err != nil {
 		t.Fatal(err)
 	}
