@@ -1,23 +1,21 @@
 package ctl
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/metadata"
 
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
 // nodeListPage is how many Nodes one list request asks the API server for (a variable for tests).
@@ -101,48 +99,15 @@ func clusterNodes(ctx context.Context, cluster cli.ClusterFlags) ([]labels.Node,
 	}
 }
 
-// nodeObject is what a Node dump holds that the labels need; a List or NodeList carries its Nodes in Items.
-type nodeObject struct {
-	Kind     string            `json:"kind"`
-	Metadata metav1.ObjectMeta `json:"metadata"`
-	Items    []nodeObject      `json:"items"`
-}
-
-// readNodesFile reads the Nodes of a YAML or JSON file: Lists or NodeLists (as `kubectl get nodes -o yaml`
-// prints them) or single Nodes, in one or more documents. Objects of other kinds are skipped with a warning
-// on errw; a file without any Node is nothing usable.
+// readNodesFile reads the Nodes of a `kubectl get nodes -o yaml|json` dump (nodes.ReadFile); a file without any
+// Node is nothing usable.
 func readNodesFile(path string, errw io.Writer) ([]labels.Node, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	out, err := nodes.ReadFile(path, errw)
+	switch {
+	case errors.Is(err, nodes.ErrNoNode):
+		return nil, nothingUsable("--from-labels-file", path, nodes.ErrNoNode.Error())
+	case err != nil:
 		return nil, fmt.Errorf("--from-labels-file: %w", err)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []labels.Node
-	for doc := 1; ; doc++ {
-		var obj nodeObject
-		err := dec.Decode(&obj)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s, document %d: %w", path, doc, err)
-		}
-		objs := []nodeObject{obj}
-		if obj.Kind == "List" || obj.Kind == "NodeList" {
-			objs = obj.Items
-		}
-		for _, o := range objs {
-			if o.Kind != "Node" && !(o.Kind == "" && obj.Kind == "NodeList") {
-				if o.Kind != "" || o.Metadata.Name != "" {
-					fmt.Fprintf(errw, "warning: %s, document %d: skipping a %s %q\n", path, doc, o.Kind, o.Metadata.Name)
-				}
-				continue
-			}
-			out = append(out, labels.Node{Name: o.Metadata.Name, Labels: o.Metadata.Labels})
-		}
-	}
-	if len(out) == 0 {
-		return nil, nothingUsable("--from-labels-file", path, "no Node found; is it `kubectl get nodes -o yaml` output?")
 	}
 	return out, nil
 }

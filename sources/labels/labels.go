@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -41,12 +42,7 @@ const (
 const switchKind = "label"
 
 // Node is what the source needs of a Kubernetes node: its name and labels.
-type Node struct {
-	// Name is the Kubernetes node name.
-	Name string
-	// Labels are the node's labels.
-	Labels map[string]string
-}
+type Node = nodes.Node
 
 // ValidateKeys returns an error naming the first key that is not a valid Kubernetes label key or that is
 // given twice, and an error when there is no key at all.
@@ -74,10 +70,17 @@ func ValidateKeys(keys []string) error {
 // guessed. Keys that ValidateKeys refuses give no evidence and one Problem. Nodes and problems are ordered by
 // node name and switch links by identifier, so the result does not depend on the order of nodes.
 func Evidence(nodes []Node, keys []string) (topology.Input, []topology.Problem) {
+	return EvidenceAs(Name, nodes, keys)
+}
+
+// EvidenceAs is Evidence for another source that places nodes by a path of values, top first (a cloud's network
+// layers), given as labels under keys of its own: the evidence and problems carry source as their Source, and
+// its pseudo-switches are identified by the keys and values, so they never meet another source's.
+func EvidenceAs(source string, nodes []Node, keys []string) (topology.Input, []topology.Problem) {
 	if err := ValidateKeys(keys); err != nil {
-		return topology.Input{}, []topology.Problem{{Source: Name, Reason: err.Error()}}
+		return topology.Input{}, []topology.Problem{{Source: source, Reason: err.Error()}}
 	}
-	paths, problems := nodePaths(nodes, keys)
+	paths, problems := nodePaths(source, nodes, keys)
 	names := switchNames(paths)
 	var in topology.Input
 	edges := map[topology.SwitchEdge]bool{}
@@ -87,7 +90,7 @@ func Evidence(nodes []Node, keys []string) (topology.Input, []topology.Problem) 
 		byName[n.Name] = n.Labels
 	}
 	for _, p := range paths {
-		e := topology.NodeEvidence{Node: p.node, Source: Name,
+		e := topology.NodeEvidence{Node: p.node, Source: source,
 			Links: []topology.SwitchLink{{SwitchID: p.ids[last], SwitchName: names[p.ids[last]]}}}
 		// --accelerator-domains needs the NVLink domain and rack the node's labels give.
 		if e.NVLinkDomain = byName[p.node][CliqueLabel]; e.NVLinkDomain != "" {
@@ -96,7 +99,7 @@ func Evidence(nodes []Node, keys []string) (topology.Input, []topology.Problem) 
 		in.Nodes = append(in.Nodes, e)
 		for lvl := 1; lvl <= last; lvl++ {
 			a, b := p.ids[lvl], p.ids[lvl-1]
-			edges[topology.SwitchEdge{A: a, B: b, AName: names[a], BName: names[b], Source: Name}] = true
+			edges[topology.SwitchEdge{A: a, B: b, AName: names[a], BName: names[b], Source: source}] = true
 		}
 	}
 	for e := range edges {
@@ -115,7 +118,7 @@ type path struct {
 }
 
 // nodePaths returns the paths of the nodes that can be placed, ordered by node name, and why the others cannot.
-func nodePaths(nodes []Node, keys []string) ([]path, []topology.Problem) {
+func nodePaths(source string, nodes []Node, keys []string) ([]path, []topology.Problem) {
 	sorted := slices.Clone(nodes)
 	slices.SortStableFunc(sorted, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
 	var paths []path
@@ -125,12 +128,12 @@ func nodePaths(nodes []Node, keys []string) ([]path, []topology.Problem) {
 			continue // reported with the first of its entries
 		}
 		if times := countName(sorted[i:], n.Name); times > 1 {
-			problems = append(problems, problem(n.Name, fmt.Sprintf("listed %d times; which entry is right cannot be told", times)))
+			problems = append(problems, problem(source, n.Name, fmt.Sprintf("listed %d times; which entry is right cannot be told", times)))
 			continue
 		}
 		values, reason := valuesOf(n.Labels, keys)
 		if reason != "" {
-			problems = append(problems, problem(n.Name, reason))
+			problems = append(problems, problem(source, n.Name, reason))
 			continue
 		}
 		paths = append(paths, path{node: n.Name, values: values, ids: pathIDs(keys, values)})
@@ -290,6 +293,6 @@ func leafNamesDiffer(p, l topology.NodeEvidence) bool {
 	return named
 }
 
-func problem(node, reason string) topology.Problem {
-	return topology.Problem{Node: node, Source: Name, Reason: reason}
+func problem(source, node, reason string) topology.Problem {
+	return topology.Problem{Node: node, Source: source, Reason: reason}
 }
