@@ -11,6 +11,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
 // ValidateLabelSourceKeys refuses label-source keys that are invalid or that fabricmap itself writes: reading
@@ -29,17 +30,17 @@ func ValidateLabelSourceKeys(keys []string, written hypernodegen.LabelKeys) erro
 
 // NodeLister lists the Nodes' names and labels through reader (metadata only): the label source's Nodes in
 // the aggregator, where reader is the manager's cache.
-func NodeLister(reader client.Reader) func(context.Context) ([]labels.Node, error) {
-	return func(ctx context.Context) ([]labels.Node, error) {
+func NodeLister(reader client.Reader) nodes.Lister {
+	return func(ctx context.Context) ([]nodes.Node, error) {
 		var list metav1.PartialObjectMetadataList
 		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
 		if err := reader.List(ctx, &list); err != nil {
 			return nil, fmt.Errorf("listing node metadata: %w", err)
 		}
-		nodes := make([]labels.Node, 0, len(list.Items))
+		out := make([]nodes.Node, 0, len(list.Items))
 		for _, n := range list.Items {
-			nodes = append(nodes, labels.Node{Name: n.Name, Labels: n.Labels})
+			out = append(out, nodes.Node{Name: n.Name, Labels: n.Labels})
 		}
-		return nodes, nil
+		return out, nil
 	}
 }

@@ -28,7 +28,6 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/sources"
-	nodelabels "github.com/fabricmap/fabricmap/sources/labels"
 )
 
 // ManagerConfig are the process-level settings of the aggregator (leader election, addresses), beside Config,
@@ -89,8 +88,8 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		return nil, err
 	}
 	for _, s := range srcs {
-		if ls, ok := s.Source.(*nodelabels.Source); ok && ls.Nodes == nil {
-			ls.Nodes = NodeLister(mgr.GetClient()) // the Node metadata cache the reconciler already keeps
+		if nr, ok := s.Source.(sources.NodeReader); ok {
+			nr.UseNodes(NodeLister(mgr.GetClient())) // the Node metadata cache the reconciler already keeps
 		}
 	}
 	reg := opts.Registry

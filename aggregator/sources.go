@@ -10,15 +10,13 @@ import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/sources"
-	"github.com/fabricmap/fabricmap/sources/ibfabric"
-	"github.com/fabricmap/fabricmap/sources/labels"
-	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
 // DefaultSourcePriority is the order in which sources win conflicts when none is configured: what the node
-// saw itself, then the fabric manager, then a capture, then labels an admin set.
-var DefaultSourcePriority = []string{SourceReports, ufm.Name, ibfabric.Name, labels.Name}
+// saw itself, then the registry's sources in its order (sources.Names: the fabric manager, a capture, labels an
+// admin set).
+var DefaultSourcePriority = append([]string{SourceReports}, sources.Names()...)
 
 // firstPollWait bounds how long the first reconcile waits for a source's first poll.
 const firstPollWait = 10 * time.Second

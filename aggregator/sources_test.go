@@ -44,7 +44,6 @@ func threetierUFM(t *testing.T, broken *atomic.Value) ufm.Config {
 	return ufm.Config{BaseURL: srv.URL, UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}
 }
 
-
 // ufmServer serves the sources/ufm fixture dir under /ufmRest/resources/ with basic auth, or, while broken
 // holds a mode, answers 500s ("500"), truncated JSON ("garbage") or 503s asking to come back in five minutes
 // ("busy", as UFM under load does).
@@ -430,7 +429,7 @@ func TestShrinkGuardFlags(t *testing.T) {
 		if err := fs.Parse(append([]string{"--capture-file=" + capture}, tc.args...)); err != nil {
 			t.Fatal(err)
 		}
-		specs, err := o.Specs(slog.New(slog.DiscardHandler))
+		specs, err := o.Specs(sources.Deps{Log: slog.New(slog.DiscardHandler)})
 		if tc.wantErr != "" {
 			if err == nil || err.Error() != tc.wantErr {
 				t.Errorf("%v: err = %v, want %q", tc.args, err, tc.wantErr)

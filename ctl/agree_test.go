@@ -19,6 +19,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -59,7 +60,7 @@ func TestTopologyInfersAsTheAggregator(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := ufmServerDir(t, tc.ufmDump, false)
 			args := []string{"topology", "-o", "json", "--from-reports", reports, "--from-ibnetdiscover", superPOD,
-				"--from-ufm-dump", tc.ufmDump, "--from-labels", labelKeys, "--from-labels-file", nodesFixture}
+				"--from-ufm-dump", tc.ufmDump, "--from-labels", labelKeys, "--nodes-file", nodesFixture}
 			if tc.priority != nil {
 				args = append(args, "--source-priority", strings.Join(tc.priority, ","))
 			}
@@ -146,7 +147,8 @@ func aggregatorTree(t *testing.T, reports string, flags []string, nodesFile stri
 	if err := fs.Parse(flags); err != nil {
 		t.Fatal(err)
 	}
-	specs, err := opts.Specs(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	specs, err := opts.Specs(sources.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Nodes: func(context.Context) ([]nodes.Node, error) { return readNodesFile(nodesFile, io.Discard) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +165,6 @@ func aggregatorTree(t *testing.T, reports string, flags []string, nodesFile stri
 	}
 	inputs := []topology.SourceInput{{Name: aggregator.SourceReports, Input: fromReports, Merge: topology.Merge}}
 	for _, s := range specs {
-		if l, ok := s.Source.(*labels.Source); ok {
-			l.Nodes = func(context.Context) ([]labels.Node, error) { return readNodesFile(nodesFile, io.Discard) }
-		}
 		in, err := s.Source.Evidence(context.Background())
 		if err != nil {
 			t.Fatalf("source %s: %v", s.Source.Name(), err)
@@ -251,7 +250,7 @@ func TestTopologyAgreesOnEveryFixture(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			args := append([]string{"topology", "-o", "json"}, f.cli(t)...)
 			if f.nodes != "" {
-				args = append(args, "--from-labels-file", f.nodes)
+				args = append(args, "--nodes-file", f.nodes)
 			}
 			if f.accel {
 				args = append(args, "--accelerator-domains")

@@ -45,7 +45,7 @@ func newTopology() *cobra.Command {
 			"place their nodes, the capture adds the switch links above the leaves and the hosts without a report.\n" +
 			"--from-ufm reads the fabric from NVIDIA UFM's REST API, --from-ufm-dump from saved answers of it; like a\n" +
 			"capture, it adds switch links and hosts, and reports (and a capture) win where they place a node elsewhere.\n" +
-			"--from-labels reads the tree from node labels (keys top to bottom), of the cluster or --from-labels-file;\n" +
+			"--from-labels reads the tree from node labels (keys top to bottom), of the cluster or --nodes-file;\n" +
 			"it places the nodes that no other source knows.\n" +
 			"The sources' settings are the aggregator's flags (--capture-file, --ufm-url, --ufm-*-file, --label-source-keys);\n" +
 			"--from-ibnetdiscover, --from-ufm and --from-labels are the same as the first three.\n" +
@@ -60,7 +60,7 @@ func newTopology() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			from := srcs.Capture.File
-			if from == "" && reportsDir == "" && !fromUFM.given() && !fromLabels.given() {
+			if from == "" && reportsDir == "" && !fromUFM.given() && !fromLabels.given() && !registeredGiven(&srcs) {
 				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL, --from-ufm-dump DIR or --from-labels KEYS")
 			}
 			if err := output.check(); err != nil {
@@ -147,6 +147,11 @@ func newTopology() *cobra.Command {
 				}
 				read = append(read, r)
 			}
+			more, err := readRegistered(ctx, &srcs, nodeLister(cmd, fromLabels.file), errw) // the cloud sources, as the aggregator polls them
+			if err != nil {
+				return err
+			}
+			read = append(read, more...)
 			inputs, err := usableSources(read)
 			if err != nil {
 				return err

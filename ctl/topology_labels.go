@@ -32,17 +32,20 @@ type labelFlags struct {
 func (f *labelFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.opts.Keys, "from-labels", nil, "node label keys that describe the network, top to bottom, e.g. "+
 		"topology.kubernetes.io/zone,example.com/spine,example.com/leaf; the Nodes are read from the cluster (--kubeconfig); the same as --label-source-keys")
-	fs.StringVar(&f.file, "from-labels-file", "", "read the Nodes for --from-labels from FILE, a `kubectl get nodes -o yaml` (or -o json) dump")
+	fs.StringVar(&f.opts.Preset, "from-labels-preset", "", "read the tree from the node labels a managed Kubernetes service writes: eks or gke; the same as --label-source-preset")
+	fs.StringVar(&f.file, "nodes-file", "", "read the Nodes for --from-labels and the cloud sources from FILE, a `kubectl get nodes -o yaml` (or -o json) dump, instead of the cluster")
+	fs.StringVar(&f.file, "from-labels-file", "", "the same as --nodes-file")
+	_ = fs.MarkDeprecated("from-labels-file", "use --nodes-file")
 }
 
 // given reports whether the network is to be read from node labels.
-func (f *labelFlags) given() bool { return f.opts.Given() || f.file != "" }
+func (f *labelFlags) given() bool { return f.opts.Given() }
 
-// read reads the Nodes (of the cluster, or of --from-labels-file) and converts their labels to evidence; the
+// read reads the Nodes (of the cluster, or of --nodes-file) and converts their labels to evidence; the
 // nodes left out are reported on the command's standard error. No Node with every label is nothing usable.
 func (f *labelFlags) read(cmd *cobra.Command) (sourceRead, error) {
-	if !f.opts.Given() {
-		return sourceRead{}, errors.New("--from-labels-file needs --from-labels KEY1,KEY2,… naming the labels that describe the network")
+	if err := f.opts.Resolve(); err != nil {
+		return sourceRead{}, fmt.Errorf("--from-labels-preset: %w", err)
 	}
 	if err := labels.ValidateKeys(f.opts.Keys); err != nil {
 		return sourceRead{}, fmt.Errorf("--from-labels: %w", err)
@@ -105,9 +108,9 @@ func readNodesFile(path string, errw io.Writer) ([]labels.Node, error) {
 	out, err := nodes.ReadFile(path, errw)
 	switch {
 	case errors.Is(err, nodes.ErrNoNode):
-		return nil, nothingUsable("--from-labels-file", path, nodes.ErrNoNode.Error())
+		return nil, nothingUsable("--nodes-file", path, nodes.ErrNoNode.Error())
 	case err != nil:
-		return nil, fmt.Errorf("--from-labels-file: %w", err)
+		return nil, fmt.Errorf("--nodes-file: %w", err)
 	}
 	return out, nil
 }

@@ -72,17 +72,17 @@ func TestTopologyFromLabelsFile(t *testing.T) {
 		stderr []string
 	}{{
 		name:   "YAML dump",
-		args:   []string{"--from-labels-file", nodesFixture},
+		args:   []string{"--nodes-file", nodesFixture},
 		want:   labelledTree,
 		stderr: leftOut,
 	}, {
 		name:   "JSON dump",
-		args:   []string{"--from-labels-file", "JSON"},
+		args:   []string{"--nodes-file", "JSON"},
 		want:   labelledTree,
 		stderr: leftOut,
 	}, {
 		name: "below a capture: labels place only the hosts it does not know",
-		args: []string{"--from-labels-file", nodesFixture, "--from-ibnetdiscover", threeTier},
+		args: []string{"--nodes-file", nodesFixture, "--from-ibnetdiscover", threeTier},
 		want: map[string][]string{
 			"fabric":     {"4", "ib-core-01", "zone-2"},
 			"ib-core-01": {"3", "ib-spine-a", "ib-spine-b"},
@@ -141,13 +141,13 @@ func TestTopologyFromLabelsRefuses(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{"a file without keys", []string{"--from-labels-file", nodesFixture}, "--from-labels-file needs --from-labels"},
-		{"an invalid key", []string{"--from-labels", "zone,Not A Key", "--from-labels-file", nodesFixture}, `--from-labels: label key 2 ("Not A Key")`},
-		{"a key twice", []string{"--from-labels", "leaf,leaf", "--from-labels-file", nodesFixture}, `label key "leaf" is given twice`},
-		{"keys no node has", []string{"--from-labels", "example.com/rack", "--from-labels-file", nodesFixture}, "none of the 9 Nodes has all the labels example.com/rack"},
-		{"a missing file", []string{"--from-labels", "leaf", "--from-labels-file", filepath.Join(dir, "none.yaml")}, "none.yaml: no such file"},
-		{"no Node in the file", []string{"--from-labels", "leaf", "--from-labels-file", pods}, "pods.yaml: nothing usable: no Node found"},
-		{"a broken file", []string{"--from-labels", "leaf", "--from-labels-file", broken}, "broken.yaml, document 1"},
+		{"a file without keys", []string{"--nodes-file", nodesFixture}, "give --from-ibnetdiscover FILE"},
+		{"an invalid key", []string{"--from-labels", "zone,Not A Key", "--nodes-file", nodesFixture}, `--from-labels: label key 2 ("Not A Key")`},
+		{"a key twice", []string{"--from-labels", "leaf,leaf", "--nodes-file", nodesFixture}, `label key "leaf" is given twice`},
+		{"keys no node has", []string{"--from-labels", "example.com/rack", "--nodes-file", nodesFixture}, "none of the 9 Nodes has all the labels example.com/rack"},
+		{"a missing file", []string{"--from-labels", "leaf", "--nodes-file", filepath.Join(dir, "none.yaml")}, "none.yaml: no such file"},
+		{"no Node in the file", []string{"--from-labels", "leaf", "--nodes-file", pods}, "pods.yaml: nothing usable: no Node found"},
+		{"a broken file", []string{"--from-labels", "leaf", "--nodes-file", broken}, "broken.yaml, document 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -84,7 +84,8 @@ func (g ShrinkGuard) Validate() error {
 // Off tells whether the guard holds nothing.
 func (g ShrinkGuard) Off() bool { return g.MaxShare <= 0 || g.MaxShare >= 1 || g.ConfirmAfter <= 0 }
 
-// Options are the settings of every source, in the order the aggregator lists them.
+// Options are the settings of every source. Kinds lists them in priority order: the one list of sources that
+// the aggregator, `fabricmap topology` and the docs read.
 type Options struct {
 	// UFM is NVIDIA UFM's settings.
 	UFM ufm.SourceOptions
@@ -101,51 +102,45 @@ type Options struct {
 
 // AddFlags registers every source's settings on fs: the flags the aggregator and the CLI share.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.UFM.AddFlags(fs)
-	o.Capture.AddFlags(fs)
-	o.Labels.AddFlags(fs)
+	for _, k := range o.Kinds() {
+		k.Settings.AddFlags(fs)
+	}
 }
 
-// AddPollFlags registers how often (and how long) the aggregator polls each source.
+// AddPollFlags registers how often (and how long) the aggregator polls each source, and the shrink guard.
 func (o *Options) AddPollFlags(fs *pflag.FlagSet) {
-	o.UFM.AddPollFlags(fs)
-	o.Capture.AddPollFlags(fs)
-	o.Labels.AddPollFlags(fs)
+	for _, k := range o.Kinds() {
+		k.Settings.AddPollFlags(fs)
+	}
 	o.Shrink.AddFlags(fs)
 }
 
-// Specs returns the configured sources with their polling: UFM, the capture, the labels, each when its
-// settings name it, each under the shrink guard (refused when invalid). The label source's Nodes are left for the caller to set.
-func (o *Options) Specs(log *slog.Logger) ([]Spec, error) {
+// Specs returns the configured sources with their polling, in priority order, each under the shrink guard
+// (refused when invalid). d gives what the sources share (the log, the cluster's Nodes); o.Reported and the
+// capture's host rules are added to it.
+func (o *Options) Specs(d Deps) ([]Spec, error) {
 	if err := o.Shrink.Validate(); err != nil {
 		return nil, err
 	}
-	var specs []Spec
-	u, err := o.UFM.Source(log)
+	hosts, err := o.Capture.HostRules() // the host rules' flags are registered with the capture's; UFM applies them too
 	if err != nil {
 		return nil, err
 	}
-	if u != nil {
-		// The host rules' flags are registered with the capture's; UFM applies the same rules.
-		if u.Options.Hosts, err = o.Capture.HostRules(); err != nil {
-			return nil, err
-		}
-		if o.Reported != nil {
-			u.Options.ReportedNode = o.Reported.Node
-		}
-		specs = append(specs, Spec{Source: u, Interval: o.UFM.Interval, PollTimeout: u.Timeout()})
+	d.Hosts, d.Reported = hosts, o.Reported
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
-	if c := o.Capture.Source(); c != nil {
-		if o.Reported != nil {
-			c.Options.ReportedNode = o.Reported.Node
+	var specs []Spec
+	for _, k := range o.Kinds() {
+		if !k.Settings.Given() {
+			continue
 		}
-		specs = append(specs, Spec{Source: c, Interval: o.Capture.Recheck})
-	}
-	if l := o.Labels.Source(log); l != nil {
-		specs = append(specs, Spec{Source: l, Interval: o.Labels.Interval})
-	}
-	for i := range specs {
-		specs[i].Shrink = o.Shrink
+		spec, err := k.Spec(d)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", k.Name, err)
+		}
+		spec.Shrink = o.Shrink
+		specs = append(specs, spec)
 	}
 	return specs, nil
 }

@@ -98,6 +98,9 @@ func Main(ctx context.Context, args []string) error {
 	if err := aggregator.ValidateSourcePriority(conf.SourcePriority); err != nil {
 		return err
 	}
+	if err := srcs.Labels.Resolve(); err != nil {
+		return err
+	}
 	if srcs.Labels.Given() {
 		if err := aggregator.ValidateLabelSourceKeys(srcs.Labels.Keys, conf.LabelKeys); err != nil {
 			return err
@@ -129,7 +132,7 @@ func Main(ctx context.Context, args []string) error {
 	// The capture and UFM name hosts without a usable description after the node reporting their GUIDs.
 	srcs.Reported = &sources.ReportedGUIDs{}
 	conf.ReportedGUIDs = srcs.Reported
-	specs, err := srcs.Specs(log)
+	specs, err := srcs.Specs(sources.Deps{Log: log})
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func TestSourceFlags(t *testing.T) {
 			if diff := cmp.Diff(ibfabric.CaptureOptions{File: "/c/fabric.txt", Recheck: 5 * time.Minute}, srcs.Capture); diff != "" {
 				t.Errorf("capture options (-want +got):\n%s", diff)
 			}
-			specs, err := srcs.Specs(slog.New(slog.DiscardHandler))
+			specs, err := srcs.Specs(sources.Deps{Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)
 			}

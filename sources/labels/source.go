@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -16,6 +17,8 @@ import (
 type SourceOptions struct {
 	// Keys are the label keys an admin maintains, top of the network first; empty: no label source.
 	Keys []string
+	// Preset names keys a managed Kubernetes service writes (Presets: eks, gke), instead of Keys.
+	Preset string
 	// Interval is how often the aggregator reads the nodes' labels.
 	Interval time.Duration
 }
@@ -23,6 +26,8 @@ type SourceOptions struct {
 // AddFlags registers --label-source-keys on fs.
 func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Keys, "label-source-keys", nil, "node-label keys an admin maintains, top of the network first (e.g. topology.kubernetes.io/zone,example.com/spine,example.com/leaf): a source of evidence (empty: none)")
+	fs.StringVar(&o.Preset, "label-source-preset", "", "the node-label keys a managed Kubernetes service writes itself, instead of --label-source-keys: "+
+		"eks (topology.k8s.aws/network-node-layer-1..3) or gke (cloud.google.com/gce-topology-block, -subblock)")
 }
 
 // AddPollFlags registers how often the aggregator reads the labels: --label-source-interval.
@@ -30,13 +35,13 @@ func (o *SourceOptions) AddPollFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Interval, "label-source-interval", time.Minute, "how often the label source reads the nodes' labels")
 }
 
-// Given reports whether a label source is configured (--label-source-keys).
-func (o *SourceOptions) Given() bool { return len(o.Keys) > 0 }
+// Given reports whether a label source is configured (--label-source-keys or --label-source-preset).
+func (o *SourceOptions) Given() bool { return len(o.Keys) > 0 || o.Preset != "" }
 
 // Source returns the label source, or nil when --label-source-keys is not set. Its Nodes are left for the
 // caller to set.
 func (o *SourceOptions) Source(log *slog.Logger) *Source {
-	if !o.Given() {
+	if !o.Given() || o.Resolve() != nil { // callers Resolve first, to report the error
 		return nil
 	}
 	return &Source{Keys: o.Keys, Log: log}
@@ -47,7 +52,7 @@ func (o *SourceOptions) Source(log *slog.Logger) *Source {
 // never share identifiers with real switches, so it is merged below the other sources (MergeBelow).
 type Source struct {
 	// Nodes lists the nodes and their labels.
-	Nodes func(ctx context.Context) ([]Node, error)
+	Nodes nodes.Lister
 	// Keys are the label keys, top first.
 	Keys []string
 	// Log receives the nodes left out and why.
@@ -56,6 +61,13 @@ type Source struct {
 
 // Name returns Name.
 func (s *Source) Name() string { return Name }
+
+// UseNodes sets Nodes unless it is set (sources.NodeReader).
+func (s *Source) UseNodes(list nodes.Lister) {
+	if s.Nodes == nil {
+		s.Nodes = list
+	}
+}
 
 // Merge is the source's merge rule, MergeBelow: it places only the nodes no higher-priority source places.
 func (s *Source) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
