@@ -75,6 +75,9 @@ func buildReport(node string, outcomes []outcome, prev []v1alpha1.ProbeCondition
 		if res.NVLinkDomain != "" && res.NVLinkSubDomain != "" {
 			subs[res.NVLinkDomain] = res.NVLinkSubDomain
 		}
+		if res.Cloud != nil && r.Spec.Cloud == nil {
+			r.Spec.Cloud = res.Cloud.DeepCopy()
+		}
 		r.Status.Probes = append(r.Status.Probes, condition(o, prevByName[o.name], now))
 	}
 	if len(domains) == 1 {
@@ -233,6 +236,49 @@ func truncate(s *v1alpha1.NodeFabricReportSpec) bool {
 		if truncateDevice(&s.RDMADevices[i]) {
 			cut = true
 		}
+	}
+	if truncateCloud(s) {
+		cut = true
+	}
+	return cut
+}
+
+// truncateCloud keeps the cloud section within the CRD's limits, which the cloud probe already keeps to: a
+// section without a known provider or with an instance ID the schema refuses is dropped whole (a cut ID would
+// name another instance), an over-long zone or NVLink domain is left out, and the layers end before the first
+// the schema refuses and at MaxCloudLayers. The section is the agent's own copy (buildReport's).
+func truncateCloud(s *v1alpha1.NodeFabricReportSpec) bool {
+	c := s.Cloud
+	if c == nil {
+		return false
+	}
+	fits := func(v string) bool { return v != "" && len(v) <= v1alpha1.MaxCloudIDLength }
+	switch c.Provider {
+	case v1alpha1.CloudAWS, v1alpha1.CloudGCP, v1alpha1.CloudOCI:
+	default:
+		s.Cloud = nil
+		return true
+	}
+	if !fits(c.InstanceID) {
+		s.Cloud = nil
+		return true
+	}
+	cut := false
+	if c.Zone != "" && !fits(c.Zone) {
+		c.Zone, cut = "", true
+	}
+	if c.NVLinkDomain != "" && !fits(c.NVLinkDomain) {
+		c.NVLinkDomain, cut = "", true
+	}
+	keep := min(len(c.Layers), v1alpha1.MaxCloudLayers)
+	if i := slices.IndexFunc(c.Layers[:keep], func(l string) bool { return !fits(l) }); i >= 0 {
+		keep = i
+	}
+	if keep < len(c.Layers) {
+		c.Layers, cut = c.Layers[:keep], true
+	}
+	if len(c.Layers) == 0 {
+		c.Layers = nil
 	}
 	return cut
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/fabricmap/fabricmap/api/v1alpha1"
 )
 
 // AddFlags binds the probes' inputs to command-line flags, so that the agent and `fabricmap probe` take
@@ -30,6 +32,47 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.IBNetDiscoverFile, "ibnetdiscover-file", "", "read ibnetdiscover output from this file instead of running the tool")
 	fs.DurationVar(&c.IBNetDiscoverInterval, "ibnetdiscover-interval", 30*time.Minute, "least time between two fabric sweeps by ibnetdiscover (each sweeps the whole subnet); runs in between reuse the last sweep")
 	c.LinkHealth.addFlags(fs)
+	c.CloudMetadata = CloudMetadataAuto
+	fs.Var((*cloudMetadataMode)(&c.CloudMetadata), "cloud-metadata", "when the cloud probe reads the node's instance metadata (provider, instance ID, zone, network layers): "+
+		"auto when DMI names a known cloud (Amazon EC2, Google Compute Engine, Oracle Cloud), on also when it names none (asking each provider in turn), off never; "+
+		"aws, gcp or oci ask that provider without looking at DMI")
+	fs.StringVar(&c.CloudMetadataEndpoint, "cloud-metadata-endpoint", DefaultCloudMetadataEndpoint, "base URL of the instance metadata service the cloud probe asks")
+}
+
+// Values of --cloud-metadata (Config.CloudMetadata).
+const (
+	// CloudMetadataAuto reads the metadata only when DMI names a known cloud.
+	CloudMetadataAuto = "auto"
+	// CloudMetadataOn reads it also when DMI names none, asking each provider's service in turn.
+	CloudMetadataOn = "on"
+	// CloudMetadataOff never reads it.
+	CloudMetadataOff = "off"
+)
+
+// CloudMetadataModes are the values --cloud-metadata takes: auto, on, off, or a provider's name (aws, gcp,
+// oci), which asks that provider without looking at DMI.
+var CloudMetadataModes = []string{CloudMetadataAuto, CloudMetadataOn, CloudMetadataOff,
+	string(v1alpha1.CloudAWS), string(v1alpha1.CloudGCP), string(v1alpha1.CloudOCI)}
+
+// DefaultCloudMetadataEndpoint is the link-local address at which Amazon EC2, Google Compute Engine and Oracle
+// Cloud each serve their instance metadata.
+const DefaultCloudMetadataEndpoint = "http://169.254.169.254"
+
+// cloudMetadataMode is --cloud-metadata: one of CloudMetadataModes.
+type cloudMetadataMode string
+
+func (m *cloudMetadataMode) String() string { return string(*m) }
+
+// Type names the value in --help.
+func (m *cloudMetadataMode) Type() string { return "string" }
+
+// Set takes one of CloudMetadataModes.
+func (m *cloudMetadataMode) Set(v string) error {
+	if !slices.Contains(CloudMetadataModes, v) {
+		return fmt.Errorf("%q: want one of %s", v, strings.Join(CloudMetadataModes, ", "))
+	}
+	*m = cloudMetadataMode(v)
+	return nil
 }
 
 // listenSeconds is --lldp-listen: a duration on the command line, whole seconds in Config.LLDPListenSeconds.

@@ -34,6 +34,8 @@ type Result struct {
 	RDMADevices []v1alpha1.RDMADevice
 	// Neighbors are the switch ports the node's links reach.
 	Neighbors []v1alpha1.LinkNeighbor
+	// Cloud is the node's cloud instance, as its provider's instance metadata service describes it.
+	Cloud *v1alpha1.CloudInstance
 	// NotApplicable, when non-empty, says why the node has nothing for this probe (no GPU, no driver, …).
 	NotApplicable string
 	// Warnings are problems that did not stop the probe (a missing sysfs file, a malformed frame, …); each
@@ -72,6 +74,12 @@ type Config struct {
 	// LinkHealth tunes how the rdma probe judges its ports' link health (--link-* flags); the zero value
 	// takes DefaultLinkHealth.
 	LinkHealth LinkHealthConfig
+	// CloudMetadata says when the cloud probe reads the node's instance metadata (--cloud-metadata): one of
+	// CloudMetadataModes; empty means CloudMetadataAuto.
+	CloudMetadata string
+	// CloudMetadataEndpoint is the base URL of the instance metadata service the cloud probe asks (a stand-in
+	// in tests); empty means DefaultCloudMetadataEndpoint, the link-local address every supported cloud serves.
+	CloudMetadataEndpoint string
 }
 
 // Factory builds a probe from the shared configuration.

@@ -23,4 +23,9 @@ const (
 	// MaxSwitchIDLength is the longest switch identifier or name a neighbour gives (chassisID, portID,
 	// systemName): LLDP's own bound on those TLVs, 255 octets.
 	MaxSwitchIDLength = 255
+	// MaxCloudLayers is the most network layers a report's cloud instance lists (spec.cloud.layers).
+	MaxCloudLayers = 8
+	// MaxCloudIDLength is the longest string of a report's cloud instance: its ID, zone, each layer and its
+	// NVLink domain (spec.cloud.instanceID, zone, layers[], nvlinkDomain).
+	MaxCloudIDLength = 255
 )

@@ -47,28 +47,38 @@ func TestLimitsMatchTheCRD(t *testing.T) {
 		return dig(at, key)
 	}
 	got := map[string]any{
-		"MaxGPUs":                       bound("maxItems", "spec", "gpus"),
-		"MaxRDMADevices":                bound("maxItems", "spec", "rdmaDevices"),
-		"MaxPortsPerDevice":             bound("maxItems", "spec", "rdmaDevices", "ports"),
-		"MaxGIDsPerPort":                bound("maxItems", "spec", "rdmaDevices", "ports", "gids"),
-		"MaxCharDevicesPerDevice":       bound("maxItems", "spec", "rdmaDevices", "charDevices"),
-		"MaxNeighbors":                  bound("maxItems", "spec", "neighbors"),
-		"MaxProbes":                     bound("maxItems", "status", "probes"),
-		"MaxSwitchIDLength, chassisID":  bound("maxLength", "spec", "neighbors", "chassisID"),
-		"MaxSwitchIDLength, portID":     bound("maxLength", "spec", "neighbors", "portID"),
-		"MaxSwitchIDLength, systemName": bound("maxLength", "spec", "neighbors", "systemName"),
+		"MaxGPUs":                        bound("maxItems", "spec", "gpus"),
+		"MaxRDMADevices":                 bound("maxItems", "spec", "rdmaDevices"),
+		"MaxPortsPerDevice":              bound("maxItems", "spec", "rdmaDevices", "ports"),
+		"MaxGIDsPerPort":                 bound("maxItems", "spec", "rdmaDevices", "ports", "gids"),
+		"MaxCharDevicesPerDevice":        bound("maxItems", "spec", "rdmaDevices", "charDevices"),
+		"MaxNeighbors":                   bound("maxItems", "spec", "neighbors"),
+		"MaxProbes":                      bound("maxItems", "status", "probes"),
+		"MaxSwitchIDLength, chassisID":   bound("maxLength", "spec", "neighbors", "chassisID"),
+		"MaxSwitchIDLength, portID":      bound("maxLength", "spec", "neighbors", "portID"),
+		"MaxSwitchIDLength, systemName":  bound("maxLength", "spec", "neighbors", "systemName"),
+		"MaxCloudLayers":                 bound("maxItems", "spec", "cloud", "layers"),
+		"MaxCloudIDLength, instanceID":   bound("maxLength", "spec", "cloud", "instanceID"),
+		"MaxCloudIDLength, zone":         bound("maxLength", "spec", "cloud", "zone"),
+		"MaxCloudIDLength, layers[]":     dig(bound("items", "spec", "cloud", "layers"), "maxLength"),
+		"MaxCloudIDLength, nvlinkDomain": bound("maxLength", "spec", "cloud", "nvlinkDomain"),
 	}
 	want := map[string]any{
-		"MaxGPUs":                       float64(v1alpha1.MaxGPUs),
-		"MaxRDMADevices":                float64(v1alpha1.MaxRDMADevices),
-		"MaxPortsPerDevice":             float64(v1alpha1.MaxPortsPerDevice),
-		"MaxGIDsPerPort":                float64(v1alpha1.MaxGIDsPerPort),
-		"MaxCharDevicesPerDevice":       float64(v1alpha1.MaxCharDevicesPerDevice),
-		"MaxNeighbors":                  float64(v1alpha1.MaxNeighbors),
-		"MaxProbes":                     float64(v1alpha1.MaxProbes),
-		"MaxSwitchIDLength, chassisID":  float64(v1alpha1.MaxSwitchIDLength),
-		"MaxSwitchIDLength, portID":     float64(v1alpha1.MaxSwitchIDLength),
-		"MaxSwitchIDLength, systemName": float64(v1alpha1.MaxSwitchIDLength),
+		"MaxGPUs":                        float64(v1alpha1.MaxGPUs),
+		"MaxRDMADevices":                 float64(v1alpha1.MaxRDMADevices),
+		"MaxPortsPerDevice":              float64(v1alpha1.MaxPortsPerDevice),
+		"MaxGIDsPerPort":                 float64(v1alpha1.MaxGIDsPerPort),
+		"MaxCharDevicesPerDevice":        float64(v1alpha1.MaxCharDevicesPerDevice),
+		"MaxNeighbors":                   float64(v1alpha1.MaxNeighbors),
+		"MaxProbes":                      float64(v1alpha1.MaxProbes),
+		"MaxSwitchIDLength, chassisID":   float64(v1alpha1.MaxSwitchIDLength),
+		"MaxSwitchIDLength, portID":      float64(v1alpha1.MaxSwitchIDLength),
+		"MaxSwitchIDLength, systemName":  float64(v1alpha1.MaxSwitchIDLength),
+		"MaxCloudLayers":                 float64(v1alpha1.MaxCloudLayers),
+		"MaxCloudIDLength, instanceID":   float64(v1alpha1.MaxCloudIDLength),
+		"MaxCloudIDLength, zone":         float64(v1alpha1.MaxCloudIDLength),
+		"MaxCloudIDLength, layers[]":     float64(v1alpha1.MaxCloudIDLength),
+		"MaxCloudIDLength, nvlinkDomain": float64(v1alpha1.MaxCloudIDLength),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the CRD's bounds differ from the limits (-limits +CRD):\n%s", diff)
@@ -143,6 +153,14 @@ func TestReportListLimits(t *testing.T) {
 			s.RDMADevices = []v1alpha1.RDMADevice{d}
 		},
 	}, {
+		name: "cloud layers", max: v1alpha1.MaxCloudLayers, field: "spec.cloud.layers",
+		fill: func(s *v1alpha1.NodeFabricReportSpec, n int) {
+			s.Cloud = &v1alpha1.CloudInstance{Provider: v1alpha1.CloudOCI, InstanceID: "ocid1.instance.oc1.phx.example"}
+			for i := range n {
+				s.Cloud.Layers = append(s.Cloud.Layers, fmt.Sprintf("layer-%d", i))
+			}
+		},
+	}, {
 		name: "neighbours", max: v1alpha1.MaxNeighbors, field: "spec.neighbors",
 		fill: func(s *v1alpha1.NodeFabricReportSpec, n int) {
 			for i := range n {
@@ -191,5 +209,44 @@ func TestSwitchNameLimit(t *testing.T) {
 		case n > v1alpha1.MaxSwitchIDLength && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.neighbors[0].systemName: Too long")):
 			t.Errorf("a switch name of %d characters: got %v, want it refused as too long", n, err)
 		}
+	}
+}
+
+// The API server takes a cloud section with every string at MaxCloudIDLength and refuses one a character longer,
+// an empty instance ID or layer, and a provider it does not know, naming the field.
+func TestCloudSectionBounds(t *testing.T) {
+	testenv.Require(t)
+	fit := strings.Repeat("c", v1alpha1.MaxCloudIDLength)
+	over := fit + "c"
+	for _, tc := range []struct {
+		name string
+		edit func(c *v1alpha1.CloudInstance)
+		// want is what the refusal says; empty means the report is accepted.
+		want string
+	}{
+		{name: "every string at the limit", edit: func(*v1alpha1.CloudInstance) {}},
+		{name: "an instance ID too long", edit: func(c *v1alpha1.CloudInstance) { c.InstanceID = over }, want: "spec.cloud.instanceID: Too long"},
+		{name: "an empty instance ID", edit: func(c *v1alpha1.CloudInstance) { c.InstanceID = "" }, want: "spec.cloud.instanceID"},
+		{name: "a zone too long", edit: func(c *v1alpha1.CloudInstance) { c.Zone = over }, want: "spec.cloud.zone: Too long"},
+		{name: "a layer too long", edit: func(c *v1alpha1.CloudInstance) { c.Layers[1] = over }, want: "spec.cloud.layers[1]: Too long"},
+		{name: "an empty layer", edit: func(c *v1alpha1.CloudInstance) { c.Layers[2] = "" }, want: "spec.cloud.layers[2]"},
+		{name: "an NVLink domain too long", edit: func(c *v1alpha1.CloudInstance) { c.NVLinkDomain = over }, want: "spec.cloud.nvlinkDomain: Too long"},
+		{name: "an unknown provider", edit: func(c *v1alpha1.CloudInstance) { c.Provider = "azure" }, want: `spec.cloud.provider: Unsupported value: "azure"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &v1alpha1.CloudInstance{Provider: v1alpha1.CloudGCP, InstanceID: fit, Zone: fit, Layers: []string{fit, fit, fit}, NVLinkDomain: fit}
+			tc.edit(c)
+			r := &v1alpha1.NodeFabricReport{ObjectMeta: metav1.ObjectMeta{GenerateName: "cloud-"}, Spec: v1alpha1.NodeFabricReportSpec{Cloud: c}}
+			err := testenv.Shared.Client.Create(context.Background(), r)
+			if err == nil {
+				t.Cleanup(func() { _ = testenv.Shared.Client.Delete(context.Background(), r) })
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("a cloud section within the bounds was refused: %v", err)
+			case tc.want != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want it refused as invalid with %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -5,7 +5,8 @@ import (
 )
 
 // NodeFabricReport is what one node's agent saw of the fabric around it: its GPUs and NVLink domain, its RDMA
-// devices and ports, and its link neighbours. There is one report per node, named after the node.
+// devices and ports, its link neighbours and, on a cloud, its instance. There is one report per node, named after
+// the node.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=nodefabricreports,shortName=nfr,scope=Cluster
@@ -58,6 +59,60 @@ type NodeFabricReportSpec struct {
 	// +kubebuilder:validation:MaxItems=512
 	// +listType=atomic
 	Neighbors []LinkNeighbor `json:"neighbors,omitempty"`
+	// Cloud is the node's cloud instance as its provider's instance metadata service describes it (the cloud
+	// probe): the provider, the instance's ID and zone, and the node's place in the provider's network where
+	// the metadata service gives it. Nil off a cloud, or when the probe is off.
+	// +optional
+	Cloud *CloudInstance `json:"cloud,omitempty"`
+}
+
+// CloudProvider names a cloud whose instance metadata the agent reads.
+// +kubebuilder:validation:Enum=aws;gcp;oci
+type CloudProvider string
+
+// Cloud providers.
+const (
+	// CloudAWS is Amazon EC2 (IMDSv2).
+	CloudAWS CloudProvider = "aws"
+	// CloudGCP is Google Compute Engine.
+	CloudGCP CloudProvider = "gcp"
+	// CloudOCI is Oracle Cloud Infrastructure (IMDS v2).
+	CloudOCI CloudProvider = "oci"
+)
+
+// CloudInstance is the node's own cloud instance, as its instance metadata service gives it. Every value is the
+// provider's own, unchanged, so that sources reading the provider's API join nodes by InstanceID without
+// guessing. Every string is at most 255 characters (MaxCloudIDLength).
+type CloudInstance struct {
+	// Provider is the cloud: aws, gcp or oci.
+	Provider CloudProvider `json:"provider"`
+	// InstanceID is the provider's ID of the instance: an EC2 instance ID (i-…), a Compute Engine instance's
+	// numeric ID, an OCI instance OCID (ocid1.instance.…).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	InstanceID string `json:"instanceID"`
+	// Zone is the instance's zone: the EC2 Availability Zone (us-east-1a), the Compute Engine zone
+	// (us-central1-a), the OCI availability domain (Uocm:PHX-AD-1).
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Zone string `json:"zone,omitempty"`
+	// Layers are the node's place in the provider's network, top first, each the provider's ID of the group of
+	// hosts at that layer the node sits in; nodes sharing a longer prefix are closer. Compute Engine gives
+	// cluster, block, sub-block (physical_host_topology); OCI gives HPC island, network block, local block
+	// (rdmaTopologyData). Empty when the metadata service gives none (always on AWS). At most 8 (MaxCloudLayers).
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=atomic
+	Layers []string `json:"layers,omitempty"`
+	// NVLinkDomain is the provider's ID of the multi-node NVLink domain the node belongs to: OCI's GPU memory
+	// fabric (customerGpuMemoryFabric), or the sub-block of a Compute Engine A4X or A4X Max instance. Empty when
+	// the provider gives none. It names the same group as spec.nvlinkDomain, which NVML gives, in the
+	// provider's words.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	NVLinkDomain string `json:"nvlinkDomain,omitempty"`
 }
 
 // GPU describes one GPU as NVML reports it.

@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "github.com/fabricmap/fabricmap/discovery/cloud"         // "cloud"
 	_ "github.com/fabricmap/fabricmap/discovery/ibnetdiscover" // "ibnetdiscover"
 	_ "github.com/fabricmap/fabricmap/discovery/lldp"          // "lldp"
 	_ "github.com/fabricmap/fabricmap/discovery/nvml"          // "nvml"
