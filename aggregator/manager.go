@@ -87,11 +87,7 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	for _, s := range srcs {
-		if nr, ok := s.Source.(sources.NodeReader); ok {
-			nr.UseNodes(NodeLister(mgr.GetClient())) // the Node metadata cache the reconciler already keeps
-		}
-	}
+	GiveNodes(srcs, mgr.GetClient(), mgr.GetAPIReader())
 	reg := opts.Registry
 	if reg == nil {
 		reg = ctrlmetrics.Registry

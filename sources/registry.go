@@ -2,13 +2,17 @@ package sources
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/sources/aws"
+	"github.com/fabricmap/fabricmap/sources/gcp"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/nodes"
+	"github.com/fabricmap/fabricmap/sources/oci"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 )
 
@@ -52,6 +56,26 @@ func (o *Options) Kinds() []Kind {
 		{Name: ufm.Name, Settings: &o.UFM, Spec: o.ufmSpec},
 		{Name: ibfabric.Name, Settings: &o.Capture, Spec: o.captureSpec},
 		{Name: labels.Name, Settings: &o.Labels, Spec: o.labelsSpec},
+		{Name: aws.Name, Settings: &o.AWS, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.AWS.Source(d.Log, d.Nodes))(o.AWS.Interval) }},
+		{Name: gcp.Name, Settings: &o.GCP, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.GCP.Source(d.Log, d.Nodes))(o.GCP.Interval) }},
+		{Name: oci.Name, Settings: &o.OCI, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.OCI.Source(d.Log, d.Nodes))(o.OCI.Interval) }},
+	}
+}
+
+// cloudSource is what every cloud source offers beyond Source: the bound on one poll.
+type cloudSource interface {
+	Source
+	Timeout() time.Duration
+}
+
+// cloudSpec is the Spec of a cloud source built by its Options.Source, polled every interval: it joins Nodes
+// by their spec.providerID.
+func cloudSpec[S cloudSource](src S, err error) func(interval time.Duration) (Spec, error) {
+	return func(interval time.Duration) (Spec, error) {
+		if err != nil {
+			return Spec{}, err
+		}
+		return Spec{Source: src, Interval: interval, PollTimeout: src.Timeout(), ProviderIDs: true}, nil
 	}
 }
 

@@ -13,8 +13,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/sources/aws"
+	"github.com/fabricmap/fabricmap/sources/gcp"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/sources/oci"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -50,6 +53,9 @@ type Spec struct {
 	PollTimeout time.Duration
 	// Shrink holds a poll that loses too many of the source's nodes at once (the zero value: none).
 	Shrink ShrinkGuard
+	// ProviderIDs says that the source joins Nodes by their spec.providerID (the cloud sources): the Nodes it
+	// is given (NodeReader) must carry it.
+	ProviderIDs bool
 }
 
 // ShrinkGuard keeps a source's last good evidence when a poll gives far fewer nodes than the one before (a
@@ -93,6 +99,10 @@ type Options struct {
 	Capture ibfabric.CaptureOptions
 	// Labels is the label source's settings.
 	Labels labels.SourceOptions
+	// AWS, GCP and OCI are the cloud providers' topology APIs' settings.
+	AWS aws.Options
+	GCP gcp.Options
+	OCI oci.Options
 	// Shrink is the aggregator's guard against a source losing many nodes at once, the same for every source.
 	Shrink ShrinkGuard
 	// Reported, when set, names hosts by the GUIDs the reports give (see ReportedGUIDs): the capture and UFM

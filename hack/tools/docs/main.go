@@ -41,11 +41,13 @@ const cli = "fabricmap"
 // skipCommands are cobra's own commands: they take no flags of fabricmap's.
 var skipCommands = map[string]bool{"help": true, "completion": true}
 
-// foreignFlags are flags of other tools (helm, kubectl, docker, git) that the prose may name.
+// foreignFlags are flags of other tools (helm, kubectl, docker, git, aws, eksctl, gcloud) that the prose may name.
 var foreignFlags = map[string]bool{
 	"set": true, "set-file": true, "create-namespace": true, "from-literal": true, "from-file": true,
 	"overwrite": true, "field-selector": true, "build-arg": true, "porcelain": true, "namespace": true,
 	"reuse-values": true, "take-ownership": true, "no-hooks": true, "server-side": true, "dry-run": true,
+	// eksctl and gcloud, in docs/clouds.md
+	"cluster-name": true, "service-account": true, "role-arn": true, "role": true, "member": true,
 }
 
 // help is one parsed --help output.

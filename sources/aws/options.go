@@ -1,0 +1,110 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/spf13/pflag"
+
+	"github.com/fabricmap/fabricmap/sources/nodes"
+)
+
+// Name is the source's name in --source-priority, logs, metrics and Events.
+const Name = "aws"
+
+// Defaults of the polling flags and of the SDK's retries of one call.
+const (
+	// DefaultInterval is the default of --aws-interval.
+	DefaultInterval = 10 * time.Minute
+	// DefaultPollTimeout is the default of --aws-poll-timeout: the bound on one poll, every call and retry.
+	DefaultPollTimeout = 2 * time.Minute
+	// DefaultMaxAttempts is how many times one DescribeInstanceTopology call is tried (the first and the
+	// retries) when it is throttled or fails in a way the SDK's standard retryer retries.
+	DefaultMaxAttempts = 5
+	// DefaultMaxBackoff is the longest wait between two attempts of one call.
+	DefaultMaxBackoff = 20 * time.Second
+)
+
+// Options are the AWS source's settings: --from-aws and the flags beside it, the same in the aggregator and
+// `fabricmap topology`. Credentials come from the AWS SDK's default credential chain unless Credentials is set.
+type Options struct {
+	// Enabled turns the source on (--from-aws).
+	Enabled bool
+	// Region is the EC2 region to ask (--aws-region); empty: the Nodes' region (see Source.Evidence).
+	Region string
+	// Endpoint is EC2's endpoint as the SDK's BaseEndpoint takes it (--aws-endpoint); empty: the SDK's own
+	// (which honours AWS_ENDPOINT_URL_EC2 and AWS_ENDPOINT_URL).
+	Endpoint string
+	// Interval is the time between two polls and PollTimeout the bound on one (the aggregator's polling;
+	// zero PollTimeout: the poller's default).
+	Interval, PollTimeout time.Duration
+	// MaxAttempts and MaxBackoff bound the SDK's retries of one call (zero: DefaultMaxAttempts,
+	// DefaultMaxBackoff). They have no flags.
+	MaxAttempts int
+	MaxBackoff  time.Duration
+	// Credentials, when set, replaces the SDK's default credential chain (tests and the demo give static
+	// credentials); nil in production.
+	Credentials awssdk.CredentialsProvider
+}
+
+// AddFlags registers the source's settings on fs: --from-aws, --aws-region and --aws-endpoint.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Enabled, "from-aws", false, "read the instances' network topology from EC2 (DescribeInstanceTopology) for the Nodes whose spec.providerID is aws:///<zone>/<instance-id>")
+	fs.StringVar(&o.Region, "aws-region", "", "EC2 region to ask (empty: the Nodes' topology.kubernetes.io/region label, else the region of the zone in their providerID)")
+	fs.StringVar(&o.Endpoint, "aws-endpoint", "", "EC2 endpoint URL, e.g. a VPC interface endpoint (empty: the SDK's default for the region)")
+}
+
+// AddPollFlags registers how often and how long the aggregator polls EC2: --aws-interval and --aws-poll-timeout.
+func (o *Options) AddPollFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.Interval, "aws-interval", DefaultInterval, "time between two reads of the instance topology from EC2")
+	fs.DurationVar(&o.PollTimeout, "aws-poll-timeout", DefaultPollTimeout, "bound on one read of the instance topology from EC2: every call, page and retry")
+}
+
+// Given reports whether the flags configure the source (--from-aws).
+func (o *Options) Given() bool { return o.Enabled }
+
+// Source returns the AWS source listing Nodes with list (which may be set later with UseNodes), or nil, nil
+// when --from-aws is not given. It refuses a malformed region or endpoint and negative durations, and loads
+// the SDK's shared configuration (environment, ~/.aws files; nothing is asked of the network here).
+func (o *Options) Source(log *slog.Logger, list nodes.Lister) (*Source, error) {
+	if !o.Given() {
+		return nil, nil
+	}
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("AWS source: %w", err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg, err := loadConfig(context.Background(), *o)
+	if err != nil {
+		return nil, fmt.Errorf("AWS source: loading the SDK's configuration: %w", err)
+	}
+	return &Source{Nodes: list, Region: o.Region, Endpoint: o.Endpoint, PollTimeout: o.PollTimeout, Log: log.With("source", Name), config: cfg}, nil
+}
+
+// validate checks the settings Source takes.
+func (o *Options) validate() error {
+	var errs []error
+	if o.Region != "" && !regionPattern.MatchString(o.Region) {
+		errs = append(errs, fmt.Errorf("--aws-region %q is not a region name (like us-east-1)", o.Region))
+	}
+	if o.Endpoint != "" {
+		u, err := url.Parse(o.Endpoint)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--aws-endpoint %q: want an absolute http(s) URL, like https://ec2.us-east-1.amazonaws.com", o.Endpoint))
+		}
+	}
+	if o.Interval < 0 || o.PollTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--aws-interval (%v) and --aws-poll-timeout (%v) must not be negative", o.Interval, o.PollTimeout))
+	}
+	if o.MaxAttempts < 0 || o.MaxBackoff < 0 {
+		errs = append(errs, fmt.Errorf("retries: max attempts (%d) and max backoff (%v) must not be negative", o.MaxAttempts, o.MaxBackoff))
+	}
+	return errors.Join(errs...)
+}

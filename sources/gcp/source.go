@@ -1,0 +1,166 @@
+package gcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/googleapis/gax-go/v2"
+	compute "google.golang.org/api/compute/v1"
+
+	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/sources/nodes"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// Source is Google Cloud as a polled source: the physicalHostTopology of the instances behind the cluster's
+// Nodes, read through the Compute Engine API. Its pseudo-switches never share identifiers with real switches,
+// so it is merged below the other sources (labels.MergeBelow).
+type Source struct {
+	// Service is the Compute Engine client.
+	Service *compute.Service
+	// Project is the project whose instances are read.
+	Project string
+	// Zones are the zones listed; empty: the zones of the Nodes' providerIDs.
+	Zones []string
+	// Nodes lists the cluster's Nodes.
+	Nodes nodes.Lister
+	// PollTimeout bounds one poll; the poller's default when zero.
+	PollTimeout time.Duration
+	// Attempts is how many times one page is asked for while Compute Engine throttles or fails (at least once).
+	Attempts int
+	// Backoff is the wait between two attempts.
+	Backoff gax.Backoff
+	// Log receives the retries, and, when they change, the Nodes left out and why; nil: nothing is logged.
+	Log *slog.Logger
+
+	mu   sync.Mutex
+	said string // the left-out lists last logged
+}
+
+// Name returns Name.
+func (s *Source) Name() string { return Name }
+
+// Timeout returns PollTimeout, the bound on one poll.
+func (s *Source) Timeout() time.Duration { return s.PollTimeout }
+
+// UseNodes sets the lister of the cluster's Nodes, unless one is set already (sources.NodeReader).
+func (s *Source) UseNodes(list nodes.Lister) {
+	if s.Nodes == nil {
+		s.Nodes = list
+	}
+}
+
+// Merge is the source's merge rule, labels.MergeBelow: it places only the nodes no higher-priority source
+// places, and a node it places elsewhere than a higher-priority source's named switches is a conflict that
+// source wins.
+func (s *Source) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
+	return labels.MergeBelow(merged, in)
+}
+
+// Evidence lists the Nodes, lists the instances of their zones (or of Zones) and returns the topology of those
+// that report one. A Node of another provider, or with no providerID, is left out (logged); no Node of this
+// provider at all is an error, as is an API error and a poll that places no Node: the aggregator then keeps
+// the last good evidence.
+func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
+	if s.Nodes == nil {
+		return topology.Input{}, errors.New("Google Cloud source: no lister of the cluster's Nodes")
+	}
+	all, err := s.Nodes(ctx)
+	if err != nil {
+		return topology.Input{}, fmt.Errorf("Google Cloud source: listing the cluster's Nodes: %w", err)
+	}
+	if len(all) == 0 {
+		return topology.Input{}, errors.New("Google Cloud source: the cluster has no Node")
+	}
+	cands, out, others := sortNodes(all, s.Project)
+	if len(cands) == 0 && len(out) == 0 {
+		return topology.Input{}, fmt.Errorf("Google Cloud source: none of the %d Nodes is a Compute Engine instance (a gce:// providerID); by provider: %s",
+			len(all), countByProvider(others))
+	}
+	zones := s.Zones
+	if len(zones) == 0 {
+		zones = zonesOf(cands)
+	}
+	listed := map[string]map[string]*compute.Instance{}
+	for _, z := range zones {
+		if listed[z], err = s.listZone(ctx, z); err != nil {
+			return topology.Input{}, fmt.Errorf("Google Cloud source: %w", err)
+		}
+	}
+	placed, notPlaced := place(cands, listed)
+	out = append(out, notPlaced...)
+	in, problems := labels.EvidenceAs(Name, placed, Keys)
+	for _, p := range problems {
+		out = append(out, leftOut{p.Node, p.Reason})
+	}
+	sortLeftOut(out)
+	s.logLeftOut(out, others)
+	if len(in.Nodes) == 0 {
+		return topology.Input{}, fmt.Errorf("Google Cloud source: Compute Engine places none of the %d Nodes that are instances (first: %s); keeping the last good evidence",
+			len(out), out[0])
+	}
+	return in, nil
+}
+
+// logLeftOut logs, when they differ from the lists last logged, the Nodes of this provider left out (a
+// warning: count and the first 20 with the reason) and the Nodes of other providers (count by provider, first 20).
+func (s *Source) logLeftOut(out []leftOut, others map[string][]string) {
+	var b strings.Builder
+	for _, l := range out {
+		fmt.Fprintln(&b, l)
+	}
+	for _, p := range slices.Sorted(maps.Keys(others)) {
+		fmt.Fprintln(&b, p, others[p])
+	}
+	s.mu.Lock()
+	news := b.String() != s.said
+	s.said = b.String()
+	s.mu.Unlock()
+	if !news {
+		return
+	}
+	if len(out) > 0 {
+		first := make([]string, 0, min(len(out), 20))
+		for _, l := range out[:min(len(out), 20)] {
+			first = append(first, l.String())
+		}
+		s.logger().Warn("Google Cloud Nodes left out: Compute Engine does not place them", "count", len(out), "first", first)
+	}
+	if len(others) > 0 {
+		var names []string
+		n := 0
+		for _, p := range slices.Sorted(maps.Keys(others)) {
+			n += len(others[p])
+			names = append(names, others[p]...)
+		}
+		for i, name := range names {
+			names[i] = topology.Printable(name)
+		}
+		s.logger().Info("Nodes of other providers, or without a providerID, left out", "count", n,
+			"byProvider", countByProvider(others), "first", names[:min(len(names), 20)])
+	}
+}
+
+// logger returns Log, or a logger that discards when there is none.
+func (s *Source) logger() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+// countByProvider writes how many Nodes each provider has: "aws 3, none 2".
+func countByProvider(others map[string][]string) string {
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(others)) {
+		parts = append(parts, fmt.Sprintf("%s %d", topology.Printable(p), len(others[p])))
+	}
+	return strings.Join(parts, ", ")
+}

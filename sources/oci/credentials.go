@@ -1,0 +1,88 @@
+package oci
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
+	"github.com/oracle/oci-go-sdk/v65/common/auth"
+	"github.com/oracle/oci-go-sdk/v65/core"
+)
+
+// pendingClient is a client being made: done is closed once client or err is set.
+type pendingClient struct {
+	done   chan struct{}
+	client *core.ComputeClient
+	err    error
+}
+
+// computeClient returns the Core Services client, made at its first use and kept. Making it with the instance
+// principal asks the instance metadata service, which the SDK retries for about two minutes without a context,
+// so it is made in the background: ctx bounds the wait, and a poll that ends first leaves it to the next. A
+// client that cannot be made is not kept, so the next poll tries again.
+func (s *Source) computeClient(ctx context.Context) (*core.ComputeClient, error) {
+	if s.client != nil {
+		return s.client, nil
+	}
+	if s.pending == nil {
+		p := &pendingClient{done: make(chan struct{})}
+		s.pending = p
+		go func() {
+			defer close(p.done)
+			p.client, p.err = newClient(s.settings)
+		}()
+	}
+	select {
+	case <-s.pending.done:
+		p := s.pending
+		s.pending = nil
+		if p.err != nil {
+			return nil, p.err
+		}
+		s.client = p.client
+		return s.client, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("OCI source: still getting credentials from %s: %w", credentialSource(s.settings), ctx.Err())
+	}
+}
+
+// credentialSource names where o takes credentials from.
+func credentialSource(o Options) string {
+	switch {
+	case o.Credentials != nil:
+		return "the given credentials"
+	case o.ConfigFile != "":
+		return fmt.Sprintf("config file %s, profile %s", o.ConfigFile, cmp.Or(o.Profile, DefaultProfile))
+	default:
+		return "the instance principal"
+	}
+}
+
+// newClient makes the Core Services client of o: with Credentials, the config file's profile, or else the
+// instance principal; at o.Endpoint when set, else at the region's endpoint.
+func newClient(o Options) (*core.ComputeClient, error) {
+	what := credentialSource(o)
+	provider := o.Credentials
+	var err error
+	switch {
+	case provider != nil:
+	case o.ConfigFile != "":
+		if provider, err = common.ConfigurationProviderFromFileWithProfile(o.ConfigFile, cmp.Or(o.Profile, DefaultProfile), ""); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	default:
+		if provider, err = auth.InstancePrincipalConfigurationProvider(); err != nil {
+			return nil, fmt.Errorf("%s (is fabricmap running on an OCI instance in a dynamic group the policy names? else give --oci-config-file): %w", what, err)
+		}
+	}
+	c, err := core.NewComputeClientWithConfigurationProvider(provider)
+	if err != nil {
+		return nil, fmt.Errorf("OCI Compute client from %s: %w", what, err)
+	}
+	if o.Endpoint != "" {
+		c.Host = strings.TrimRight(o.Endpoint, "/")
+	}
+	return &c, nil
+}

@@ -1,0 +1,91 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fabricmap/fabricmap/sources/nodes"
+	"github.com/fabricmap/fabricmap/sources/oci/ocitest"
+)
+
+// testKey is one signing key for every test: generating RSA keys is slow.
+var testKey = sync.OnceValues(func() (*ocitest.Key, error) { return ocitest.NewKey("us-ashburn-1") })
+
+func key(t *testing.T) *ocitest.Key {
+	t.Helper()
+	k, err := testKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// noMetadata points the SDK's instance metadata lookups at a closed port on 127.0.0.1, so that no test can
+// reach the real metadata service (169.254.169.254) whatever it does.
+func noMetadata(t *testing.T) {
+	t.Setenv("OCI_METADATA_BASE_URL", "http://127.0.0.1:1/opc/v2")
+}
+
+// serve starts api on 127.0.0.1 for the test's duration and returns its base URL.
+func serve(t *testing.T, api *ocitest.API) string {
+	t.Helper()
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// testOptions are the settings of a source reading api at url with the test key, retrying fast.
+func testOptions(t *testing.T, url string) Options {
+	return Options{Compartment: ocitest.Compartment, Endpoint: url, Credentials: key(t).Provider(),
+		MaxBackoff: time.Millisecond, PollTimeout: 10 * time.Second}
+}
+
+// newSource makes a source of opts listing ns, logging into logs.
+func newSource(t *testing.T, opts Options, ns []nodes.Node, logs *logBuffer) *Source {
+	t.Helper()
+	s, err := opts.Source(logs.logger(), func(context.Context) ([]nodes.Node, error) { return ns, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// logBuffer collects a source's logs, safe for concurrent writes.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// island, block, local and fabric name the fixture's HPC islands, network blocks, local blocks and GPU memory
+// fabrics as the source does.
+func island(name string) string { return named(prefixHPCIsland, "computehpcisland", name) }
+
+func block(name string) string { return named(prefixNetworkBlock, "computenetworkblock", name) }
+
+func local(name string) string { return named(prefixLocalBlock, "computelocalblock", name) }
+
+func fabric(name string) string { return named(prefixGPUMemoryFabric, "computegpumemoryfabric", name) }
+
+// named is the value of the fixture's OCID of kind named name.
+func named(prefix, kind, name string) string { return value(prefix, ocitest.OCID(kind, name)) }

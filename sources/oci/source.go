@@ -1,0 +1,200 @@
+// Package oci is Oracle Cloud Infrastructure's compute hosts as a source of topology evidence: the network
+// placement OCI's ListComputeHosts gives each bare-metal host (HPC island, network block, local block, top
+// first) and its GPU memory fabric (the NVLink domain of GB200 and GB300 shapes), for the Nodes whose
+// spec.providerID is "oci://<instance OCID>". Each placed Node becomes a path of label values under the
+// source's own keys (Keys), turned into evidence by labels.EvidenceAs and merged below the other sources
+// (labels.MergeBelow).
+package oci
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/fabricmap/fabricmap/sources/labels"
+	"github.com/fabricmap/fabricmap/sources/nodes"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// maxListed is how many names a log line lists.
+const maxListed = 20
+
+// Source is OCI's compute hosts as a polled source. Options.Source makes it.
+type Source struct {
+	// Nodes lists the cluster's Nodes.
+	Nodes nodes.Lister
+	// Compartment is the compartment OCID whose compute hosts are read (with the compartments below it).
+	Compartment string
+	// PollTimeout bounds one poll (the poller's default when zero).
+	PollTimeout time.Duration
+	// Log receives the Nodes left out and the reads.
+	Log *slog.Logger
+
+	settings Options
+	client   *core.ComputeClient // made at its first use (computeClient)
+	pending  *pendingClient      // the client being made, if any
+}
+
+// Name returns Name.
+func (s *Source) Name() string { return Name }
+
+// Timeout returns PollTimeout, the bound on one poll.
+func (s *Source) Timeout() time.Duration { return s.PollTimeout }
+
+// UseNodes sets Nodes unless it is set (sources.NodeReader).
+func (s *Source) UseNodes(list nodes.Lister) {
+	if s.Nodes == nil {
+		s.Nodes = list
+	}
+}
+
+// Merge is the source's merge rule, labels.MergeBelow: its pseudo-switches never share identifiers with real
+// switches, so it places only the Nodes that the reports, a capture and UFM do not.
+func (s *Source) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
+	return labels.MergeBelow(merged, in)
+}
+
+// Evidence lists the Nodes, reads the compute hosts of the compartment (every page) and places each Node on an
+// OCI instance by its host: the HPC island, network block and local block, and the GPU memory fabric as its
+// NVLink domain (labels.CliqueLabel). A Node whose instance no host runs, or whose host lacks one of the three
+// (shapes outside cluster networks), is left out and listed in a warning, never guessed. No Node on an OCI
+// instance, no Node placed, or an API error (after the retries) fails the poll, so that the last good evidence
+// stays in use.
+func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
+	if s.Nodes == nil {
+		return topology.Input{}, errors.New("OCI source: no way to list the Nodes was given")
+	}
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+	all, err := s.Nodes(ctx)
+	if err != nil {
+		return topology.Input{}, fmt.Errorf("OCI source: listing Nodes: %w", err)
+	}
+	sn := sortNodes(all)
+	if len(sn.instances) == 0 {
+		return topology.Input{}, noInstances(sn)
+	}
+	if len(sn.others) > 0 {
+		s.Log.Info("Nodes not on OCI instances left out", "count", len(sn.others), "first", first(sn.others))
+	}
+	start := time.Now()
+	hosts, pages, err := s.computeHosts(ctx)
+	if err != nil {
+		return topology.Input{}, err
+	}
+	placed, leftOut := place(sn.instances, hosts)
+	leftOut = slices.Sorted(slices.Values(append(leftOut, sn.malformed...)))
+	s.Log.Info("read the compute hosts from OCI", "compartment", s.Compartment, "hosts", len(hosts), "pages", pages,
+		"placed", len(placed), "duration", time.Since(start).Round(time.Millisecond))
+	if len(leftOut) > 0 {
+		s.Log.Warn("OCI Nodes left out: no compute host places them", "count", len(leftOut), "first", first(leftOut))
+	}
+	if len(placed) == 0 {
+		return topology.Input{}, fmt.Errorf("OCI source: none of the %d Nodes on OCI instances is placed by the %d compute hosts of compartment %s (see the warning that lists them); keeping the last good evidence",
+			len(sn.instances)+len(sn.malformed), len(hosts), s.Compartment)
+	}
+	in, problems := labels.EvidenceAs(Name, placed, Keys)
+	if len(problems) > 0 {
+		names := make([]string, 0, len(problems))
+		for _, p := range problems {
+			names = append(names, p.String())
+		}
+		s.Log.Warn("OCI Nodes left out: their placement is not a valid path", "count", len(problems), "first", first(names))
+	}
+	return in, nil
+}
+
+// place gives each Node its path of values (Keys, and the clique label where its host has a GPU memory fabric)
+// from the host that runs its instance, and lists the Nodes it cannot place: "name (reason)".
+func place(instances []instanceNode, hosts []core.ComputeHostSummary) ([]labels.Node, []string) {
+	byInstance := map[string][]core.ComputeHostSummary{}
+	for _, h := range hosts {
+		if id := deref(h.InstanceId); id != "" {
+			byInstance[id] = append(byInstance[id], h)
+		}
+	}
+	var placed []labels.Node
+	var leftOut []string
+	for _, n := range instances {
+		on := byInstance[n.instance]
+		if len(on) != 1 {
+			reason := "no compute host of the compartment runs its instance"
+			if len(on) > 1 {
+				reason = fmt.Sprintf("%d compute hosts name its instance", len(on))
+			}
+			leftOut = append(leftOut, fmt.Sprintf("%s (%s)", n.node.Name, reason))
+			continue
+		}
+		h := on[0]
+		island, block, local := deref(h.HpcIslandId), deref(h.NetworkBlockId), deref(h.LocalBlockId)
+		if island == "" || block == "" || local == "" {
+			leftOut = append(leftOut, fmt.Sprintf("%s (compute host of shape %s has no %s)", n.node.Name,
+				cmp.Or(deref(h.Shape), "unknown"), missing(island, block, local)))
+			continue
+		}
+		l := map[string]string{
+			KeyHPCIsland:    value(prefixHPCIsland, island),
+			KeyNetworkBlock: value(prefixNetworkBlock, block),
+			KeyLocalBlock:   value(prefixLocalBlock, local),
+		}
+		if fabric := deref(h.GpuMemoryFabricId); fabric != "" {
+			l[labels.CliqueLabel] = value(prefixGPUMemoryFabric, fabric)
+		}
+		placed = append(placed, labels.Node{Name: n.node.Name, Labels: l, ProviderID: n.node.ProviderID})
+	}
+	return placed, leftOut
+}
+
+// missing names the placement IDs a host lacks, as the API names them.
+func missing(island, block, local string) string {
+	var out []string
+	for name, v := range map[string]string{"hpcIslandId": island, "networkBlockId": block, "localBlockId": local} {
+		if v == "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// noInstances is the error of a poll that finds no Node on an OCI instance: it says which providers the Nodes
+// have, so that a source enabled in the wrong cluster says so.
+func noInstances(sn sorted) error {
+	if len(sn.malformed) > 0 {
+		return fmt.Errorf("OCI source: no Node has a providerID oci://<instance OCID>; %d have a malformed oci:// one (first: %s)",
+			len(sn.malformed), strings.Join(first(sn.malformed), ", "))
+	}
+	var kinds []string
+	for _, k := range slices.Sorted(maps.Keys(sn.schemes)) {
+		kinds = append(kinds, fmt.Sprintf("%s: %d", k, sn.schemes[k]))
+	}
+	if len(kinds) == 0 {
+		kinds = []string{"none listed"}
+	}
+	return fmt.Errorf("OCI source: no Node runs on an OCI instance (spec.providerID oci://<instance OCID>); the Nodes' providers: %s", strings.Join(kinds, ", "))
+}
+
+// first returns the first maxListed items, each made safe to print.
+func first(items []string) []string {
+	out := make([]string, 0, min(len(items), maxListed))
+	for _, it := range items[:min(len(items), maxListed)] {
+		out = append(out, topology.Printable(it))
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return strings.TrimSpace(*s)
+}
