@@ -21,3 +21,15 @@ if [ -d /usr/share/zoneinfo ]; then
     ! -path /usr/share/zoneinfo/UTC \( -type f -o -type l \) -delete
   find /usr/share/zoneinfo -mindepth 1 -type d -empty -delete
 fi
+
+# Libraries that only the lldpd daemon and the full perl binary load (about 12 MB): the image runs lldpcli
+# against the host's lldpd and ibnetdiscover, whose libraries are libxml2 with libicuuc/libicudata,
+# liblldpctl, libreadline, libbsd and the InfiniBand ones; nothing in it starts lldpd, SNMP or Perl scripts
+# (perl-base's /usr/bin/perl, which dpkg's tools use, is built without libperl and stays). The daemon itself
+# goes with them rather than stay as a binary that cannot load. ICU's i18n, io and tools libraries are not
+# loaded by libxml2 either.
+rm -f /usr/sbin/lldpd /usr/bin/perl5.*-*-linux-gnu
+for lib in libperl.so libnetsnmp libsnmp.so libicui18n.so libicuio.so libicutu.so; do
+  rm -f /usr/lib/*-linux-gnu/"$lib"*
+done
+rm -rf /usr/share/snmp /var/cache/debconf/*-old

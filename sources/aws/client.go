@@ -44,14 +44,26 @@ func loadConfig(ctx context.Context, o Options) (awssdk.Config, error) {
 // newClient returns an EC2 client of region, at endpoint when it is set. The retryer of cfg keeps its bound
 // (the SDK applies AWS_MAX_ATTEMPTS and the shared config's max_attempts to no retryer given to it; zero
 // RetryMaxAttempts keeps it so).
-func newClient(cfg awssdk.Config, region, endpoint string) *ec2.Client {
+func newClient(cfg awssdk.Config, region, endpoint string) topologyAPI {
 	return ec2.NewFromConfig(cfg, func(o *ec2.Options) {
 		o.Region = region
 		o.RetryMaxAttempts = 0
 		if endpoint != "" {
 			o.BaseEndpoint = awssdk.String(endpoint)
 		}
-	})
+	}).DescribeInstanceTopology
+}
+
+// topologyAPI is the one EC2 call the source makes: the client's DescribeInstanceTopology method value. The
+// source keeps this function, never the *ec2.Client: a type that reflection can reach (a field of Source, which
+// is used as an interface) keeps every exported method in a binary that uses reflection's Method (text/template
+// does), and EC2's client has hundreds, with their serializers (about 50 MB of the fabricmap binary).
+type topologyAPI func(ctx context.Context, in *ec2.DescribeInstanceTopologyInput, optFns ...func(*ec2.Options)) (*ec2.DescribeInstanceTopologyOutput, error)
+
+// DescribeInstanceTopology calls EC2's DescribeInstanceTopology (ec2.DescribeInstanceTopologyAPIClient).
+func (f topologyAPI) DescribeInstanceTopology(ctx context.Context, in *ec2.DescribeInstanceTopologyInput,
+	optFns ...func(*ec2.Options)) (*ec2.DescribeInstanceTopologyOutput, error) {
+	return f(ctx, in, optFns...)
 }
 
 // notFoundCodes are EC2's error codes for instance IDs it does not know (a Node left behind by a terminated

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/nodes"
@@ -43,7 +42,7 @@ type Source struct {
 	config awssdk.Config // the SDK's configuration: credentials, retryer
 
 	mu      sync.Mutex
-	clients map[string]*ec2.Client // by region
+	clients map[string]topologyAPI // by region
 	said    map[string]string      // the names last logged, by message
 }
 
@@ -107,11 +106,11 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 }
 
 // client returns the EC2 client of region, made once.
-func (s *Source) client(region string) *ec2.Client {
+func (s *Source) client(region string) topologyAPI {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.clients == nil {
-		s.clients = map[string]*ec2.Client{}
+		s.clients = map[string]topologyAPI{}
 	}
 	c := s.clients[region]
 	if c == nil {

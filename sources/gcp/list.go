@@ -28,12 +28,8 @@ func (s *Source) listZone(ctx context.Context, zone string) (map[string]*compute
 		var list *compute.InstanceList
 		var last error // the last answer, an error Compute Engine gave
 		call := func(ctx context.Context, _ gax.CallSettings) error {
-			c := s.Service.Instances.List(s.Project, zone).MaxResults(pageSize).Fields(listFields).Context(ctx)
-			if token != "" {
-				c = c.PageToken(token)
-			}
 			var err error
-			list, err = c.Do()
+			list, err = s.Instances(ctx, s.Project, zone, token)
 			if g := (*googleapi.Error)(nil); errors.As(err, &g) {
 				last = err
 			}

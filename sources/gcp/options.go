@@ -77,7 +77,7 @@ func (o *Options) Source(log *slog.Logger, list nodes.Lister) (*Source, error) {
 		return nil, fmt.Errorf("Google Cloud source: the Compute Engine client (credentials: %s): %w", o.credentialsName(), err)
 	}
 	return &Source{
-		Service: svc, Project: o.Project, Zones: o.zones(), Nodes: list, PollTimeout: o.PollTimeout,
+		Instances: NewInstances(svc), BasePath: svc.BasePath, Project: o.Project, Zones: o.zones(), Nodes: list, PollTimeout: o.PollTimeout,
 		Attempts: DefaultAttempts, Backoff: DefaultBackoff(), Log: log,
 	}, nil
 }

@@ -89,8 +89,8 @@ func TestSourceSettings(t *testing.T) {
 				if tc.name == "zones" && !cmp.Equal(s.Zones, []string{"us-central1-a", "europe-west4-b"}) {
 					t.Errorf("zones %q", s.Zones)
 				}
-				if tc.name == "an http endpoint without credentials" && s.Service.BasePath != "http://127.0.0.1:1/compute/v1/" {
-					t.Errorf("base path %q, want the endpoint with a trailing /", s.Service.BasePath)
+				if tc.name == "an http endpoint without credentials" && s.BasePath != "http://127.0.0.1:1/compute/v1/" {
+					t.Errorf("base path %q, want the endpoint with a trailing /", s.BasePath)
 				}
 			}
 		})

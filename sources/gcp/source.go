@@ -23,8 +23,14 @@ import (
 // Nodes, read through the Compute Engine API. Its pseudo-switches never share identifiers with real switches,
 // so it is merged below the other sources (labels.MergeBelow).
 type Source struct {
-	// Service is the Compute Engine client.
-	Service *compute.Service
+	// Instances lists a page of one zone's instances through the Compute Engine client (NewInstances). The
+	// source keeps this function, never the *compute.Service nor a type that holds it: a type that reflection
+	// can reach (a field of Source, which is used as an interface, or a function type's result) keeps every
+	// exported method of it and of the types it holds in a binary that uses reflection's Method
+	// (text/template does), and Compute Engine's client holds a hundred services.
+	Instances ListPage
+	// BasePath is the Compute Engine base URL the client calls.
+	BasePath string
 	// Project is the project whose instances are read.
 	Project string
 	// Zones are the zones listed; empty: the zones of the Nodes' providerIDs.
@@ -163,4 +169,20 @@ func countByProvider(others map[string][]string) string {
 		parts = append(parts, fmt.Sprintf("%s %d", topology.Printable(p), len(others[p])))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ListPage asks for one page of a zone's instances (token empty: the first), with only the fields the source
+// reads.
+type ListPage func(ctx context.Context, project, zone, token string) (*compute.InstanceList, error)
+
+// NewInstances returns svc's instances.list, a page at a time, for Source.Instances: a closure, so that no
+// type reflection can reach holds the client.
+func NewInstances(svc *compute.Service) ListPage {
+	return func(ctx context.Context, project, zone, token string) (*compute.InstanceList, error) {
+		c := svc.Instances.List(project, zone).MaxResults(pageSize).Fields(listFields).Context(ctx)
+		if token != "" {
+			c = c.PageToken(token)
+		}
+		return c.Do()
+	}
 }

@@ -54,9 +54,9 @@ func (s *Source) computeHosts(ctx context.Context) ([]core.ComputeHostSummary, i
 	var hosts []core.ComputeHostSummary
 	seen := map[string]bool{}
 	for page := 1; ; page++ {
-		resp, err := client.ListComputeHosts(ctx, req)
+		resp, err := client.list(ctx, req)
 		if err != nil {
-			return nil, page - 1, fmt.Errorf("OCI ListComputeHosts in compartment %s at %s, page %d: %w", s.Compartment, client.Host, page, err)
+			return nil, page - 1, fmt.Errorf("OCI ListComputeHosts in compartment %s at %s, page %d: %w", s.Compartment, client.host, page, err)
 		}
 		hosts = append(hosts, resp.Items...)
 		next := resp.OpcNextPage
@@ -65,7 +65,7 @@ func (s *Source) computeHosts(ctx context.Context) ([]core.ComputeHostSummary, i
 		}
 		if seen[*next] || page >= maxPages {
 			return nil, page, fmt.Errorf("OCI ListComputeHosts in compartment %s at %s: page %d leads to a page already read or past %d pages; refusing the answer",
-				s.Compartment, client.Host, page, maxPages)
+				s.Compartment, client.host, page, maxPages)
 		}
 		seen[*next] = true
 		req.Page = next

@@ -11,10 +11,19 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/core"
 )
 
+// hostLister is the one Core Services call the source makes, ListComputeHosts, and the host it calls. The
+// source keeps this, never the *core.ComputeClient: a type that reflection can reach (a field of Source, which
+// is used as an interface) keeps every exported method in a binary that uses reflection's Method
+// (text/template does), and the Compute client has hundreds.
+type hostLister struct {
+	list func(ctx context.Context, req core.ListComputeHostsRequest) (core.ListComputeHostsResponse, error)
+	host string
+}
+
 // pendingClient is a client being made: done is closed once client or err is set.
 type pendingClient struct {
 	done   chan struct{}
-	client *core.ComputeClient
+	client *hostLister
 	err    error
 }
 
@@ -22,7 +31,7 @@ type pendingClient struct {
 // principal asks the instance metadata service, which the SDK retries for about two minutes without a context,
 // so it is made in the background: ctx bounds the wait, and a poll that ends first leaves it to the next. A
 // client that cannot be made is not kept, so the next poll tries again.
-func (s *Source) computeClient(ctx context.Context) (*core.ComputeClient, error) {
+func (s *Source) computeClient(ctx context.Context) (*hostLister, error) {
 	if s.client != nil {
 		return s.client, nil
 	}
@@ -62,7 +71,7 @@ func credentialSource(o Options) string {
 
 // newClient makes the Core Services client of o: with Credentials, the config file's profile, or else the
 // instance principal; at o.Endpoint when set, else at the region's endpoint.
-func newClient(o Options) (*core.ComputeClient, error) {
+func newClient(o Options) (*hostLister, error) {
 	what := credentialSource(o)
 	provider := o.Credentials
 	var err error
@@ -84,5 +93,5 @@ func newClient(o Options) (*core.ComputeClient, error) {
 	if o.Endpoint != "" {
 		c.Host = strings.TrimRight(o.Endpoint, "/")
 	}
-	return &c, nil
+	return &hostLister{list: c.ListComputeHosts, host: c.Host}, nil
 }

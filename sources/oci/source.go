@@ -39,8 +39,8 @@ type Source struct {
 	Log *slog.Logger
 
 	settings Options
-	client   *core.ComputeClient // made at its first use (computeClient)
-	pending  *pendingClient      // the client being made, if any
+	client   *hostLister    // made at its first use (computeClient)
+	pending  *pendingClient // the client being made, if any
 }
 
 // Name returns Name.
