@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -29,14 +30,18 @@ func (r *Reconciler) sourceList() []*polledSource {
 	return r.polled
 }
 
-// mergeSources infers the tree from the reports' evidence and every fabric-wide source's last good evidence
+// mergeSources infers the tree from the reports' evidence, their cloud sections' (cloud) and every fabric-wide
+// source's last good evidence
 // (Infer: the one inference `fabricmap topology` shares), and keeps the polling's side: a source's errors,
 // staleness and last success in the metrics, and every node two sources place behind different switches
 // counted, logged and recorded as an Event on the Node. It returns the tree, the evidence it could not use,
 // when the next source poll is due (0 when there is no source), and the sources that have given no good
 // evidence since the aggregator started (sourcehold.go).
-func (r *Reconciler) mergeSources(ctx context.Context, reports topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (*topology.Tree, []topology.Problem, time.Duration, []string) {
+func (r *Reconciler) mergeSources(ctx context.Context, reports, cloud topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (*topology.Tree, []topology.Problem, time.Duration, []string) {
 	inputs := []topology.SourceInput{{Name: SourceReports, Input: reports, Merge: topology.Merge}}
+	if len(cloud.Nodes) > 0 { // the nodes' own instance metadata (CloudEvidence)
+		inputs = append(inputs, topology.SourceInput{Name: SourceCloud, Input: cloud, Merge: labels.MergeBelow})
+	}
 	now := r.now()
 	var next time.Duration
 	var awaited []string

@@ -158,7 +158,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.pollSources(ctx) // the due source polls begin, off the reconcile (sources.go), with the reports' GUIDs
 	r.checkMassSilence(live)
 	evidence, dropped := r.evidence(live, nodes)
-	tree, problems, requeueFabric, awaited := r.mergeSources(ctx, topology.Input{Nodes: evidence}, nodes)
+	cloud, cloudProblems := CloudEvidence(live)
+	tree, problems, requeueFabric, awaited := r.mergeSources(ctx, topology.Input{Nodes: evidence}, cloud, nodes)
+	problems = append(problems, cloudProblems...)
 	existing, served, err := r.ownedHyperNodes(ctx) // none when their CRD is not installed (hypernodecrd.go)
 	if err != nil {
 		return reconcile.Result{}, err

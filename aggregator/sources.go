@@ -15,8 +15,8 @@ import (
 
 // DefaultSourcePriority is the order in which sources win conflicts when none is configured: what the node
 // saw itself, then the registry's sources in its order (sources.Names: the fabric manager, a capture, labels an
-// admin set).
-var DefaultSourcePriority = append([]string{SourceReports}, sources.Names()...)
+// admin set, the clouds' APIs), then the nodes' own instance metadata (SourceCloud).
+var DefaultSourcePriority = append(append([]string{SourceReports}, sources.Names()...), SourceCloud)
 
 // firstPollWait bounds how long the first reconcile waits for a source's first poll.
 const firstPollWait = 10 * time.Second

@@ -105,6 +105,14 @@ func newTopology() *cobra.Command {
 					in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
 				}
 				reportEvidence = in.Nodes
+				// The reports' cloud sections: the nodes' own instance metadata, as the aggregator reads them.
+				if cloud, problems := aggregator.CloudEvidence(reports); len(cloud.Nodes) > 0 {
+					for _, p := range problems {
+						fmt.Fprintln(errw, "warning:", p)
+					}
+					read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: labels.MergeBelow, name: aggregator.SourceCloud, in: cloud,
+						why: "none of its reports' cloud sections places a node"})
+				}
 				named := &namedNodes{byGUID: aggregator.ReportGUIDs(reports)}
 				reportedNode = named.node
 				read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: topology.Merge, name: aggregator.SourceReports, in: in,
