@@ -36,7 +36,12 @@ const inconsistentRetry = time.Minute
 // resolved against the nodes' names and the labels the pass writes (labels) over the ones they carry.
 func (r *Reconciler) checkConsistent(ctx context.Context, existing []topologyv1alpha1.HyperNode, plan pendingPlan, due []string,
 	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) error {
-	err := consistent(afterPass(existing, plan, due), nodeLabelsAfter(nodes, labels))
+	after := afterPass(existing, plan, due)
+	var nodeLabels map[string]map[string]string // only selectors by regex or label need them: building costs a map per node
+	if treeread.NeedsNodeLabels(after) {
+		nodeLabels = nodeLabelsAfter(nodes, labels)
+	}
+	err := consistent(after, nodeLabels)
 	if err == nil {
 		if r.inconsistent != "" {
 			r.Log.Info("the tree is consistent again; writing it")

@@ -3,7 +3,6 @@ package aggregator
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -60,8 +59,8 @@ func findRewrites(desired, existing []topologyv1alpha1.HyperNode, nodes map[stri
 			rw.hyperNodes = append(rw.hyperNodes, cur.Name)
 		}
 	}
-	for _, n := range slices.Sorted(maps.Keys(nodes)) {
-		have := nodes[n].Labels
+	for n, node := range nodes {
+		have := node.Labels
 		if !slices.ContainsFunc(keys, func(k string) bool { return have[k] != "" }) {
 			continue
 		}
@@ -75,6 +74,7 @@ func findRewrites(desired, existing []topologyv1alpha1.HyperNode, nodes map[stri
 		}
 	}
 	slices.Sort(rw.hyperNodes)
+	slices.Sort(rw.nodes)
 	return rw
 }
 
