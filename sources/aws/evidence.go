@@ -10,7 +10,6 @@ import (
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
@@ -33,16 +32,6 @@ var nvlinkFamilies = []string{"p6e-gb200"}
 func nvlinkFamily(instanceType string) bool {
 	family, _, _ := strings.Cut(instanceType, ".")
 	return slices.Contains(nvlinkFamilies, family)
-}
-
-// LabelValue is v as a label value: v itself when it is a valid one (EC2's network node and capacity block
-// IDs are), else topology.UniqueName of it (lower case, other characters folded to "-", cut to fit, a hash of v
-// appended), so that one ID always gives one value.
-func LabelValue(v string) string {
-	if v != "" && len(validation.IsValidLabelValue(v)) == 0 {
-		return v
-	}
-	return topology.UniqueName(v)
 }
 
 // unplaced is a Node the answer does not place, and why.
@@ -110,7 +99,7 @@ func place(ns []instanceNode, found []types.InstanceTopology, unknown []string) 
 func nodeLabels(t types.InstanceTopology) (l map[string]string, noBlock bool) {
 	l = make(map[string]string, len(t.NetworkNodes)+1)
 	for i, nn := range t.NetworkNodes {
-		l[LayerKey(i+1)] = LabelValue(nn)
+		l[LayerKey(i+1)] = labels.Value(nn)
 	}
 	if !nvlinkFamily(awssdk.ToString(t.InstanceType)) {
 		return l, false
@@ -119,7 +108,7 @@ func nodeLabels(t types.InstanceTopology) (l map[string]string, noBlock bool) {
 	if block == "" {
 		return l, true
 	}
-	l[labels.CliqueLabel] = LabelValue(block)
+	l[labels.CliqueLabel] = labels.Value(block)
 	return l, false
 }
 

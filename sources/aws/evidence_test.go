@@ -1,37 +1,15 @@
 package aws
 
 import (
-	"strings"
 	"testing"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
 )
-
-func TestLabelValue(t *testing.T) {
-	long := "nn-" + strings.Repeat("0123456789", 7)
-	tests := []struct{ in, want string }{
-		{"nn-38464347ecf47e324", "nn-38464347ecf47e324"},
-		{"cb-0a1b2c3d4e5f60001", "cb-0a1b2c3d4e5f60001"},
-		{long, "nn-012345678901234567890123456789012345678901234567890-2749a54c"},
-		{"nn/with slash", "nn-with-slash-8fb14ca0"},
-		{"NN_Upper", "NN_Upper"},
-	}
-	for _, tc := range tests {
-		got := LabelValue(tc.in)
-		if got != tc.want {
-			t.Errorf("LabelValue(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-		if msgs := validation.IsValidLabelValue(got); len(msgs) > 0 {
-			t.Errorf("LabelValue(%q) = %q, not a label value: %v", tc.in, got, msgs)
-		}
-	}
-}
 
 func TestNVLinkFamily(t *testing.T) {
 	for typ, want := range map[string]bool{

@@ -11,6 +11,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
@@ -85,7 +86,7 @@ func (o *Options) Source(log *slog.Logger, list nodes.Lister) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AWS source: loading the SDK's configuration: %w", err)
 	}
-	return &Source{Nodes: list, Region: o.Region, Endpoint: o.Endpoint, PollTimeout: o.PollTimeout, Log: log.With("source", Name), config: cfg}, nil
+	return &Source{Base: cloudsource.Base{Nodes: list, PollTimeout: o.PollTimeout}, Region: o.Region, Endpoint: o.Endpoint, Log: log.With("source", Name), config: cfg}, nil
 }
 
 // validate checks the settings Source takes.

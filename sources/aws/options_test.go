@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
@@ -67,7 +68,7 @@ func TestOptionsSource(t *testing.T) {
 			if s == nil {
 				return
 			}
-			want := &Source{Region: tc.o.Region, Endpoint: tc.o.Endpoint, PollTimeout: tc.o.PollTimeout}
+			want := &Source{Base: cloudsource.Base{PollTimeout: tc.o.PollTimeout}, Region: tc.o.Region, Endpoint: tc.o.Endpoint}
 			if diff := cmp.Diff(want, s, cmpopts.IgnoreUnexported(Source{}), cmpopts.IgnoreFields(Source{}, "Log")); diff != "" {
 				t.Errorf("source (-want +got):\n%s", diff)
 			}

@@ -13,12 +13,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/fabricmap/fabricmap/sources/labels"
-	"github.com/fabricmap/fabricmap/sources/nodes"
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -27,14 +25,11 @@ const firstNames = 20
 
 // Source is EC2's instance topology as a polled source. Options.Source makes one.
 type Source struct {
-	// Nodes lists the cluster's Nodes; set by Options.Source or UseNodes.
-	Nodes nodes.Lister
+	cloudsource.Base
 	// Region is the EC2 region asked; empty: the Nodes' (nodesRegion).
 	Region string
 	// Endpoint is EC2's endpoint (BaseEndpoint); empty: the SDK's.
 	Endpoint string
-	// PollTimeout bounds one poll; zero: the poller's default.
-	PollTimeout time.Duration
 	// Log receives the Nodes left out (warnings) and those of other providers (information), each time
 	// those lists change.
 	Log *slog.Logger
@@ -48,22 +43,6 @@ type Source struct {
 
 // Name returns Name.
 func (s *Source) Name() string { return Name }
-
-// Timeout returns PollTimeout, the bound on one poll.
-func (s *Source) Timeout() time.Duration { return s.PollTimeout }
-
-// UseNodes sets Nodes unless it is set (sources.NodeReader).
-func (s *Source) UseNodes(list nodes.Lister) {
-	if s.Nodes == nil {
-		s.Nodes = list
-	}
-}
-
-// Merge is the source's merge rule, labels.MergeBelow: it places only the Nodes no higher-priority source
-// (reports, captures, UFM) places, and adds the layers above them.
-func (s *Source) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
-	return labels.MergeBelow(merged, in)
-}
 
 // Evidence lists the Nodes, asks EC2 for the topology of the instances they run on and converts it; ctx
 // carries the poll's deadline. The region asked is Region, or else the Nodes' (each one's

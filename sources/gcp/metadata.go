@@ -14,9 +14,9 @@ func MetadataNode(node string, layers []string, nvlink string) (labels.Node, err
 	if len(layers) != 3 {
 		return labels.Node{}, fmt.Errorf("%d layers, want cluster, block and sub-block", len(layers))
 	}
-	l := map[string]string{ClusterKey: labelValue(layers[0]), BlockKey: labelValue(layers[1]), SubblockKey: labelValue(layers[2])}
+	l := map[string]string{ClusterKey: labels.Value(layers[0]), BlockKey: labels.Value(layers[1]), SubblockKey: labels.Value(layers[2])}
 	if nvlink != "" {
-		l[labels.CliqueLabel] = labelValue(nvlink)
+		l[labels.CliqueLabel] = labels.Value(nvlink)
 	}
 	return labels.Node{Name: node, Labels: l}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/api/option"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
@@ -77,7 +78,7 @@ func (o *Options) Source(log *slog.Logger, list nodes.Lister) (*Source, error) {
 		return nil, fmt.Errorf("Google Cloud source: the Compute Engine client (credentials: %s): %w", o.credentialsName(), err)
 	}
 	return &Source{
-		Instances: NewInstances(svc), BasePath: svc.BasePath, Project: o.Project, Zones: o.zones(), Nodes: list, PollTimeout: o.PollTimeout,
+		Instances: NewInstances(svc), BasePath: svc.BasePath, Project: o.Project, Zones: o.zones(), Base: cloudsource.Base{Nodes: list, PollTimeout: o.PollTimeout},
 		Attempts: DefaultAttempts, Backoff: DefaultBackoff(), Log: log,
 	}, nil
 }

@@ -110,7 +110,7 @@ func synthetic(c candidate, inst *compute.Instance) (labels.Node, string) {
 		return labels.Node{}, fmt.Sprintf("instance %s/%s (machine type %s) reports a partial physical host topology (cluster %q, block %q, sub-block %q)",
 			c.ref.Zone, c.ref.Name, machineType, t.Cluster, t.Block, t.Subblock)
 	}
-	l := map[string]string{ClusterKey: labelValue(t.Cluster), BlockKey: labelValue(t.Block), SubblockKey: labelValue(t.Subblock)}
+	l := map[string]string{ClusterKey: labels.Value(t.Cluster), BlockKey: labels.Value(t.Block), SubblockKey: labels.Value(t.Subblock)}
 	if subblockIsNVLinkDomain(machineType) {
 		l[labels.CliqueLabel] = l[SubblockKey]
 	}

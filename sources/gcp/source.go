@@ -9,13 +9,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/googleapis/gax-go/v2"
 	compute "google.golang.org/api/compute/v1"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/labels"
-	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -35,10 +34,7 @@ type Source struct {
 	Project string
 	// Zones are the zones listed; empty: the zones of the Nodes' providerIDs.
 	Zones []string
-	// Nodes lists the cluster's Nodes.
-	Nodes nodes.Lister
-	// PollTimeout bounds one poll; the poller's default when zero.
-	PollTimeout time.Duration
+	cloudsource.Base
 	// Attempts is how many times one page is asked for while Compute Engine throttles or fails (at least once).
 	Attempts int
 	// Backoff is the wait between two attempts.
@@ -52,23 +48,6 @@ type Source struct {
 
 // Name returns Name.
 func (s *Source) Name() string { return Name }
-
-// Timeout returns PollTimeout, the bound on one poll.
-func (s *Source) Timeout() time.Duration { return s.PollTimeout }
-
-// UseNodes sets the lister of the cluster's Nodes, unless one is set already (sources.NodeReader).
-func (s *Source) UseNodes(list nodes.Lister) {
-	if s.Nodes == nil {
-		s.Nodes = list
-	}
-}
-
-// Merge is the source's merge rule, labels.MergeBelow: it places only the nodes no higher-priority source
-// places, and a node it places elsewhere than a higher-priority source's named switches is a conflict that
-// source wins.
-func (s *Source) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
-	return labels.MergeBelow(merged, in)
-}
 
 // Evidence lists the Nodes, lists the instances of their zones (or of Zones) and returns the topology of those
 // that report one. A Node of another provider, or with no providerID, is left out (logged); no Node of this

@@ -13,6 +13,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
@@ -93,7 +94,7 @@ func (o *Options) Source(log *slog.Logger, list nodes.Lister) (*Source, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Source{Nodes: list, Compartment: o.Compartment, PollTimeout: o.PollTimeout, Log: log.With("source", Name),
+	s := &Source{Base: cloudsource.Base{Nodes: list, PollTimeout: o.PollTimeout}, Compartment: o.Compartment, Log: log.With("source", Name),
 		settings: *o}
 	if o.Credentials != nil || o.ConfigFile != "" {
 		if _, err := s.computeClient(context.Background()); err != nil {

@@ -19,8 +19,8 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/core"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/labels"
-	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -29,12 +29,9 @@ const maxListed = 20
 
 // Source is OCI's compute hosts as a polled source. Options.Source makes it.
 type Source struct {
-	// Nodes lists the cluster's Nodes.
-	Nodes nodes.Lister
+	cloudsource.Base
 	// Compartment is the compartment OCID whose compute hosts are read (with the compartments below it).
 	Compartment string
-	// PollTimeout bounds one poll (the poller's default when zero).
-	PollTimeout time.Duration
 	// Log receives the Nodes left out and the reads.
 	Log *slog.Logger
 
@@ -45,22 +42,6 @@ type Source struct {
 
 // Name returns Name.
 func (s *Source) Name() string { return Name }
-
-// Timeout returns PollTimeout, the bound on one poll.
-func (s *Source) Timeout() time.Duration { return s.PollTimeout }
-
-// UseNodes sets Nodes unless it is set (sources.NodeReader).
-func (s *Source) UseNodes(list nodes.Lister) {
-	if s.Nodes == nil {
-		s.Nodes = list
-	}
-}
-
-// Merge is the source's merge rule, labels.MergeBelow: its pseudo-switches never share identifiers with real
-// switches, so it places only the Nodes that the reports, a capture and UFM do not.
-func (s *Source) Merge(merged, in topology.Input) (topology.Input, []topology.Conflict) {
-	return labels.MergeBelow(merged, in)
-}
 
 // Evidence lists the Nodes, reads the compute hosts of the compartment (every page) and places each Node on an
 // OCI instance by its host: the HPC island, network block and local block, and the GPU memory fabric as its
