@@ -21,7 +21,8 @@ func TestTopologyFromAWS(t *testing.T) {
 	awstest.Offline(t)
 	awstest.WithTestCredentials(t)
 	fixture := awstest.Fixture()
-	srv := httptest.NewServer(awstest.New(awstest.Instances(fixture)...))
+	ec2 := awstest.New(awstest.Instances(fixture)...)
+	srv := httptest.NewServer(ec2)
 	t.Cleanup(srv.Close)
 	list := corev1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}}
 	for _, f := range fixture {
@@ -44,6 +45,9 @@ func TestTopologyFromAWS(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the labels lack %q:\n%s", want, out)
 		}
+	}
+	if len(ec2.Requests()) == 0 {
+		t.Error("the stand-in EC2 was never asked")
 	}
 	if strings.Contains(out, "cpu-1") {
 		t.Errorf("cpu-1 (an m5.large, no topology) is labelled:\n%s", out)
