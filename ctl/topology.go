@@ -1,8 +1,6 @@
 package ctl
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -15,7 +13,6 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/sources"
-	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -30,7 +27,7 @@ func newTopology() *cobra.Command {
 	var accelerators bool
 	var priority []string
 	var srcs sources.Options // the sources' flags, shared with fabricmap-aggregator
-	fromUFM := ufmFlags{opts: &srcs.UFM, hosts: srcs.Capture.HostRules}
+	fromUFM := ufmFlags{opts: &srcs.UFM}
 	fromLabels := labelFlags{opts: &srcs.Labels}
 	cmd := &cobra.Command{
 		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS)",
@@ -59,8 +56,7 @@ func newTopology() *cobra.Command {
 			"Lines, reports and hosts that could not be used are reported on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			from := srcs.Capture.File
-			if from == "" && reportsDir == "" && !fromUFM.given() && !fromLabels.given() && !registeredGiven(&srcs) {
+			if reportsDir == "" && !sourcesGiven(&srcs) {
 				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL, --from-ufm-dump DIR or --from-labels KEYS")
 			}
 			if err := output.check(); err != nil {
@@ -120,42 +116,8 @@ func newTopology() *cobra.Command {
 					why: fmt.Sprintf("none of its %d reports places its node behind a switch, names a host of another source by its RDMA devices' GUIDs "+
 						"or gives the NVLink domain of a node another source places", len(reports))})
 			}
-			if from != "" {
-				fab, err := readFabric(ctx, from, cmd.InOrStdin(), errw)
-				if err != nil {
-					return err
-				}
-				hosts, err := srcs.Capture.HostRules()
-				if err != nil {
-					return err
-				}
-				in, notes, err := ibfabric.Evidence(ctx, fab, ibfabric.Options{Hosts: hosts, ReportedNode: reportedNode})
-				if err != nil {
-					return fmt.Errorf("%s: %w", from, err)
-				}
-				for _, n := range notes {
-					fmt.Fprintf(errw, "warning: capture: %s\n", topology.Printable(n.String()))
-				}
-				read = append(read, sourceRead{flag: "--from-ibnetdiscover", value: from, merge: ibfabric.Merge, name: ibfabric.Name, in: in,
-					why: fmt.Sprintf("none of its %d hosts is cabled to a switch, and no other source places nodes below its %d switches",
-						len(fab.Hosts()), len(fab.Switches))})
-			}
-			if fromUFM.given() {
-				fromUFM.reportedNode = reportedNode
-				r, err := fromUFM.read(ctx, errw)
-				if err != nil {
-					return err
-				}
-				read = append(read, r)
-			}
-			if fromLabels.given() {
-				r, err := fromLabels.read(cmd)
-				if err != nil {
-					return err
-				}
-				read = append(read, r)
-			}
-			more, err := readRegistered(ctx, &srcs, nodeLister(cmd, fromLabels.file), errw) // the cloud sources, as the aggregator polls them
+			// Every other source through the registry: the same Specs and Evidence the aggregator polls.
+			more, err := readSources(cmd, &srcs, reportedNode, fromLabels.file)
 			if err != nil {
 				return err
 			}
@@ -201,54 +163,6 @@ func newTopology() *cobra.Command {
 	fromUFM.register(cmd.Flags())
 	fromLabels.register(cmd.Flags())
 	return cmd
-}
-
-// readFabric parses an ibnetdiscover capture and reports the lines it could not use on errw. A done ctx ends
-// it at once: the parse stops at its next look at ctx, and a read that blocks (standard input from a
-// terminal) is left to the process's exit.
-func readFabric(ctx context.Context, path string, stdin io.Reader, errw io.Writer) (*ib.Fabric, error) {
-	r := stdin
-	if path != "-" {
-		f, err := ibfabric.OpenCapture(path) // a file or a directory of chunks, plain or gzip, as the aggregator reads it
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	type parsed struct {
-		fab      *ib.Fabric
-		warnings []ib.Warning
-		err      error
-	}
-	done := make(chan parsed, 1)
-	go func() {
-		fab, warnings, err := ib.ParseContext(ctx, r, ib.ParseOptions{})
-		done <- parsed{fab, warnings, err}
-	}()
-	var p parsed
-	select {
-	case p = <-done:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("reading %s: %w", path, ctx.Err())
-	}
-	if errors.Is(p.err, ib.ErrNoNodes) {
-		return nil, nothingUsable("--from-ibnetdiscover", path, p.err.Error())
-	}
-	if p.err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, p.err)
-	}
-	for i, w := range p.warnings {
-		if i == maxWarnings {
-			fmt.Fprintf(errw, "warning: %s: %d more lines could not be used\n", path, len(p.warnings)-i)
-			break
-		}
-		fmt.Fprintf(errw, "warning: %s: %s\n", path, w)
-	}
-	if len(p.fab.Switches) == 0 {
-		return nil, nothingUsable("--from-ibnetdiscover", path, "no InfiniBand switch found; is it ibnetdiscover output?")
-	}
-	return p.fab, nil
 }
 
 // sourceRead is one source `fabricmap topology` read: the flag and value that name it in messages, and its

@@ -62,8 +62,9 @@ func asJSON(t *testing.T) string {
 
 func TestTopologyFromLabelsFile(t *testing.T) {
 	leftOut := []string{
-		`warning: labels: left out: node "cp-1" (source labels): no label example.com/leaf`,
-		`warning: labels: left out: node "gpu-x" (source labels): no label example.com/spine, though it has example.com/leaf=leaf-c1`,
+		"warning: labels: Nodes the label source left out (count=2)",
+		`  - node "cp-1" (source labels): no label example.com/leaf`,
+		`  - node "gpu-x" (source labels): no label example.com/spine, though it has example.com/leaf=leaf-c1`,
 	}
 	tests := []struct {
 		name   string
@@ -142,7 +143,7 @@ func TestTopologyFromLabelsRefuses(t *testing.T) {
 		err  string
 	}{
 		{"a file without keys", []string{"--nodes-file", nodesFixture}, "give --from-ibnetdiscover FILE"},
-		{"an invalid key", []string{"--from-labels", "zone,Not A Key", "--nodes-file", nodesFixture}, `--from-labels: label key 2 ("Not A Key")`},
+		{"an invalid key", []string{"--from-labels", "zone,Not A Key", "--nodes-file", nodesFixture}, `label key 2 ("Not A Key")`},
 		{"a key twice", []string{"--from-labels", "leaf,leaf", "--nodes-file", nodesFixture}, `label key "leaf" is given twice`},
 		{"keys no node has", []string{"--from-labels", "example.com/rack", "--nodes-file", nodesFixture}, "none of the 9 Nodes has all the labels example.com/rack"},
 		{"a missing file", []string{"--from-labels", "leaf", "--nodes-file", filepath.Join(dir, "none.yaml")}, "none.yaml: no such file"},
@@ -215,7 +216,7 @@ func TestTopologyFromLabelsOfTheCluster(t *testing.T) {
 	if diff := cmp.Diff(labelledTree, hyperNodeMembers(t, out)); diff != "" {
 		t.Errorf("HyperNodes (-want +got):\n%s", diff)
 	}
-	if n := strings.Count(stderr, "left out"); n != 2 {
+	if n := strings.Count(stderr, "  - node "); n != 2 {
 		t.Errorf("%d nodes left out, want cp-1 and gpu-x:\n%s", n, stderr)
 	}
 }

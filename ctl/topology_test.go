@@ -74,7 +74,7 @@ func TestTopologyWarnsAndFails(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a capture with some bad lines must still give a tree: %v", err)
 	}
-	if !strings.Contains(stderr, "mixed.txt: line") || !strings.Contains(stderr, `"dgx_005"`) {
+	if !strings.Contains(stderr, "file="+mixedPath) || !strings.Contains(stderr, "  - line ") || !strings.Contains(stderr, `"dgx_005"`) {
 		t.Errorf("stderr does not name the bad line and the bad host:\n%s", stderr)
 	}
 	if !strings.Contains(out, `"kind": "List"`) {

@@ -21,6 +21,11 @@ import (
 type Kind struct {
 	// Name is the source's name in --source-priority, logs, metrics and Events.
 	Name string
+	// Doc says in a sentence what the source reads and gives (the docs' table of sources).
+	Doc string
+	// Below says that the source merges below the others (labels.MergeBelow): it places only nodes that no
+	// source ranking above it places; otherwise its switch links join theirs (topology.Merge).
+	Below bool
 	// Settings are the source's settings and flags.
 	Settings Settings
 	// Spec builds the configured source; called only when Settings.Given().
@@ -42,8 +47,8 @@ type Deps struct {
 	// Hosts are the rules that tell host names from adapters' default descriptions (the capture's flags,
 	// applied by UFM too).
 	Hosts *ib.HostRules
-	// Reported names hosts by the GUIDs the reports give; nil: none.
-	Reported *ReportedGUIDs
+	// ReportedNode names a host by the GUIDs the reports give ("" when none does); nil: none.
+	ReportedNode func(ib.GUID) string
 	// Nodes lists the cluster's Nodes, for the sources that read them (labels, clouds); nil: the source's own
 	// default, if it has one.
 	Nodes nodes.Lister
@@ -53,12 +58,18 @@ type Deps struct {
 // its package, its settings in Options and one line here (and its chart values).
 func (o *Options) Kinds() []Kind {
 	return []Kind{
-		{Name: ufm.Name, Settings: &o.UFM, Spec: o.ufmSpec},
-		{Name: ibfabric.Name, Settings: &o.Capture, Spec: o.captureSpec},
-		{Name: labels.Name, Settings: &o.Labels, Spec: o.labelsSpec},
-		{Name: aws.Name, Settings: &o.AWS, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.AWS.Source(d.Log, d.Nodes))(o.AWS.Interval) }},
-		{Name: gcp.Name, Settings: &o.GCP, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.GCP.Source(d.Log, d.Nodes))(o.GCP.Interval) }},
-		{Name: oci.Name, Settings: &o.OCI, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.OCI.Source(d.Log, d.Nodes))(o.OCI.Interval) }},
+		{Name: ufm.Name, Settings: &o.UFM, Spec: o.ufmSpec,
+			Doc: "NVIDIA UFM's REST API: the whole InfiniBand fabric, hosts, switches and cables"},
+		{Name: ibfabric.Name, Settings: &o.Capture, Spec: o.captureSpec,
+			Doc: "an ibnetdiscover capture of the whole fabric in a file or a folder of chunks (a mounted ConfigMap)"},
+		{Name: labels.Name, Settings: &o.Labels, Spec: o.labelsSpec, Below: true,
+			Doc: "node labels an admin or a managed Kubernetes service keeps, top of the network first"},
+		{Name: aws.Name, Settings: &o.AWS, Below: true, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.AWS.Source(d.Log, d.Nodes))(o.AWS.Interval) },
+			Doc: "EC2 DescribeInstanceTopology: network-node layers and UltraServer capacity blocks of the cluster's instances"},
+		{Name: gcp.Name, Settings: &o.GCP, Below: true, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.GCP.Source(d.Log, d.Nodes))(o.GCP.Interval) },
+			Doc: "Compute Engine instances' physical host topology: cluster, block, sub-block"},
+		{Name: oci.Name, Settings: &o.OCI, Below: true, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.OCI.Source(d.Log, d.Nodes))(o.OCI.Interval) },
+			Doc: "OCI compute hosts: HPC island, network block, local block and GPU memory fabric"},
 	}
 }
 
@@ -94,23 +105,21 @@ func (o *Options) ufmSpec(d Deps) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	u.Options.Hosts = d.Hosts
-	if d.Reported != nil {
-		u.Options.ReportedNode = d.Reported.Node
-	}
+	u.Options.Hosts, u.Options.ReportedNode = d.Hosts, d.ReportedNode
 	return Spec{Source: u, Interval: o.UFM.Interval, PollTimeout: u.Timeout()}, nil
 }
 
 func (o *Options) captureSpec(d Deps) (Spec, error) {
 	c := o.Capture.Source()
-	if d.Reported != nil {
-		c.Options.ReportedNode = d.Reported.Node
-	}
+	c.Options.ReportedNode, c.Log = d.ReportedNode, d.Log
 	return Spec{Source: c, Interval: o.Capture.Recheck}, nil
 }
 
 func (o *Options) labelsSpec(d Deps) (Spec, error) {
 	if err := o.Labels.Resolve(); err != nil {
+		return Spec{}, err
+	}
+	if err := labels.ValidateKeys(o.Labels.Keys); err != nil {
 		return Spec{}, err
 	}
 	l := o.Labels.Source(d.Log)
@@ -122,4 +131,10 @@ func (o *Options) labelsSpec(d Deps) (Spec, error) {
 // built (the aggregator, from its manager's cache) hands them over with UseNodes; a lister already set stays.
 type NodeReader interface {
 	UseNodes(list nodes.Lister)
+}
+
+// Explainer is a Source that can say what its last evidence lacks when it proves to place no node (a capture
+// or UFM with switches but no host cabled to them): `fabricmap topology` prints it.
+type Explainer interface {
+	Unplaced() string
 }

@@ -136,7 +136,10 @@ func (o *Options) Specs(d Deps) ([]Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Hosts, d.Reported = hosts, o.Reported
+	d.Hosts = hosts
+	if d.ReportedNode == nil && o.Reported != nil {
+		d.ReportedNode = o.Reported.Node
+	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}

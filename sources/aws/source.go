@@ -59,8 +59,8 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	}
 	ns := sortNodes(all)
 	if len(ns.instances) == 0 {
-		return topology.Input{}, fmt.Errorf("AWS source: none of the %d Nodes runs on an EC2 instance (spec.providerID aws:///<zone>/i-…); first: %s",
-			len(all), strings.Join(first(slices.Concat(ns.notInstances, ns.others)), ", "))
+		return topology.Input{}, fmt.Errorf("AWS source: %w: none of the %d Nodes runs on an EC2 instance (spec.providerID aws:///<zone>/i-…); first: %s",
+			topology.ErrNothingUsable, len(all), strings.Join(first(slices.Concat(ns.notInstances, ns.others)), ", "))
 	}
 	s.logOnChange(slog.LevelInfo, "Nodes not on EC2 instances, left to other sources", ns.others)
 	region := s.Region
@@ -78,8 +78,8 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	s.logOnChange(slog.LevelWarn, "AWS Nodes EC2 does not place, left out", left)
 	s.logOnChange(slog.LevelInfo, "UltraServer instances without a capacity block yet, placed without an NVLink domain", p.noBlock)
 	if len(p.in.Nodes) == 0 {
-		return topology.Input{}, fmt.Errorf("AWS source: EC2 in %s places none of the %d Nodes on EC2 instances (first: %s); keeping the last good evidence",
-			region, len(ns.instances), strings.Join(first(left), ", "))
+		return topology.Input{}, fmt.Errorf("AWS source: %w: EC2 in %s places none of the %d Nodes on EC2 instances (first: %s)",
+			topology.ErrNothingUsable, region, len(ns.instances), strings.Join(first(left), ", "))
 	}
 	return p.in, nil
 }

@@ -259,10 +259,10 @@ func TestEvidenceFails(t *testing.T) {
 		err: "api error InternalError", requests: 3,
 	}, {
 		name: "no Node on EC2", nodes: extraNodes[:3],
-		err: "AWS source: none of the 3 Nodes runs on an EC2 instance (spec.providerID aws:///<zone>/i-…); first: fargate-ip-10-0-0-1 (providerID",
+		err: "AWS source: nothing usable: none of the 3 Nodes runs on an EC2 instance (spec.providerID aws:///<zone>/i-…); first: fargate-ip-10-0-0-1 (providerID",
 	}, {
 		name: "no Node EC2 places", nodes: awstest.Nodes(fixture[len(fixture)-1:]),
-		err: "AWS source: EC2 in us-east-1 places none of the 1 Nodes on EC2 instances (first: cpu-1 (instance", requests: 1,
+		err: "AWS source: nothing usable: EC2 in us-east-1 places none of the 1 Nodes on EC2 instances (first: cpu-1 (instance", requests: 1,
 	}, {
 		name: "Nodes in two regions", nodes: append(awstest.Nodes(fixture[:1]), nodes.Node{Name: "west-1", ProviderID: "aws:///us-west-2a/i-0000000000000a0ff"}),
 		err: "AWS source: the Nodes are in several regions (p5-1: us-east-1, west-1: us-west-2): give --aws-region",

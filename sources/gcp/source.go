@@ -66,8 +66,8 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	}
 	cands, out, others := sortNodes(all, s.Project)
 	if len(cands) == 0 && len(out) == 0 {
-		return topology.Input{}, fmt.Errorf("Google Cloud source: none of the %d Nodes is a Compute Engine instance (a gce:// providerID); by provider: %s",
-			len(all), countByProvider(others))
+		return topology.Input{}, fmt.Errorf("Google Cloud source: %w: none of the %d Nodes is a Compute Engine instance (a gce:// providerID); by provider: %s",
+			topology.ErrNothingUsable, len(all), countByProvider(others))
 	}
 	zones := s.Zones
 	if len(zones) == 0 {
@@ -88,8 +88,8 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	sortLeftOut(out)
 	s.logLeftOut(out, others)
 	if len(in.Nodes) == 0 {
-		return topology.Input{}, fmt.Errorf("Google Cloud source: Compute Engine places none of the %d Nodes that are instances (first: %s); keeping the last good evidence",
-			len(out), out[0])
+		return topology.Input{}, fmt.Errorf("Google Cloud source: %w: Compute Engine places none of the %d Nodes that are instances (first: %s)",
+			topology.ErrNothingUsable, len(out), out[0])
 	}
 	return in, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -28,6 +29,8 @@ type CaptureOptions struct {
 	// Hosts are the rules that tell host names from adapters' default descriptions, generic names and
 	// management hosts: the flags are registered here once and are UFM's too (ufm.Options.Hosts).
 	Hosts ib.HostRuleOptions
+	// Stdin is what a File of "-" reads (the CLI's standard input): read once, never again; nil: "-" is a name.
+	Stdin io.Reader
 	// AllowPartial makes the aggregator use a capture that shows signs of being cut short or partial
 	// (ib.Fabric.Partial) like a complete one (--allow-partial-capture); by default the last good capture stays
 	// in use until a complete one arrives (see Capture.AllowPartial).
@@ -38,6 +41,8 @@ type CaptureOptions struct {
 // ib.HostRuleOptions).
 func (o *CaptureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.File, "capture-file", "", "ibnetdiscover capture of the whole fabric (e.g. a mounted ConfigMap): gives the tiers above the leaves (empty: none)")
+	fs.BoolVar(&o.AllowPartial, "allow-partial-capture", false, "use a capture that shows signs of being cut short or partial (port lines naming switches or CAs without a record of their own, "+
+		"records missing ports, a cut line); without it the last good capture stays in use until a complete one arrives, and the partial one is logged and recorded as a Warning Event")
 	o.Hosts.AddFlags(fs)
 }
 
@@ -50,12 +55,9 @@ func (o *CaptureOptions) HostRules() (*ib.HostRules, error) {
 	return &r, nil
 }
 
-// AddPollFlags registers how the aggregator polls the capture: how often it looks at the file
-// (--capture-recheck), and whether it uses a partial capture (--allow-partial-capture).
+// AddPollFlags registers how often the aggregator looks at the capture for changes (--capture-recheck).
 func (o *CaptureOptions) AddPollFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Recheck, "capture-recheck", time.Minute, "how often the capture file is checked for changes")
-	fs.BoolVar(&o.AllowPartial, "allow-partial-capture", false, "use a capture that shows signs of being cut short or partial (port lines naming switches or CAs without a record of their own, "+
-		"records missing ports, a cut line); without it the last good capture stays in use until a complete one arrives, and the partial one is logged and recorded as a Warning Event")
 }
 
 // Given reports whether a capture is configured (--capture-file).
@@ -68,6 +70,7 @@ func (o *CaptureOptions) Source() *Capture {
 		return nil
 	}
 	c := NewCapture(o.File)
+	c.file.Stdin = o.Stdin
 	c.Options.Hosts, c.rulesErr = o.HostRules()
 	c.AllowPartial = o.AllowPartial
 	return c
@@ -93,6 +96,8 @@ type Capture struct {
 	Log *slog.Logger
 
 	rulesErr error // why the host rules did not check
+	// warnedParse is the last parse whose warnings were logged (each parse's once).
+	warnedParse *ib.Fabric
 	// partialSaid is the last partial parse logged (each is logged once; the poll's error repeats at every poll).
 	partialSaid *ib.Fabric
 
@@ -136,14 +141,21 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 		last = &goodCapture{}
 	}
 	fab, warns, err := c.file.FabricContext(ctx)
+	if errors.Is(err, ib.ErrNoNodes) {
+		return last.input, fmt.Errorf("fabric capture %s: %w: %w", c.file.Path, topology.ErrNothingUsable, ib.ErrNoNodes)
+	}
 	if err != nil {
 		return last.input, fmt.Errorf("fabric capture: %w", err)
 	}
 	if fab == last.fabric && c.Options.ReportedNode == nil {
 		return last.input, nil // an unchanged capture gives the same parse back
 	}
+	if fab != last.fabric && fab != c.warnedParse {
+		c.warnedParse = fab
+		c.logWarnings(warns)
+	}
 	if len(fab.Switches) == 0 {
-		return last.input, fmt.Errorf("fabric capture %s: no InfiniBand switch in it; keeping the last good one", c.file.Path)
+		return last.input, fmt.Errorf("fabric capture %s: %w: no InfiniBand switch found; is it ibnetdiscover output?", c.file.Path, topology.ErrNothingUsable)
 	}
 	if fab.Partial {
 		if err := c.partial(fab, warns, last.fabric != nil); err != nil {
@@ -277,4 +289,32 @@ func firstNotes(notes []ib.HostNote) []string {
 		first = append(first, topology.Printable(n.String()))
 	}
 	return first
+}
+
+// logWarnings logs the lines of a new parse that could not be used: their count and the first maxLoggedNotes.
+// The signs of a partial capture are left to partial, which says what becomes of it.
+func (c *Capture) logWarnings(warns []ib.Warning) {
+	n := 0
+	var first []string
+	for _, w := range warns {
+		if w.Partial {
+			continue
+		}
+		n++
+		if len(first) < maxLoggedNotes {
+			first = append(first, topology.Printable(w.String()))
+		}
+	}
+	if n > 0 {
+		c.log().Warn("capture lines that could not be used", "source", Name, "file", c.file.Path, "count", n, "first", first)
+	}
+}
+
+// Unplaced says what the last good capture holds when its evidence proves to place no node (sources.Explainer).
+func (c *Capture) Unplaced() string {
+	var hosts, switches int
+	if fab := c.Fabric(); fab != nil {
+		hosts, switches = len(fab.Hosts()), len(fab.Switches)
+	}
+	return fmt.Sprintf("none of its %d hosts is cabled to a switch, and no other source places nodes below its %d switches", hosts, switches)
 }

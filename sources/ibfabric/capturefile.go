@@ -352,8 +352,10 @@ func (r *partsReader) Close() error {
 // changed (see captureParts) since the last successful parse. A failure keeps nothing: the next call tries
 // again. It is not safe for concurrent use.
 type captureFile struct {
-	// Path is the file or directory.
+	// Path is the file or directory; "-" with Stdin set: Stdin, read once.
 	Path string
+	// Stdin is what a Path of "-" reads.
+	Stdin io.Reader
 
 	parts  captureParts
 	fabric *ib.Fabric
@@ -363,6 +365,9 @@ type captureFile struct {
 // FabricContext returns the capture's fabric and parse warnings; an unchanged capture gives the last parse. A
 // parse ctx stops (see ib.ParseContext) fails and keeps nothing.
 func (c *captureFile) FabricContext(ctx context.Context) (*ib.Fabric, []ib.Warning, error) {
+	if c.Path == "-" && c.Stdin != nil {
+		return c.stdinFabric(ctx)
+	}
 	if c.fabric != nil {
 		ps, err := listCapture(c.Path)
 		if err != nil {
@@ -382,5 +387,27 @@ func (c *captureFile) FabricContext(ctx context.Context) (*ib.Fabric, []ib.Warni
 		return nil, nil, fmt.Errorf("%s: %w", c.Path, err)
 	}
 	c.parts, c.fabric, c.warns = s.parts, f, warns
+	return f, warns, nil
+}
+
+// stdinFabric parses Stdin, plain or gzip, once; later calls give the same parse.
+func (c *captureFile) stdinFabric(ctx context.Context) (*ib.Fabric, []ib.Warning, error) {
+	if c.fabric != nil {
+		return c.fabric, c.warns, nil
+	}
+	br := bufio.NewReader(c.Stdin)
+	var r io.Reader = br
+	if head, err := br.Peek(len(gzipMagic)); err == nil && bytes.Equal(head, gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, fmt.Errorf("standard input: gunzipping: %w", err)
+		}
+		r = zr
+	}
+	f, warns, err := ib.ParseContext(ctx, r, ib.ParseOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("standard input: %w", err)
+	}
+	c.fabric, c.warns = f, warns
 	return f, warns, nil
 }

@@ -2,9 +2,9 @@ package labels
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -87,10 +87,10 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 		for _, p := range problems[:min(len(problems), 20)] {
 			first = append(first, p.String())
 		}
-		s.Log.Info("nodes the label source left out", "count", len(problems), "first", first)
+		s.Log.Warn("Nodes the label source left out", "source", Name, "count", len(problems), "first", first)
 	}
 	if len(in.Nodes) == 0 {
-		return topology.Input{}, errors.New("no node has a value for every label key; keeping the last good evidence")
+		return topology.Input{}, fmt.Errorf("%w: none of the %d Nodes has all the labels %s", topology.ErrNothingUsable, len(nodes), strings.Join(s.Keys, ", "))
 	}
 	return in, nil
 }

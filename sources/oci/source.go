@@ -80,8 +80,8 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 		s.Log.Warn("OCI Nodes left out: no compute host places them", "count", len(leftOut), "first", first(leftOut))
 	}
 	if len(placed) == 0 {
-		return topology.Input{}, fmt.Errorf("OCI source: none of the %d Nodes on OCI instances is placed by the %d compute hosts of compartment %s (see the warning that lists them); keeping the last good evidence",
-			len(sn.instances)+len(sn.malformed), len(hosts), s.Compartment)
+		return topology.Input{}, fmt.Errorf("OCI source: %w: none of the %d Nodes on OCI instances is placed by the %d compute hosts of compartment %s (see the warning that lists them)",
+			topology.ErrNothingUsable, len(sn.instances)+len(sn.malformed), len(hosts), s.Compartment)
 	}
 	in, problems := labels.EvidenceAs(Name, placed, Keys)
 	if len(problems) > 0 {

@@ -25,8 +25,11 @@ const DefaultPollTimeout = 2 * time.Minute
 // come from files (a mounted Secret), which the client reads again on every request, so a rotated Secret
 // needs no restart.
 type SourceOptions struct {
-	// URL is UFM's address; empty: no UFM source.
+	// URL is UFM's address; empty: no live UFM.
 	URL string
+	// Dump is a folder of UFM's saved answers (see LoadDump) read instead of a live UFM: the CLI's
+	// --from-ufm-dump; the aggregator reads a live UFM only.
+	Dump string
 	// UsernameFile, PasswordFile and TokenFile hold the credentials (see Config).
 	UsernameFile, PasswordFile, TokenFile string
 	// Username is the user name as a value, set only by the CLI's deprecated --ufm-username.
@@ -52,18 +55,18 @@ func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.InsecureSkipVerify, "ufm-insecure-skip-verify", false, "accept any UFM certificate (logged as a warning): anyone on the path can read the credentials")
 	fs.DurationVar(&o.Timeout, "ufm-timeout", DefaultTimeout, "bound on one UFM request (retried on failure)")
 	fs.DurationVar(&o.MaxRetryAfter, "ufm-max-retry-after", DefaultMaxRetryAfter, "longest wait before a retry that a Retry-After header from UFM (429, 503) is honoured for")
+	fs.DurationVar(&o.PollTimeout, "ufm-poll-timeout", DefaultPollTimeout,
+		"bound on one read of the fabric from UFM: every request, retry and Retry-After wait (in the aggregator it runs beside the tree rebuilds, never inside one)")
 	o.Rules.AddFlags(fs)
 }
 
-// AddPollFlags registers how often and how long the aggregator polls UFM: --ufm-interval and --ufm-poll-timeout.
+// AddPollFlags registers how often the aggregator polls UFM: --ufm-interval.
 func (o *SourceOptions) AddPollFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Interval, "ufm-interval", 5*time.Minute, "time between two reads of the fabric from UFM")
-	fs.DurationVar(&o.PollTimeout, "ufm-poll-timeout", DefaultPollTimeout,
-		"bound on one read of the fabric from UFM: every request, retry and Retry-After wait (it runs beside the tree rebuilds, never inside one)")
 }
 
-// Given reports whether a UFM source is configured (--ufm-url).
-func (o *SourceOptions) Given() bool { return o.URL != "" }
+// Given reports whether a UFM source is configured (--ufm-url, or a dump).
+func (o *SourceOptions) Given() bool { return o.URL != "" || o.Dump != "" }
 
 // Remote reports whether any connection setting is given, which only a live UFM uses.
 func (o *SourceOptions) Remote() bool {
@@ -83,7 +86,7 @@ func (o *SourceOptions) Client(log *slog.Logger) (*Client, error) {
 	return c, nil
 }
 
-// Source returns the polled UFM source, or nil when --ufm-url is not set.
+// Source returns the polled UFM source, or nil when neither --ufm-url nor a dump is set.
 func (o *SourceOptions) Source(log *slog.Logger) (*Source, error) {
 	if !o.Given() {
 		return nil, nil
@@ -92,6 +95,14 @@ func (o *SourceOptions) Source(log *slog.Logger) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case o.Dump != "" && o.URL != "":
+		return nil, errors.New("UFM source: give a live UFM (--ufm-url, --from-ufm) or a dump of its answers (--from-ufm-dump), not both")
+	case o.Dump != "" && o.Remote():
+		return nil, errors.New("UFM source: the --ufm-* connection flags go with --from-ufm (a live UFM), not with --from-ufm-dump")
+	case o.Dump != "":
+		return &Source{Dump: o.Dump, Options: opts, Log: log.With("source", Name)}, nil
+	}
 	if o.PollTimeout <= 0 || o.MaxRetryAfter <= 0 {
 		return nil, fmt.Errorf("UFM source: --ufm-poll-timeout (%v) and --ufm-max-retry-after (%v) must be positive", o.PollTimeout, o.MaxRetryAfter)
 	}
@@ -99,7 +110,7 @@ func (o *SourceOptions) Source(log *slog.Logger) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{Client: c, PollTimeout: o.PollTimeout, Options: opts, Log: log}, nil
+	return &Source{Client: c, PollTimeout: o.PollTimeout, Options: opts, Log: log.With("source", Name)}, nil
 }
 
 // Source is NVIDIA UFM as a polled source: the whole InfiniBand fabric (hosts, switches, cables) read through
@@ -108,6 +119,8 @@ func (o *SourceOptions) Source(log *slog.Logger) (*Source, error) {
 type Source struct {
 	// Client reads UFM.
 	Client *Client
+	// Dump, when set, is a folder of saved answers read instead of Client (see LoadDump).
+	Dump string
 	// PollTimeout bounds one poll's requests, retries and Retry-After waits (the conversion of a fabric read in
 	// time is not cut short); the poller's default when zero.
 	PollTimeout time.Duration
@@ -118,9 +131,17 @@ type Source struct {
 	// (ends of no known system, loopbacks): each time those lists change, not at every poll.
 	Log *slog.Logger
 
-	mu    sync.Mutex
-	said  string        // the warnings last logged
-	notes []ib.HostNote // the hosts the last good evidence re-identified or left out
+	mu       sync.Mutex
+	said     string        // the warnings last logged
+	notes    []ib.HostNote // the hosts the last good evidence re-identified or left out
+	unplaced string        // what the last good evidence's fabric lacks to place a node (see Unplaced)
+}
+
+// Unplaced says what the last good evidence's fabric lacks when it proves to place no node (sources.Explainer).
+func (s *Source) Unplaced() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unplaced
 }
 
 // Notes returns the hosts the last good evidence re-identified or left out, with the reason (sources.Noter).
@@ -186,16 +207,20 @@ func leftOutAttrs(systems []LeftOutSystem) []any {
 
 // Evidence reads the fabric from UFM and converts it; ctx carries the poll's deadline.
 func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
-	f, err := s.Client.Fabric(ctx)
+	f, err := s.fabric(ctx)
 	if err != nil {
 		return topology.Input{}, err
 	}
+	if len(f.Systems) == 0 {
+		return topology.Input{}, fmt.Errorf("%w: UFM lists no system: is it the right address, or a dump of /resources/systems?", topology.ErrNothingUsable)
+	}
 	in, report := Evidence(f, s.Options)
+	unplaced := unplacedWhy(f, report)
 	if len(in.Nodes) == 0 && len(in.SwitchLinks) == 0 {
-		return topology.Input{}, errors.New("UFM answered a fabric with no host cabled to a switch; keeping the last good one")
+		return topology.Input{}, fmt.Errorf("%w: %s", topology.ErrNothingUsable, unplaced)
 	}
 	s.mu.Lock()
-	s.notes = report.Notes()
+	s.notes, s.unplaced = report.Notes(), unplaced
 	s.mu.Unlock()
 	if s.Log != nil && s.news(report) {
 		if len(report.Unmapped) > 0 {
@@ -216,6 +241,46 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 			s.Log.Warn("UFM systems, ports and links left out (ends of no known system, loopbacks, host-to-host cables)",
 				"count", len(other), "first", first)
 		}
+		if len(report.Reidentified) > 0 {
+			first := make([]string, 0, min(len(report.Reidentified), 20))
+			for _, n := range report.Reidentified[:min(len(report.Reidentified), 20)] {
+				first = append(first, topology.Printable(n.String()))
+			}
+			s.Log.Warn("UFM hosts not taken by their name that became nodes all the same", "count", len(report.Reidentified), "first", first)
+		}
 	}
 	return in, nil
+}
+
+// fabric reads the dump, or asks UFM.
+func (s *Source) fabric(ctx context.Context) (*Fabric, error) {
+	if s.Dump != "" {
+		return readFabric(ctx, dumpDir(s.Dump), Limits{})
+	}
+	f, err := s.Client.Fabric(ctx)
+	if errors.Is(err, ErrCredentialsRejected) {
+		return nil, fmt.Errorf("%w; check --ufm-username-file and --ufm-password-file, or --ufm-token-file", err)
+	}
+	return f, err
+}
+
+// unplacedWhy says what is missing from a UFM answer that cables no node to a switch.
+func unplacedWhy(fab *Fabric, rep Report) string {
+	hosts := 0
+	for _, s := range fab.Systems {
+		if s.Type == "host" {
+			hosts++
+		}
+	}
+	switch {
+	case hosts == 0:
+		return fmt.Sprintf("UFM lists no host: none of its %d systems is of type \"host\"", len(fab.Systems))
+	case len(fab.Links) == 0:
+		return fmt.Sprintf("UFM lists no link (%d systems, %d hosts): is the fabric discovered yet?", len(fab.Systems), hosts)
+	case len(rep.Unmapped) > 0: // every host cabled to a switch, since none gave a node
+		return fmt.Sprintf("none of the %d UFM hosts cabled to a switch maps to a usable node name (see the warnings; --ufm-node-name-regexp sets the rule)",
+			len(rep.Unmapped))
+	}
+	return fmt.Sprintf("none of UFM's %d links joins a host's HCA to a switch (%d systems, %d hosts; what was left out is in the warnings)",
+		len(fab.Links), len(fab.Systems), hosts)
 }

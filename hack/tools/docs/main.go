@@ -149,6 +149,9 @@ func run(check bool, binDir string) error {
 		if err != nil {
 			return err
 		}
+		if out, err = fillSources(p, out); err != nil {
+			return err
+		}
 		for _, n := range names {
 			used[n] = true
 		}
