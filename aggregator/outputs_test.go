@@ -17,6 +17,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/outputs"
 )
 
 // TestOutputsFollowTheTree writes the ClusterNetworkTopology, the Kueue Topology and the tree ConfigMap from
@@ -35,7 +36,7 @@ func TestOutputsFollowTheTree(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	newR := func() *Reconciler {
 		r := newReconciler(t, time.Minute, clock)
-		r.Config.Outputs = Outputs{ClusterNetworkTopology: true, KueueTopology: "fabricmap", TreeConfigMap: "fabricmap-outputs/fabricmap-tree"}
+		r.Config.Outputs = outputs.Options{ClusterNetworkTopology: true, KueueTopology: "fabricmap", TreeConfigMap: "fabricmap-outputs/fabricmap-tree"}
 		return r
 	}
 	r := newR()
@@ -138,7 +139,7 @@ func TestKueueTopologyReplacedWhenLevelsChange(t *testing.T) {
 		r := newReconciler(t, time.Minute, clock)
 		r.Config.AcceleratorDomains = accelerators
 		r.Config.NodeLabels = true
-		r.Config.Outputs = Outputs{KueueTopology: "fabricmap-replace"}
+		r.Config.Outputs = outputs.Options{KueueTopology: "fabricmap-replace"}
 		return r
 	}
 	for i, sw := range []string{"61", "61", "62", "62"} {

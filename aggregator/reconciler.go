@@ -25,6 +25,7 @@ import (
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -47,8 +48,12 @@ type Config struct {
 	MemberSelector string
 	// SourcePriority orders the sources for conflicts, first wins (DefaultSourcePriority when empty).
 	SourcePriority []string
-	// Outputs switches on the single-object outputs (ClusterNetworkTopology, Kueue Topology, tree ConfigMap).
-	Outputs Outputs
+	// Outputs are the settings of the outputs written through the output registry (outputs.Options.Kinds:
+	// Kueue Topology, ClusterNetworkTopology, tree and Slurm ConfigMaps, NFD NodeFeatures).
+	Outputs outputs.Options
+	// Namespace is the aggregator's namespace: namespaced outputs without one of their own go there (NFD
+	// NodeFeatures).
+	Namespace string
 	// DeleteGracePeriod is how long a HyperNode must stay absent from the inferred tree before it is deleted,
 	// so that a flapping report never deletes a domain a scheduler relies on.
 	DeleteGracePeriod time.Duration
@@ -203,7 +208,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if lerr != nil {
 		err = errors.Join(err, lerr)
 	}
-	if oerr := r.syncOutputs(ctx, tree); oerr != nil {
+	if oerr := r.syncOutputs(ctx, tree, evidence); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
 	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.nextPlanCheck(), labelHoldWait} {

@@ -17,6 +17,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
@@ -58,7 +59,7 @@ func TestFourTierFabricFromReports(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	r := newReconciler(t, time.Minute, clock)
 	r.Config.AcceleratorDomains = true
-	r.Config.Outputs = Outputs{ClusterNetworkTopology: true, KueueTopology: "fabricmap-4tier"}
+	r.Config.Outputs = outputs.Options{ClusterNetworkTopology: true, KueueTopology: "fabricmap-4tier"}
 	r.Sources = []sources.Spec{{Source: switchLinksOnly(t, "threetier")}}
 
 	nvlink := map[string]string{}

@@ -12,6 +12,7 @@ import (
 	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
@@ -27,15 +28,18 @@ func newTopology() *cobra.Command {
 	var accelerators bool
 	var priority []string
 	var srcs sources.Options // the sources' flags, shared with fabricmap-aggregator
+	var outOpts outputs.Options
 	fromUFM := ufmFlags{opts: &srcs.UFM}
 	fromLabels := labelFlags{opts: &srcs.Labels}
 	cmd := &cobra.Command{
 		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS)",
-		Short: "Print the HyperNodes, node labels, Kueue Topology or ClusterNetworkTopology a fabric capture or a dump of node reports implies, as the aggregator would write them",
+		Short: "Print the HyperNodes, node labels, Kueue Topology, ClusterNetworkTopology, Slurm topology files or NFD NodeFeatures a fabric capture or a dump of node reports implies, as the aggregator would write them",
 		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List (-o yaml, json; -o tree, dot\n" +
 			"draw them), or what the aggregator writes beside them from the same tree: -o labels the node labels (a JSON\n" +
 			"object, node → its labels, in the --label-style chosen), -o kueue the Kueue Topology (named by --kueue-topology),\n" +
-			"-o cnt Koordinator's ClusterNetworkTopology, both as YAML. --from-ibnetdiscover reads\n" +
+			"-o cnt Koordinator's ClusterNetworkTopology, both as YAML; -o slurm Slurm's topology.conf for the tree plugin,\n" +
+			"-o slurm-block for the block plugin (--slurm-block-sizes), -o slurm-yaml Slurm's topology.yaml; -o nfd the\n" +
+			"NFD NodeFeatures carrying the node labels. --from-ibnetdiscover reads\n" +
 			"ibnetdiscover output (FILE, or - for standard input): rail-optimised leaves that share hosts form one\n" +
 			"tier-1 domain, spines and cores above, one root. --from-reports reads NodeFabricReports (YAML or JSON\n" +
 			"files in DIR, single objects or Lists such as `kubectl get nfr -o yaml` prints). Given both, the reports\n" +
@@ -144,7 +148,11 @@ func newTopology() *cobra.Command {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("topology: stopped before printing: %w", err)
 			}
-			out := topologyOutput{format: output.value, keys: keys, memberSelector: memberSelector, kueueTopology: kueueName}
+			outOpts.KueueTopology = kueueName
+			if err := outOpts.Validate(); err != nil {
+				return err
+			}
+			out := topologyOutput{format: output.value, keys: keys, memberSelector: memberSelector, opts: outOpts}
 			return out.print(cmd.OutOrStdout(), errw, tree, reportEvidence)
 		},
 	}
@@ -153,6 +161,7 @@ func newTopology() *cobra.Command {
 	cmd.Flags().StringVar(&reportsDir, "from-reports", "", "folder of NodeFabricReport YAML/JSON files (objects or Lists)")
 	output = addOutputFlag(cmd, topologyFormats...)
 	keys.AddFlags(cmd.Flags())
+	outOpts.Slurm.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&kueueName, "kueue-topology", defaultKueueTopology, "with -o kueue: name of the Kueue Topology (the aggregator's --kueue-topology)")
 	cmd.Flags().StringVar(&previous, "previous", "", "HyperNodes written before (`kubectl get hypernodes -o yaml`: a List, or one or more documents) whose names to keep, as the aggregator keeps them")
 	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")

@@ -8,45 +8,46 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
 )
 
-// topologyFormats are the -o values of `fabricmap topology`, the default first: the HyperNodes (yaml, json,
-// drawn as a tree or in DOT), and the aggregator's other outputs from the same tree (labels, kueue, cnt).
-var topologyFormats = []string{"yaml", "json", "tree", "dot", "labels", "kueue", "cnt"}
+// topologyFormats are the -o values of `fabricmap topology`, the default first: every format of the output
+// registry (outputs.Options.Kinds): the HyperNodes (yaml, json, drawn as a tree or in DOT), and the
+// aggregator's other outputs from the same tree (labels, kueue, cnt, slurm, slurm-block, slurm-yaml, nfd).
+var topologyFormats = outputs.Formats()
 
 // defaultKueueTopology names the Kueue Topology -o kueue prints when --kueue-topology is not given.
 const defaultKueueTopology = "default"
 
-// topologyOutput is how `fabricmap topology` prints the tree it inferred: the one place that maps each -o
-// format to what the aggregator writes from a tree, built by the aggregator's own functions with the
-// aggregator's settings (member selector, label keys, Kueue Topology name).
+// topologyOutput is how `fabricmap topology` prints the tree it inferred: each -o format is an output of the
+// registry, built by the aggregator's own functions with the aggregator's settings (member selector, label
+// keys, Kueue Topology name, Slurm block sizes).
 type topologyOutput struct {
 	format         string
 	keys           hypernodegen.LabelKeys
 	memberSelector string
-	kueueTopology  string
+	opts           outputs.Options
 }
 
 // print writes what the aggregator would write from tree in o.format on w; evidence is the reports', whose
 // NVLink domains the node labels state. Warnings go to errw.
 func (o topologyOutput) print(w, errw io.Writer, tree *topology.Tree, evidence []topology.NodeEvidence) error {
-	switch o.format {
-	case "labels": // syncNodeLabels' labels, before foreign keys, fabric health's label and held labels are added
-		return writeObject(w, hypernodegen.DesiredNodeLabels(tree, evidence, o.keys), "json")
-	case "kueue": // the aggregator's --kueue-topology output
-		obj, err := hypernodegen.KueueTopology(o.kueueTopology, o.keys, tree)
+	kind, ok := o.opts.ByFormat(o.format)
+	if !ok {
+		return fmt.Errorf("-o %s: no such output", o.format)
+	}
+	if kind.Name != outputs.NameHyperNodes {
+		text, err := kind.Text(tree, outputs.Env{LabelKeys: o.keys, Evidence: evidence, MemberSelector: o.memberSelector, Namespace: "default"}, o.format)
 		if err != nil {
-			return fmt.Errorf("-o kueue: %w", err)
+			return fmt.Errorf("-o %s: %w", o.format, err)
 		}
-		return writeObject(w, obj, "yaml")
-	case "cnt": // the aggregator's --cluster-network-topology output
-		obj, err := hypernodegen.ClusterNetworkTopology(o.keys, tree)
-		if err != nil {
-			return fmt.Errorf("-o cnt: %w", err)
+		if len(text) > 0 && text[len(text)-1] != '\n' {
+			text = append(text, '\n')
 		}
-		return writeObject(w, obj, "yaml")
+		_, err = w.Write(text)
+		return err
 	}
 	hns, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: o.memberSelector, LabelKeys: o.keys})
 	if err != nil {

@@ -29,7 +29,7 @@ const (
 
 // TestTopologyOutputsGolden prints what the aggregator writes beside the HyperNodes, from the three-tier capture
 // and the NVML-only reports: the node labels in each style, the Kueue Topology with and without accelerator
-// domains, the ClusterNetworkTopology. `go test ./ctl -run TestTopologyOutputsGolden -update` rewrites the
+// domains, the ClusterNetworkTopology, Slurm's files and the NFD NodeFeatures. `go test ./ctl -run TestTopologyOutputsGolden -update` rewrites the
 // golden files (label and level computation live in hypernodegen: a change there changes them).
 func TestTopologyOutputsGolden(t *testing.T) {
 	from := []string{"topology", "--from-ibnetdiscover", threeTier, "--from-reports", nvlinkReports}
@@ -41,6 +41,13 @@ func TestTopologyOutputsGolden(t *testing.T) {
 		{"topology-kueue-accelerator-domains", "fabricmap", append(slices.Clip(from), "-o", "kueue", "--accelerator-domains", "--kueue-topology", "gpu-fabric")},
 		{"topology-cnt", "fabricmap", append(slices.Clip(from), "-o", "cnt")},
 		{"topology-kueue-invalid-name", "fabricmap", append(slices.Clip(from), "-o", "kueue", "--kueue-topology", "GPU_Fabric")},
+		{"topology-slurm", "fabricmap", append(slices.Clip(from), "-o", "slurm")},
+		{"topology-slurm-accelerator-domains", "fabricmap", append(slices.Clip(from), "-o", "slurm", "--accelerator-domains")},
+		{"topology-slurm-block", "fabricmap", append(slices.Clip(from), "-o", "slurm-block")},
+		{"topology-slurm-block-accelerator-domains", "fabricmap", append(slices.Clip(from), "-o", "slurm-block", "--accelerator-domains")},
+		{"topology-slurm-block-sizes", "fabricmap", append(slices.Clip(from), "-o", "slurm-block", "--slurm-block-sizes", "2,5")},
+		{"topology-slurm-yaml", "fabricmap", append(slices.Clip(from), "-o", "slurm-yaml", "--accelerator-domains")},
+		{"topology-nfd", "fabricmap", append(slices.Clip(from), "-o", "nfd")},
 	} {
 		t.Run(tc.golden, func(t *testing.T) { tc.check(t, nil) })
 	}
@@ -135,7 +142,7 @@ func TestTopologyOutputFlagErrors(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{"unknown output", []string{"-o", "table"}, `--output "table": want yaml, json, tree, dot, labels, kueue or cnt`},
+		{"unknown output", []string{"-o", "table"}, `--output "table": want yaml, json, tree, dot, labels, kueue, cnt, slurm, slurm-block, slurm-yaml or nfd`},
 		{"unknown label style", []string{"-o", "labels", "--label-style", "topograph-v9"}, `--label-style "topograph-v9" is not one of`},
 		{"keys with a named style", []string{"-o", "labels", "--label-style", "nvidia-v0", "--label-keys", "example.com/leaf"},
 			"--label-keys given with --label-style=nvidia-v0"},

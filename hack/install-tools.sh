@@ -3,11 +3,12 @@
 # into a git-ignored cache (bin/ by default). A tool already built at its pinned version is reused.
 #
 #   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen] [kueue] [koord]
-#                         [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
+#                         [nfd-crds] [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
 #
 # With no argument it installs what `make test` needs (kube-scheduler too: the placer's tests bind pods with it;
 # kueue: test/kueue runs Kueue's controller manager on fabricmap's Kueue Topology; koord: koord-scheduler and
-# the CRDs of Koordinator's module, for test/koordinator). Progress goes to stderr
+# the CRDs of Koordinator's module, for test/koordinator; nfd-crds: NodeFeatureDiscovery's CRDs from its module,
+# for the --node-features output's tests). Progress goes to stderr
 # because a cold build takes minutes.
 # `node` is the set a real kubelet-backed cluster (testenv.StartKubeletCluster) needs on top of that: kubelet,
 # kube-controller-manager and kube-proxy (and etcd, kube-apiserver, kube-scheduler), and kubectl, through which
@@ -28,6 +29,7 @@ CONTROLLER_GEN_VERSION=v0.23.0
 KUEUE_VERSION=v0.15.0
 # KOORD_VERSION must match the require line of hack/tools/koord/go.mod (checked before building).
 KOORD_VERSION=v1.7.0
+NFD_VERSION=v0.18.2
 
 mkdir -p "$BIN/k8s"
 log() { printf '[install-tools] %s\n' "$*" >&2; }
@@ -122,6 +124,18 @@ koord_crds_out() {
   cp "$dir"/config/crd/bases/*.yaml "$1/"
   chmod u+w "$1"/*.yaml
 }
+# nfd_crds_out copies the CRDs NodeFeatureDiscovery's module ships (deployment/base/nfd-crds) into the folder $1:
+# the NodeFeature CRD the aggregator's --node-features output is checked against (test/outputs).
+nfd_crds_out() {
+  local dir
+  dir=$(cd "$root" && go mod download -json "sigs.k8s.io/node-feature-discovery@$NFD_VERSION" |
+    sed -n -E 's/^[[:space:]]*"Dir": "(.*)",?$/\1/p')
+  [[ -f $dir/deployment/base/nfd-crds/nfd-api-crds.yaml ]] || { log "no deployment/base/nfd-crds in NFD $NFD_VERSION ($dir)"; exit 1; }
+  rm -rf "$1"
+  mkdir "$1"
+  cp "$dir"/deployment/base/nfd-crds/nfd-api-crds.yaml "$1/"
+  chmod u+w "$1"/*.yaml
+}
 cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
 
 tools=()
@@ -131,7 +145,7 @@ for a in "$@"; do
     *) tools+=("$a") ;;
   esac
 done
-[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue koord)
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue koord nfd-crds)
 for t in "${tools[@]}"; do
   case $t in
     etcd) build etcd "$ETCD_VERSION" etcd_out ;;
@@ -144,6 +158,7 @@ for t in "${tools[@]}"; do
     helm) build helm "$HELM_VERSION-$HELM_BUILD" helm_out ;;
     controller-gen) build controller-gen "$CONTROLLER_GEN_VERSION" cgen_out ;;
     kueue) build kueue "$KUEUE_VERSION" kueue_out ;;
+    nfd-crds) build nfd-crds "$NFD_VERSION" nfd_crds_out ;;
     koord)
       build koord-scheduler "$KOORD_VERSION" koord_scheduler_out
       build koord-crds "$KOORD_VERSION" koord_crds_out

@@ -62,9 +62,7 @@ func Main(ctx context.Context, args []string) error {
 	conf.LabelKeys = hypernodegen.DefaultLabelKeys()
 	conf.LabelKeys.AddFlags(fs)
 	fs.StringVar(&conf.MemberSelector, "member-selector", hypernodegen.SelectorExact, "how a HyperNode selects its nodes: exactMatch (one member a node), regexMatch (one regular expression) or labelMatch (the node label of its tier; needs --node-labels)")
-	fs.BoolVar(&conf.Outputs.ClusterNetworkTopology, "cluster-network-topology", false, "write Koordinator's ClusterNetworkTopology \"default\" (layers = the node-label keys)")
-	fs.StringVar(&conf.Outputs.KueueTopology, "kueue-topology", "", "name of a Kueue Topology to write (levels = the node-label keys, kubernetes.io/hostname last; empty: none)")
-	fs.StringVar(&conf.Outputs.TreeConfigMap, "tree-configmap", "", "namespace/name of a ConfigMap to hold the whole tree as JSON (empty: none)")
+	conf.Outputs.AddFlags(fs)
 	fs.StringSliceVar(&conf.SourcePriority, "source-priority", aggregator.DefaultSourcePriority, "sources in the order they win conflicts about a node's switches")
 	fs.StringVar(&plan, "expected-topology", "", "JSON `FILE` of the tree an admin approved (what fabricmap topology -o json prints, a List of HyperNodes, the tree ConfigMap's JSON), read again when it changes: fabric health reports every difference from it as drift (empty: no drift check)")
 	srcs.AddFlags(fs)
@@ -88,6 +86,7 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	guard.Lease = types.NamespacedName{Namespace: mc.LeaderElectionNamespace, Name: mc.LeaderElectionID}
+	conf.Namespace = mc.LeaderElectionNamespace
 	if conf.UnplacedLabelHold < 0 {
 		return fmt.Errorf("--unplaced-label-hold %v is negative", conf.UnplacedLabelHold)
 	}
@@ -112,8 +111,11 @@ func Main(ctx context.Context, args []string) error {
 	if conf.MemberSelector == hypernodegen.SelectorLabel && !conf.NodeLabels {
 		return errors.New("--member-selector=labelMatch selects nodes by the labels fabricmap writes: it needs --node-labels")
 	}
-	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels {
-		return errors.New("--cluster-network-topology and --kueue-topology name node-label keys: they need --node-labels")
+	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels && !conf.Outputs.NodeFeatures {
+		return errors.New("--cluster-network-topology and --kueue-topology name node-label keys: they need --node-labels (or --node-features, NFD writing them)")
+	}
+	if conf.Outputs.NodeFeatures && conf.NodeLabels {
+		return errors.New("--node-features hands the node labels to NFD: it goes with --node-labels=false, so that two writers do not own the same labels")
 	}
 	if plan != "" {
 		conf.ExpectedTopology = &aggregator.ExpectedTopology{Path: plan}

@@ -1,6 +1,6 @@
-// Package cleanup removes from a cluster what fabricmap made, and nothing else: the HyperNodes, Kueue Topology,
-// ClusterNetworkTopology and tree ConfigMap that carry fabricmap's managed-by label, the node labels the
-// aggregator's field manager owns, the placer's reservation taints, the agents' heartbeat Leases and the
+// Package cleanup removes from a cluster what fabricmap made, and nothing else: the objects of the output registry
+// (outputs.Options.Kinds: HyperNodes, Kueue Topology, ClusterNetworkTopology, tree and Slurm ConfigMaps, NFD
+// NodeFeatures) that carry fabricmap's managed-by label, the node labels the aggregator's field manager owns, the placer's reservation taints, the agents' heartbeat Leases and the
 // NodeFabricReports. The chart's post-delete hook runs it (`fabricmap cleanup`) after `helm uninstall`.
 package cleanup
 
@@ -93,7 +93,7 @@ func Run(ctx context.Context, c client.Client, o Options) error {
 		}
 	}
 	var errs []error
-	for _, k := range scheduledOutputs {
+	for _, k := range scheduledOutputs() {
 		errs = append(errs, deleteOwned(ctx, c, o, k))
 	}
 	errs = append(errs, cleanNodes(ctx, c, o))

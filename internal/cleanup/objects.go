@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/outputs"
 )
 
 // kind is one kind of object fabricmap makes whole: which objects of it are fabricmap's.
@@ -26,12 +26,23 @@ type kind struct {
 	selector map[string]string
 }
 
-// scheduledOutputs are the objects the aggregator writes for the schedulers, all labelled as fabricmap's.
-var scheduledOutputs = []kind{
-	{gk: topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNode").GroupKind(), selector: hypernodegen.OwnedSelector()},
-	{gk: schema.GroupKind{Group: kueuev1beta2.GroupVersion.Group, Kind: "Topology"}, selector: hypernodegen.OwnedSelector()},
-	{gk: hypernodegen.ClusterNetworkTopologyGVK.GroupKind(), selector: hypernodegen.OwnedSelector()},
-	{gk: schema.GroupKind{Kind: "ConfigMap"}, namespaced: true, selector: hypernodegen.OwnedSelector()},
+// scheduledOutputs are the objects the aggregator writes for the schedulers, all labelled as fabricmap's: the
+// owned kinds of the output registry (outputs.Options.Kinds), each once.
+func scheduledOutputs() []kind {
+	var o outputs.Options
+	var out []kind
+	for _, k := range o.Kinds() {
+		if k.Owned == nil {
+			continue
+		}
+		next := kind{gk: k.Owned.GroupKind, namespaced: k.Owned.Namespaced, selector: k.Owned.Selector}
+		if !slices.ContainsFunc(out, func(have kind) bool {
+			return have.gk == next.gk && have.namespaced == next.namespaced && maps.Equal(have.selector, next.selector)
+		}) {
+			out = append(out, next)
+		}
+	}
+	return out
 }
 
 // agentObjects are what the agents write: their heartbeat Leases, then their reports (a kind only fabricmap

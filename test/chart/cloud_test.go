@@ -83,13 +83,17 @@ func TestCloudValues(t *testing.T) {
 		{"cloud.provider=azure", "/cloud/provider"},
 		{"agent.cloudMetadata=maybe", "/agent/cloudMetadata"},
 	} {
-		t.Run("refused: "+bad.set, func(t *testing.T) {
-			var stderr bytes.Buffer
-			cmd := exec.Command(filepath.Join(testenv.RepoRoot(), "bin", "helm"), "template", "x", chartDir(), "--set", bad.set)
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), bad.err) {
-				t.Errorf("helm template --set %s: %v, stderr %q, want an error naming %q", bad.set, err, stderr.String(), bad.err)
-			}
-		})
+		t.Run("refused: "+bad.set, func(t *testing.T) { assertRefused(t, bad.set, bad.err) })
+	}
+}
+
+// assertRefused renders the chart with --set set and wants helm to refuse it with an error naming want.
+func assertRefused(t *testing.T, set, want string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(testenv.RepoRoot(), "bin", "helm"), "template", "x", chartDir(), "--set", set)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), want) {
+		t.Errorf("helm template --set %s: %v, stderr %q, want an error naming %q", set, err, stderr.String(), want)
 	}
 }

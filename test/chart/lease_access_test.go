@@ -46,7 +46,8 @@ const (
 	leaseAdminSA = "chart-lease-admin"
 	// confirmerSA is such a workload named in aggregator.admissionPolicy.deletionConfirmers.
 	confirmerSA = "chart-lease-confirmer"
-	treeCM      = "fabricmap-tree" // aggregator.outputs.treeConfigMap
+	treeCM      = "fabricmap-tree"  // aggregator.outputs.treeConfigMap
+	slurmCM     = "fabricmap-slurm" // aggregator.outputs.slurm.configMap
 	// a confirmation of held deletions dated far ahead: were it accepted, it would confirm every future hold.
 	forgedConfirmation = "2099-01-01T00:00:00Z"
 )
@@ -64,14 +65,14 @@ type leaseWrite struct {
 
 // TestLeaseAccessPerCredential installs, for real, the service accounts, RBAC and admission policies the chart
 // renders for the agent, the aggregator, the placer, the helm test Pod and the uninstall hook Job (the placer
-// on, aggregator.outputs.treeConfigMap set, one deletion confirmer), takes each one's token (the agent's bound
+// on, aggregator.outputs.treeConfigMap and slurm.configMap set, one deletion confirmer), takes each one's token (the agent's bound
 // to a pod on a node, as the kubelet gives it) and has each try to create, update, annotate and delete the
 // others' Leases: the agents' heartbeat Leases, the aggregator's and the placer's leader-election Leases, and
 // the deletion guard's annotation fabricmap.io/confirm-deletions (dated 2099) on the aggregator's Lease. Every
 // such write is refused, by RBAC (resourceNames) or by an admission policy (what create makes, which RBAC
 // cannot name). Each still does its own job: the agent renews its node's heartbeat, the placer and the
 // aggregator win their leader elections (client-go's, as the binaries run it), the aggregator annotates its
-// Lease and creates its tree ConfigMap, the helm test lists reports, the cleanup lists Leases and deletes a
+// Lease and creates its tree and Slurm ConfigMaps, the helm test lists reports, the cleanup lists Leases and deletes a
 // heartbeat. Of the other service accounts, one with every right on Leases may write the aggregator's Lease
 // but not its annotations fabricmap.io/*; the listed confirmer and an admin (a user, no service account) may.
 func TestLeaseAccessPerCredential(t *testing.T) {
@@ -82,7 +83,7 @@ func TestLeaseAccessPerCredential(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(testenv.Shared.Config)
 	objs := render(t, writeValues(t, map[string]any{
 		"placer": map[string]any{"enabled": true},
-		"aggregator": map[string]any{"outputs": map[string]any{"treeConfigMap": treeCM},
+		"aggregator": map[string]any{"outputs": map[string]any{"treeConfigMap": treeCM, "slurm": map[string]any{"configMap": slurmCM}},
 			"admissionPolicy": map[string]any{"deletionConfirmers": []string{"system:serviceaccount:" + namespace + ":" + confirmerSA}}},
 	}))
 	installAccess(t, ctx, admin, objs, "agent", map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
@@ -166,7 +167,7 @@ func TestLeaseAccessPerCredential(t *testing.T) {
 	agentOnly := "the fabricmap agent on node " + nodeA + " may write only its heartbeat Lease " + v1alpha1.HeartbeatLeaseName(nodeA)
 	placerOnly := "the fabricmap placer may write only its leader-election Lease " + namespace + "/" + placerLease + "; refused Lease " + namespace + "/"
 	aggregatorOnly := "the fabricmap aggregator may write only its leader-election Lease " + namespace + "/" + aggregatorLease +
-		" and its tree ConfigMap " + namespace + "/" + treeCM + "; refused "
+		", its tree ConfigMap " + namespace + "/" + treeCM + ", its Slurm ConfigMap " + namespace + "/" + slurmCM + "; refused "
 	guard := "no service account but the fabricmap aggregator's (and those of aggregator.admissionPolicy.deletionConfirmers) may set or " +
 		"change the annotations fabricmap.io/* of its leader-election Lease " + namespace + "/" + aggregatorLease
 	rbac := func(verb string) string { return fmt.Sprintf("cannot %s resource \"leases\"", verb) }
@@ -203,6 +204,7 @@ func TestLeaseAccessPerCredential(t *testing.T) {
 			{what: "its own Lease annotated (the HyperNode CRD's state, a confirmation)", do: annotate(aggregatorLease, map[string]string{
 				aggregator.HyperNodeCRDAnnotation: "installed", aggregator.ConfirmDeletionsAnnotation: time.Now().UTC().Format(time.RFC3339)})},
 			{what: "its tree ConfigMap created", do: createConfigMap(treeCM)},
+			{what: "its Slurm ConfigMap created", do: createConfigMap(slurmCM)},
 			{what: "another ConfigMap created", do: createConfigMap("chart-someone-elses"), refuse: aggregatorOnly + "ConfigMap " + namespace + "/chart-someone-elses"},
 			{what: "the placer's Lease created", do: create(placerLease, nil), refuse: aggregatorOnly + "Lease " + namespace + "/" + placerLease},
 			{what: "the placer's Lease taken over", do: takeOver(placerLease), refuse: rbac("update")},

@@ -21,6 +21,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -145,7 +146,7 @@ func startAggregator(t *testing.T) {
 		NodeLabels:         true,
 		AcceleratorDomains: true,
 		LabelKeys:          hypernodegen.DefaultLabelKeys(),
-		Outputs:            aggregator.Outputs{KueueTopology: topologyName},
+		Outputs:            outputs.Options{KueueTopology: topologyName},
 		DeleteGracePeriod:  time.Hour,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -41,13 +41,15 @@ const cli = "fabricmap"
 // skipCommands are cobra's own commands: they take no flags of fabricmap's.
 var skipCommands = map[string]bool{"help": true, "completion": true}
 
-// foreignFlags are flags of other tools (helm, kubectl, docker, git, aws, eksctl, gcloud) that the prose may name.
+// foreignFlags are flags of other tools (helm, kubectl, docker, git, aws, eksctl, gcloud, sbatch) that the prose may name.
 var foreignFlags = map[string]bool{
 	"set": true, "set-file": true, "create-namespace": true, "from-literal": true, "from-file": true,
 	"overwrite": true, "field-selector": true, "build-arg": true, "porcelain": true, "namespace": true,
 	"reuse-values": true, "take-ownership": true, "no-hooks": true, "server-side": true, "dry-run": true,
 	// eksctl and gcloud, in docs/clouds.md
 	"cluster-name": true, "service-account": true, "role-arn": true, "role": true, "member": true,
+	// sbatch, in docs/slurm.md
+	"switches": true, "segment": true,
 }
 
 // help is one parsed --help output.
@@ -149,7 +151,7 @@ func run(check bool, binDir string) error {
 		if err != nil {
 			return err
 		}
-		if out, err = fillSources(p, out); err != nil {
+		if out, err = fillRegistries(p, out); err != nil {
 			return err
 		}
 		for _, n := range names {

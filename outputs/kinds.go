@@ -1,0 +1,102 @@
+package outputs
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
+
+	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// Output names: the "output" label of the aggregator's metrics.
+const (
+	NameHyperNodes             = "hypernodes"
+	NameNodeLabels             = "node-labels"
+	NameKueueTopology          = "kueue-topology"
+	NameClusterNetworkTopology = "cluster-network-topology"
+	NameTreeConfigMap          = "tree-configmap"
+	NameSlurmConfigMap         = "slurm-configmap"
+	NameNodeFeatures           = "node-features"
+)
+
+// owned selects fabricmap's objects of gk.
+func owned(gk schema.GroupKind, namespaced bool) *Owned {
+	return &Owned{GroupKind: gk, Namespaced: namespaced, Selector: hypernodegen.OwnedSelector()}
+}
+
+// hyperNodes are Volcano's HyperNodes: written by the aggregator's own guarded path (deletion and rewrite
+// guards), printed by the CLI's own drawing code (tree, dot) or as a List.
+func hyperNodes() Kind {
+	return Kind{Name: NameHyperNodes, Formats: []string{"yaml", "json", "tree", "dot"},
+		Doc:   "Volcano HyperNodes, one per domain: what Volcano's network-topology-aware scheduling reads",
+		Owned: owned(topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNode").GroupKind(), false)}
+}
+
+// nodeLabels are the topology labels on the Nodes: written by the aggregator's own guarded path, removed by
+// cleanup by their field manager.
+func nodeLabels() Kind {
+	return Kind{Name: NameNodeLabels, Formats: []string{"labels"},
+		Doc: "node labels, one key per tier (topograph-style by default): what Kueue, Koordinator and nodeAffinity read",
+		Print: func(t *topology.Tree, env Env, _ string) ([]byte, error) {
+			return json.MarshalIndent(hypernodegen.DesiredNodeLabels(t, env.Evidence, env.LabelKeys), "", "  ")
+		}}
+}
+
+func (o *Options) kueueTopology() Kind {
+	name := o.KueueTopology
+	return Kind{Name: NameKueueTopology, Formats: []string{"kueue"}, Given: name != "",
+		Doc: "a Kueue Topology whose levels are the node-label keys (--kueue-topology)",
+		Build: func(t *topology.Tree, env Env) ([]Object, error) {
+			obj, err := hypernodegen.KueueTopology(name, env.LabelKeys, t)
+			if err != nil {
+				return nil, err
+			}
+			return []Object{{Object: obj, Field: "spec", Immutable: true}}, nil
+		},
+		Owned: owned(schema.GroupKind{Group: kueuev1beta2.GroupVersion.Group, Kind: "Topology"}, false)}
+}
+
+func (o *Options) clusterNetworkTopology() Kind {
+	return Kind{Name: NameClusterNetworkTopology, Formats: []string{"cnt"}, Given: o.ClusterNetworkTopology,
+		Doc: "Koordinator's ClusterNetworkTopology \"default\", whose layers name the node-label keys (--cluster-network-topology)",
+		Build: func(t *topology.Tree, env Env) ([]Object, error) {
+			obj, err := hypernodegen.ClusterNetworkTopology(env.LabelKeys, t)
+			if err != nil {
+				return nil, err
+			}
+			return []Object{{Object: obj, Field: "spec"}}, nil
+		},
+		Owned: owned(hypernodegen.ClusterNetworkTopologyGVK.GroupKind(), false)}
+}
+
+func (o *Options) treeConfigMap() Kind {
+	ref := o.TreeConfigMap
+	return Kind{Name: NameTreeConfigMap, Given: ref != "",
+		Doc: "a ConfigMap holding the whole tree as JSON (--tree-configmap)",
+		Build: func(t *topology.Tree, _ Env) ([]Object, error) {
+			ns, name, err := SplitNamespacedName(ref)
+			if err != nil {
+				return nil, err
+			}
+			cm, err := hypernodegen.TreeConfigMap(ns, name, t)
+			if err != nil {
+				return nil, err
+			}
+			return []Object{{Object: cm, Field: "data"}}, nil
+		},
+		Owned: owned(schema.GroupKind{Kind: "ConfigMap"}, true)}
+}
+
+// SplitNamespacedName splits "namespace/name".
+func SplitNamespacedName(s string) (string, string, error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("%q is not namespace/name", s)
+	}
+	return ns, name, nil
+}

@@ -1,0 +1,9 @@
+// Package slurm writes the tree in the forms Slurm's topology plugins read: topology.conf for the tree plugin
+// (Tree) and for the block plugin (Block), and topology.yaml (YAML, Slurm 25.05 and later), with node and switch
+// lists in Slurm's hostlist form (Hostlist). It also reads a tree-plugin topology.conf back (ParseTree), so that
+// tests and the CLI can check what was written. Everything here is pure.
+//
+// The grammar followed is Slurm's topology.conf(5) (sections topology/tree and topology/block) and
+// topology.yaml(5) as published for Slurm 25.05; the tree form is also checked against a running slurmctld
+// (Debian's 22.05) by test/slurm.
+package slurm

@@ -1,0 +1,105 @@
+package slurm
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestHostlist(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []string
+		want string
+	}{
+		{"one node", []string{"dgx001"}, "dgx001"},
+		{"a run", []string{"dgx003", "dgx001", "dgx002"}, "dgx[001-003]"},
+		{"gaps", []string{"n01", "n02", "n03", "n04", "n07", "n09", "n10"}, "n[01-04,07,09-10]"},
+		{"leading zeros keep their width", []string{"gpu-001", "gpu-002", "gpu-010"}, "gpu-[001-002,010]"},
+		{"unpadded numbers of any width", []string{"n1", "n2", "n10"}, "n[1-2,10]"},
+		{"a padded width takes unpadded numbers of that width", []string{"n01", "n02", "n10"}, "n[01-02,10]"},
+		{"different padded widths stay apart", []string{"n9", "n010", "n011"}, "n9,n[010-011]"},
+		{"mixed prefixes", []string{"cpu2", "gpu1", "cpu1", "gpu2", "gpu3"}, "cpu[1-2],gpu[1-3]"},
+		{"no digits", []string{"login", "head"}, "head,login"},
+		{"digits in the middle: only the last run counts", []string{"rack1-node3", "rack1-node4", "rack2-node3"}, "rack1-node[3-4],rack2-node3"},
+		{"duplicates", []string{"n1", "n1", "x", "x"}, "n1,x"},
+		{"a lone zero", []string{"n0", "n1"}, "n[0-1]"},
+		{"nothing", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Hostlist(tc.in)
+			if got != tc.want {
+				t.Errorf("Hostlist(%v) = %q, want %q", tc.in, got, tc.want)
+			}
+			back, err := ExpandHostlist(got)
+			if err != nil {
+				t.Fatalf("ExpandHostlist(%q): %v", got, err)
+			}
+			want := slices.Compact(slices.Sorted(slices.Values(tc.in)))
+			slices.Sort(back)
+			if diff := cmp.Diff(want, back, cmp.Comparer(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 || slices.Equal(a, b) })); diff != "" {
+				t.Errorf("round trip (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestExpandHostlist(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{in: "dgx[001-003],cpu1", want: []string{"dgx001", "dgx002", "dgx003", "cpu1"}},
+		{in: "s[0-1,4]", want: []string{"s0", "s1", "s4"}},
+		{in: "rack[1-2]-a", want: []string{"rack1-a", "rack2-a"}},
+		{in: "n[3-1]", err: "not a number or a range"},
+		{in: "n[1-x]", err: "not a number or a range"},
+		{in: "n[1-2", err: "unclosed"},
+		{in: "n1]", err: "without ["},
+		{in: "n[1-2]x[3-4]", err: "more than one range"},
+		{in: "n[0-99999999]", err: "more than"},
+	} {
+		got, err := ExpandHostlist(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ExpandHostlist(%q) = %v, %v; want an error containing %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ExpandHostlist(%q): %v", tc.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ExpandHostlist(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestSwitchName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"leaf-a", "leaf-a"},
+		{"su1.rails", "su1.rails"},
+		{"a,b", "a-b-"},
+		{"x[1]", "x-1--"},
+		{strings.Repeat("a", 63), strings.Repeat("a", 63)},
+	} {
+		got := SwitchName(tc.in)
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("SwitchName(%q) = %q, want it to start with %q", tc.in, got, tc.want)
+		}
+		if len(got) > maxNameLen || strings.ContainsAny(got, "[],= #") {
+			t.Errorf("SwitchName(%q) = %q: too long or reserved characters", tc.in, got)
+		}
+	}
+	long := strings.Repeat("b", 80)
+	if a, b := SwitchName(long), SwitchName(long+"c"); a == b || len(a) > maxNameLen {
+		t.Errorf("long names %q and %q: cut to the same name or too long", a, b)
+	}
+	if a, b := SwitchName("a,b"), SwitchName("a[b"); a == b {
+		t.Errorf("%q and %q map to one name %q", "a,b", "a[b", a)
+	}
+}

@@ -1,0 +1,64 @@
+package slurm
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// Tree returns topology.conf for TopologyPlugin=topology/tree: one line per domain, children before their
+// parents and the root last (by tier, then name): SwitchName=NAME Nodes=HOSTLIST for a domain that holds nodes
+// (a leaf, or an NVLink domain below one), SwitchName=NAME Switches=HOSTLIST for one above. The same tree
+// always gives the same bytes. An empty or invalid tree, a node name Slurm refuses or two domains that map to
+// one Slurm name give an error and no file.
+func Tree(t *topology.Tree) ([]byte, error) {
+	if err := checkTree(t); err != nil {
+		return nil, fmt.Errorf("topology.conf (tree): %w", err)
+	}
+	names, err := switchNames(t)
+	if err != nil {
+		return nil, fmt.Errorf("topology.conf (tree): %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# topology.conf for TopologyPlugin=topology/tree, written by fabricmap: %d switches, %d nodes\n", len(t.Domains), nodeCount(t))
+	for _, name := range bottomUp(t) {
+		d := t.Domains[name]
+		fmt.Fprintf(&b, "SwitchName=%s", names[name])
+		if len(d.Children) > 0 {
+			children := make([]string, len(d.Children))
+			for i, c := range d.Children {
+				children[i] = names[c]
+			}
+			fmt.Fprintf(&b, " Switches=%s", Hostlist(children))
+		}
+		if len(d.Nodes) > 0 {
+			fmt.Fprintf(&b, " Nodes=%s", Hostlist(d.Nodes))
+		}
+		b.WriteByte('\n')
+	}
+	return []byte(b.String()), nil
+}
+
+// bottomUp orders the domains by tier, lowest first, then by name.
+func bottomUp(t *topology.Tree) []string {
+	out := make([]string, 0, len(t.Domains))
+	for n := range t.Domains {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		return cmp.Or(cmp.Compare(t.Domains[a].Tier, t.Domains[b].Tier), strings.Compare(a, b))
+	})
+	return out
+}
+
+// nodeCount is the number of nodes the tree places.
+func nodeCount(t *topology.Tree) int {
+	n := 0
+	for _, d := range t.Domains {
+		n += len(d.Nodes)
+	}
+	return n
+}

@@ -1,0 +1,56 @@
+package slurm
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fabricmap/fabricmap/topology"
+)
+
+// Topology names in topology.yaml: the tree (the cluster's default) and the blocks.
+const (
+	YAMLTreeTopology  = "tree"
+	YAMLBlockTopology = "block"
+)
+
+// YAML returns topology.yaml (Slurm 25.05 and later; Slurm reads it before topology.conf, which it then
+// ignores): a list of two named topologies, YAMLTreeTopology (cluster_default: true; tree.switches, each a
+// switch with its children or nodes as hostlists, bottom up as in Tree) and YAMLBlockTopology (block.block_sizes
+// and block.blocks, as in Block). A partition picks one with Topology=NAME. "topology" comes first in each, as
+// Slurm requires. The same tree always gives the same bytes; errors are those of Tree and Block.
+func YAML(t *topology.Tree, sizes []int) ([]byte, error) {
+	if err := checkTree(t); err != nil {
+		return nil, fmt.Errorf("topology.yaml: %w", err)
+	}
+	names, err := switchNames(t)
+	if err != nil {
+		return nil, fmt.Errorf("topology.yaml: %w", err)
+	}
+	bs, sizes, err := blockPlan(t, sizes)
+	if err != nil {
+		return nil, fmt.Errorf("topology.yaml: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString("# topology.yaml (Slurm 25.05 and later), written by fabricmap\n")
+	fmt.Fprintf(&b, "- topology: %s\n  cluster_default: true\n  tree:\n    switches:\n", YAMLTreeTopology)
+	for _, name := range bottomUp(t) {
+		d := t.Domains[name]
+		fmt.Fprintf(&b, "      - switch: %s\n", strconv.Quote(names[name]))
+		if len(d.Children) > 0 {
+			children := make([]string, len(d.Children))
+			for i, c := range d.Children {
+				children[i] = names[c]
+			}
+			fmt.Fprintf(&b, "        children: %s\n", strconv.Quote(Hostlist(children)))
+		}
+		if len(d.Nodes) > 0 {
+			fmt.Fprintf(&b, "        nodes: %s\n", strconv.Quote(Hostlist(d.Nodes)))
+		}
+	}
+	fmt.Fprintf(&b, "- topology: %s\n  cluster_default: false\n  block:\n    block_sizes: [%s]\n    blocks:\n", YAMLBlockTopology, strings.ReplaceAll(joinInts(sizes), ",", ", "))
+	for _, bl := range bs {
+		fmt.Fprintf(&b, "      - block: %s\n        nodes: %s\n", strconv.Quote(bl.name), strconv.Quote(Hostlist(bl.nodes)))
+	}
+	return []byte(b.String()), nil
+}
