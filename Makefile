@@ -51,7 +51,7 @@ unit: ## tests that need no control plane (those that need one skip)
 e2e: tools ## the whole system on a real control plane: agents in network namespaces behind LLDP switches, two aggregators (root; also part of make test)
 	go test $(GO_TEST_FLAGS) -v -timeout 15m ./test/e2e/
 
-node-tools: ## (root) what a real kubelet-backed test cluster needs: Debian's containerd, runc, CNI plugins, iptables, lldpd, mmdebstrap; kubelet, kube-controller-manager, kube-proxy, kubectl; the pause image (cached)
+node-tools: ## (root) what a real kubelet-backed test cluster and test/slurm need: Debian's containerd, runc, CNI plugins, iptables, lldpd, mmdebstrap, slurmctld; kubelet, kube-controller-manager, kube-proxy, kubectl; the pause image (cached)
 	@hack/install-node-packages.sh
 	@hack/install-tools.sh node
 	@hack/image.sh pause >/dev/null

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # install-node-packages.sh installs the Debian packages a real kubelet-backed test cluster
-# (testenv.StartKubeletCluster) and the network tests need, each only when what it provides is missing:
+# (testenv.StartKubeletCluster), the network tests and test/slurm need, each only when what it provides is
+# missing:
 #
 #   containerd runc containernetworking-plugins iptables conntrack lldpd mmdebstrap nftables
+#   slurmctld slurm-client
 #
 # (nftables only for its `nft` command: the cluster's Stop uses it to remove the empty tables iptables-nft
-# leaves behind; iptables merely recommends it, and recommends are not installed here.)
+# leaves behind; iptables merely recommends it, and recommends are not installed here. slurmctld and scontrol
+# (slurm-client) are for test/slurm, which runs a private slurmctld, in a network namespace of its own, on the
+# topology.conf that package slurm writes; it authenticates with auth/none, so the munge they pull in stays
+# unused.)
 #
 # Quick and silent when everything is present (no root needed then). Otherwise it needs root: it runs
 # `apt-get update` once and `apt-get install -y --no-install-recommends` for the missing packages, and exits
-# non-zero naming every package that would not install. Daemons in these packages (containerd, lldpd) are not
-# started by the installation (a temporary policy-rc.d refuses it): the tests start their own private instances,
-# and an lldpd on the host's interfaces would send frames off the machine.
+# non-zero naming every package that would not install. Daemons in these packages (containerd, lldpd, slurmctld,
+# and munged pulled in by Slurm) are not started by the installation (a temporary policy-rc.d refuses it): the
+# tests start their own private instances, and an lldpd on the host's interfaces would send frames off the
+# machine.
 set -euo pipefail
 
 log() { printf '[install-node-packages] %s\n' "$*" >&2; }
@@ -24,6 +30,7 @@ present() {
       local p
       for p in bridge host-local portmap loopback; do [[ -x /usr/lib/cni/$p ]] || return 1; done ;;
     nftables) command -v nft >/dev/null ;;
+    slurm-client) command -v scontrol >/dev/null ;;
     *) command -v "$1" >/dev/null ;;
   esac
 }
@@ -32,7 +39,8 @@ present() {
 export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 
 missing=()
-for p in containerd runc containernetworking-plugins iptables conntrack lldpd mmdebstrap nftables; do
+for p in containerd runc containernetworking-plugins iptables conntrack lldpd mmdebstrap nftables \
+  slurmctld slurm-client; do
   present "$p" || missing+=("$p")
 done
 [[ ${#missing[@]} -gt 0 ]] || exit 0

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -25,7 +26,8 @@ const maxLine = 1 << 20
 
 // ParseTree reads a tree-plugin topology.conf: SwitchName=NAME lines with Switches= and Nodes= hostlists (and
 // LinkSpeed=, which is ignored); keys are case-insensitive, '#' starts a comment. A switch named twice, a line
-// without SwitchName, an unknown key or a hostlist that does not expand is an error naming the line.
+// without SwitchName, an unknown key, a hostlist that does not expand (an error naming the line) or a child
+// switch no line defines is refused, as slurmctld refuses them.
 func ParseTree(r io.Reader) (*TreeConf, error) {
 	conf := &TreeConf{Switches: map[string]SwitchConf{}}
 	sc := bufio.NewScanner(r)
@@ -71,6 +73,13 @@ func ParseTree(r io.Reader) (*TreeConf, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading topology.conf: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(conf.Switches)) {
+		for _, c := range conf.Switches[name].Switches {
+			if _, ok := conf.Switches[c]; !ok {
+				return nil, fmt.Errorf("switch %q has child switch %q, which no line defines (slurmctld refuses it: invalid child)", name, c)
+			}
+		}
 	}
 	return conf, nil
 }

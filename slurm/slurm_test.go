@@ -156,6 +156,7 @@ func TestParseTreeRefuses(t *testing.T) {
 		{"SwitchName=a Colour=red\n", "unknown key"},
 		{"SwitchName=a Nodes=n[2-1]\n", "line 1"},
 		{"SwitchName=a Nodes\n", "not KEY=VALUE"},
+		{"SwitchName=a Switches=b\n", `child switch "b", which no line defines`},
 	} {
 		if _, err := ParseTree(strings.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("ParseTree(%q) = %v, want an error containing %q", tc.in, err, tc.err)
