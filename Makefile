@@ -79,8 +79,11 @@ test: tools chromium kubelet-prereqs verify-generated verify-docs vet ## unit an
 	cd hack/tools/image && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 	@hack/fuzz.sh $(FUZZTIME)
 
-demo: tools build ## start a local control plane, run the agent for simulated nodes and the aggregator, print the HyperNode tree
+demo: demo-tools build ## start a local control plane, run the agent for simulated nodes and the aggregator, print the HyperNode tree
 	$(BIN)/fabricmap-demo
+
+demo-tools: ## what make demo runs and nothing more: etcd and kube-apiserver (cached; make test builds the rest)
+	@hack/install-tools.sh etcd kube-apiserver
 
 bench: tools ## run the benchmarks and print measured figures as ratios of their targets (agent, merge, placement and its peers)
 	@hack/bench.sh
