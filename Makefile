@@ -8,7 +8,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 GO_TEST_FLAGS ?= -count=1
 FUZZTIME ?= 5000x
 
-.PHONY: all tools build generate verify-generated docs verify-docs vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo bench clean help image
+.PHONY: all tools build generate verify-generated docs verify-docs vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo demo-tools bench clean help image
 
 all: build
 

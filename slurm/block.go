@@ -10,44 +10,64 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// block is one block of the block plugin: its Slurm name and its nodes.
+// maxBlockLevel is the highest block level Slurm takes: every block size is the base times 2^level, and
+// slurmctld stops with "Invalid BlockSizes value" above level 15 (topology/block, block_record.c).
+const maxBlockLevel = 15
+
+// block is one block of the block plugin: its domain, its Slurm name and its nodes.
 type block struct {
-	name  string
-	nodes []string
+	domain string
+	name   string
+	nodes  []string
 }
 
-// blocks returns the tree's blocks, sorted by name: each NVLink domain where the tree has them (an accelerator
-// domain; the racks of a multi-rack one, its sub-domains, are one block with it), else each lowest switch
-// domain that holds nodes (the leaf).
+// blocks returns the tree's blocks in the tree's order: a walk from the roots down, children by name, so that
+// blocks behind one switch stand next to each other. The order matters to Slurm: it builds its higher-level
+// blocks (BlockSizes beyond the base) by pairing blocks that are contiguous in the file, so the pairs, fours, …
+// it forms are then, as far as the tree allows, the blocks that share a spine. A block is each NVLink domain
+// where the tree has them (an accelerator domain; its sub-domains, the racks of a multi-rack domain, are in the
+// one block), else each domain that holds nodes (the lowest switch domain, a leaf).
 func blocks(t *topology.Tree, names map[string]string) []block {
-	byName := map[string]*block{}
-	for _, name := range t.Names() {
+	var out []block
+	var walk func(name string)
+	walk = func(name string) {
 		d := t.Domains[name]
-		if len(d.Nodes) == 0 {
-			continue
+		if d.TierName == topology.TierNameAccelerator || len(d.Children) == 0 {
+			if nodes := nodesUnder(t, name); len(nodes) > 0 {
+				out = append(out, block{domain: name, name: names[name], nodes: nodes})
+			}
+			return
 		}
-		owner := name
-		if d.TierName == topology.TierNameAcceleratorSubDomain && d.Parent != "" {
-			owner = d.Parent
+		for _, c := range slices.Sorted(slices.Values(d.Children)) {
+			walk(c)
 		}
-		b := byName[owner]
-		if b == nil {
-			b = &block{name: names[owner]}
-			byName[owner] = b
-		}
-		b.nodes = append(b.nodes, d.Nodes...)
 	}
-	out := make([]block, 0, len(byName))
-	for _, b := range byName {
-		slices.Sort(b.nodes)
-		out = append(out, *b)
+	for _, r := range t.Roots() {
+		walk(r)
 	}
-	slices.SortFunc(out, func(a, b block) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
-// ValidateBlockSizes checks block sizes as Slurm defines them: the first is the base block size, each other
-// one the base times a power of two, rising. None is valid (the sizes are then derived from the tree).
+// nodesUnder returns the nodes at or below the named domain, sorted.
+func nodesUnder(t *topology.Tree, name string) []string {
+	var out []string
+	var walk func(string)
+	walk = func(n string) {
+		d := t.Domains[n]
+		out = append(out, d.Nodes...)
+		for _, c := range d.Children {
+			walk(c)
+		}
+	}
+	walk(name)
+	slices.Sort(out)
+	return out
+}
+
+// ValidateBlockSizes checks block sizes as Slurm's topology.conf(5) defines BlockSizes: the first is the planning
+// base block size, every other one the base times a power of two (at most 2^15, slurmctld's limit), rising.
+// None is valid (the sizes are then derived from the tree, see Block). Whether the base fits the tree's blocks
+// is checked where the tree is known (Block, YAML, ParseBlockSizes).
 func ValidateBlockSizes(sizes []int) error {
 	if len(sizes) == 0 {
 		return nil
@@ -63,38 +83,80 @@ func ValidateBlockSizes(sizes []int) error {
 		if s%base != 0 || bits.OnesCount(uint(s/base)) != 1 {
 			return fmt.Errorf("%s: %d is not %d times a power of two", joinInts(sizes), s, base)
 		}
+		if s/base > 1<<maxBlockLevel {
+			return fmt.Errorf("%s: %d is %d times the base %d, Slurm takes at most %d", joinInts(sizes), s, s/base, base, 1<<maxBlockLevel)
+		}
 	}
 	return nil
 }
 
-// blockSizes returns sizes when given (checked against the blocks: the base must fit one), else the sizes
-// derived from the blocks: the smallest block's node count D, then 2D, 4D, … up to D times the largest power of
-// two not above the number of blocks (Slurm's planning base block and the aggregates of 2, 4, … of them).
+// ParseBlockSizes parses the value of --slurm-block-sizes ("18,36,72"; empty or blank gives nil, the sizes
+// derived from the tree) and checks it with ValidateBlockSizes and, when t is not nil, against t's blocks (see
+// Block). Errors name the flag and the value: "--slurm-block-sizes 18,30: 30 is not 18 times a power of two".
+func ParseBlockSizes(s string, t *topology.Tree) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var sizes []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("--slurm-block-sizes %s: %q is not a whole number", s, strings.TrimSpace(f))
+		}
+		sizes = append(sizes, n)
+	}
+	if err := ValidateBlockSizes(sizes); err != nil {
+		return nil, fmt.Errorf("--slurm-block-sizes %w", err)
+	}
+	if t != nil {
+		if _, _, err := blockPlan(t, sizes); err != nil {
+			return nil, fmt.Errorf("--slurm-block-sizes %s: %w", joinInts(sizes), err)
+		}
+	}
+	return sizes, nil
+}
+
+// blockSizes returns sizes when given, checked against the blocks, else the sizes derived from them.
+//
+// Given sizes: slurmctld stops ("children count lower than bblock_node_cnt") when a block holds fewer nodes than
+// the base block size (topology.conf(5): "Each block must have at least the planning base block size count of
+// nodes"), so such a base is refused, naming the smallest block. A block larger than the base is allowed and
+// written whole; Slurm plans in base-size units within it. Sizes above what the blocks can make are allowed too
+// (Slurm ignores the levels beyond its number of blocks).
+//
+// Derived sizes: the smallest block's node count D (so every block has at least the base), then 2D, 4D, … up
+// to D times the largest power of two not above the number of blocks (the higher-level blocks Slurm can form
+// from them), and never above level 15.
 func blockSizes(bs []block, sizes []int) ([]int, error) {
 	if err := ValidateBlockSizes(sizes); err != nil {
 		return nil, err
 	}
-	smallest, largest := len(bs[0].nodes), 0
+	smallest := bs[0]
 	for _, b := range bs {
-		smallest, largest = min(smallest, len(b.nodes)), max(largest, len(b.nodes))
+		if len(b.nodes) < len(smallest.nodes) || len(b.nodes) == len(smallest.nodes) && b.name < smallest.name {
+			smallest = b
+		}
 	}
 	if len(sizes) > 0 {
-		if sizes[0] > largest {
-			return nil, fmt.Errorf("%s: the base block size %d is larger than every block (the largest holds %d nodes)", joinInts(sizes), sizes[0], largest)
+		if sizes[0] > len(smallest.nodes) {
+			return nil, fmt.Errorf("block %s holds %d nodes, fewer than the base block size %d (slurmctld refuses a block below the base)",
+				smallest.name, len(smallest.nodes), sizes[0])
 		}
 		return sizes, nil
 	}
-	out := []int{smallest}
-	for n := 2; n <= len(bs); n *= 2 {
-		out = append(out, smallest*n)
+	d := len(smallest.nodes)
+	out := []int{d}
+	for n := 2; n <= len(bs) && n <= 1<<maxBlockLevel; n *= 2 {
+		out = append(out, d*n)
 	}
 	return out, nil
 }
 
-// Block returns topology.conf for TopologyPlugin=topology/block: one BlockName=NAME Nodes=HOSTLIST line per
-// block (see blocks), sorted by name, and a BlockSizes= line: sizes when given (see ValidateBlockSizes), else
-// derived from the tree (see blockSizes). Slurm plans in base blocks: a block with more nodes than the base
-// size is written whole. An empty or invalid tree, a node name Slurm refuses or invalid sizes give an error.
+// Block returns topology.conf for TopologyPlugin=topology/block (topology.conf(5), section topology/block): one
+// BlockName=NAME Nodes=HOSTLIST line per block, in the tree's order (see blocks), and a BlockSizes= line: sizes
+// when given (see ValidateBlockSizes; the base may not exceed the smallest block), else derived from the tree
+// (see blockSizes). The same tree always gives the same bytes. An empty or invalid tree, a node name Slurm
+// refuses or invalid sizes give an error and no file.
 func Block(t *topology.Tree, sizes []int) ([]byte, error) {
 	bs, sizes, err := blockPlan(t, sizes)
 	if err != nil {
@@ -129,6 +191,7 @@ func blockPlan(t *topology.Tree, sizes []int) ([]block, []int, error) {
 	return bs, sizes, nil
 }
 
+// joinInts writes v as Slurm lists numbers: comma-separated.
 func joinInts(v []int) string {
 	s := make([]string, len(v))
 	for i, n := range v {

@@ -4,6 +4,8 @@
 // tests and the CLI can check what was written. Everything here is pure.
 //
 // The grammar followed is Slurm's topology.conf(5) (sections topology/tree and topology/block) and
-// topology.yaml(5) as published for Slurm 25.05; the tree form is also checked against a running slurmctld
-// (Debian's 22.05) by test/slurm.
+// topology.yaml(5) as published for Slurm 25.05, and, where those are silent, what slurmctld's topology/block
+// plugin does when it reads the file (block_record.c): a block below the base block size stops slurmctld, block
+// levels stop at 2^15 times the base, and higher-level blocks are built from blocks contiguous in the file. The
+// tree form is also checked against a running slurmctld (Debian's 22.05) by test/slurm.
 package slurm

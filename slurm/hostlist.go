@@ -30,7 +30,8 @@ func splitNumber(name string) (prefix, digits string) {
 // padded reports whether digits are zero-padded ("007"; a lone "0" is not).
 func padded(digits string) bool { return len(digits) > 1 && digits[0] == '0' }
 
-// Hostlist compresses names into Slurm's hostlist form, sorted and without duplicates: names that share a
+// Hostlist compresses names into Slurm's hostlist form, without duplicates, ordered by prefix and then by first
+// number (dgx[001-002],n1,n[01-02]): names that share a
 // prefix and end in numbers become prefix[a-b,c] (dgx001 … dgx032 give dgx[001-032]), names that do not end in
 // a number stay as they are, and groups are joined by commas. Zero-padded numbers keep their width: a group
 // holds the numbers of one width when any of them is padded (n01,n02,n10 give n[01-02,10]; n9 and n010 stay
@@ -81,7 +82,7 @@ func Hostlist(names []string) string {
 		exprs = append(exprs, hostExpr{sortKey: n, first: -1, text: n})
 	}
 	slices.SortFunc(exprs, func(a, b hostExpr) int {
-		return cmp.Or(strings.Compare(a.sortKey, b.sortKey), cmp.Compare(a.width, b.width), cmp.Compare(a.first, b.first))
+		return cmp.Or(strings.Compare(a.sortKey, b.sortKey), cmp.Compare(a.first, b.first), cmp.Compare(a.width, b.width))
 	})
 	texts := make([]string, len(exprs))
 	for i, e := range exprs {

@@ -27,6 +27,11 @@ func TestHostlist(t *testing.T) {
 		{"duplicates", []string{"n1", "n1", "x", "x"}, "n1,x"},
 		{"a lone zero", []string{"n0", "n1"}, "n[0-1]"},
 		{"nothing", nil, ""},
+		{"thirty-two nodes", strings.Fields(nodes("dgx", 1, 32)), "dgx[001-032]"},
+		{"names that differ only by padding", []string{"n001", "n01", "n1"}, "n1,n01,n001"},
+		{"unpadded numbers across a width", []string{"n8", "n9", "n10", "n99", "n100"}, "n[8-10,99-100]"},
+		{"padded numbers past their width", []string{"n098", "n099", "n100", "n1000"}, "n[098-100],n1000"},
+		{"prefix order, then numbers", []string{"b1", "a10", "a9", "a", "b"}, "a,a[9-10],b,b1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Hostlist(tc.in)
@@ -80,26 +85,54 @@ func TestExpandHostlist(t *testing.T) {
 }
 
 func TestSwitchName(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"leaf-a", "leaf-a"},
-		{"su1.rails", "su1.rails"},
-		{"a,b", "a-b-"},
-		{"x[1]", "x-1--"},
-		{strings.Repeat("a", 63), strings.Repeat("a", 63)},
+	b54 := strings.Repeat("b", 54)
+	for _, tc := range []struct{ name, in, want string }{
+		{"a valid name stays", "leaf-a", "leaf-a"},
+		{"dots and underscores stay", "su1.rails_x", "su1.rails_x"},
+		{"63 bytes stay", strings.Repeat("a", 63), strings.Repeat("a", 63)},
+		{"a comma is replaced, with a hash", "a,b", "a-b-1eb7c54d"},
+		{"brackets are replaced, with a hash", "x[1]", "x-1--f28d57f5"},
+		{"64 bytes are cut, with a hash", strings.Repeat("a", 64), strings.Repeat("a", 54) + "-ffe054fe"},
+		{"a long name is cut, with a hash", strings.Repeat("b", 80), b54 + "-18766a15"},
+		{"a long name differing after the cut keeps apart", strings.Repeat("b", 80) + "c", b54 + "-c14ddced"},
 	} {
-		got := SwitchName(tc.in)
-		if !strings.HasPrefix(got, tc.want) {
-			t.Errorf("SwitchName(%q) = %q, want it to start with %q", tc.in, got, tc.want)
-		}
-		if len(got) > maxNameLen || strings.ContainsAny(got, "[],= #") {
-			t.Errorf("SwitchName(%q) = %q: too long or reserved characters", tc.in, got)
-		}
-	}
-	long := strings.Repeat("b", 80)
-	if a, b := SwitchName(long), SwitchName(long+"c"); a == b || len(a) > maxNameLen {
-		t.Errorf("long names %q and %q: cut to the same name or too long", a, b)
+		t.Run(tc.name, func(t *testing.T) {
+			got := SwitchName(tc.in)
+			if got != tc.want {
+				t.Errorf("SwitchName(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if len(got) > maxNameLen || strings.ContainsAny(got, "[],= #") {
+				t.Errorf("SwitchName(%q) = %q: too long or reserved characters", tc.in, got)
+			}
+		})
 	}
 	if a, b := SwitchName("a,b"), SwitchName("a[b"); a == b {
 		t.Errorf("%q and %q map to one name %q", "a,b", "a[b", a)
 	}
+}
+
+// FuzzHostlist checks that Hostlist then ExpandHostlist gives back the names, sorted and without duplicates, for
+// any names Slurm takes.
+func FuzzHostlist(f *testing.F) {
+	for _, seed := range []string{"n1 n2 n10", "n01 n02 n10 n9 n010", "dgx001 dgx003 a b1 b01", "rack1-node3 rack1-node04 x0 x00"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var names []string
+		for _, n := range strings.Fields(in) {
+			if strings.IndexFunc(n, func(r rune) bool { return !nameOK(r) }) < 0 {
+				names = append(names, n)
+			}
+		}
+		got := Hostlist(names)
+		back, err := ExpandHostlist(got)
+		if err != nil {
+			t.Fatalf("ExpandHostlist(Hostlist(%q) = %q): %v", names, got, err)
+		}
+		slices.Sort(back)
+		want := slices.Compact(slices.Sorted(slices.Values(names)))
+		if !slices.Equal(want, back) && len(want)+len(back) > 0 {
+			t.Errorf("Hostlist(%q) = %q expands to %q", names, got, back)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,29 @@ func fixtures(t *testing.T) map[string]*topology.Tree {
 		"nvl-a-r2/1/accelerator-sub-domain: "+nodes("gb", 19, 18),
 	)
 	multi.Domains["nvl-a"].NVLinkDomain = "cluster-uuid.1"
+	// threetier is the tree fabricmap infers from sources/ibfabric/testdata/threetier.txt and ctl's
+	// testdata/topology-reports with --accelerator-domains (see ctl's topology-slurm*.golden): NVLink domains,
+	// one with two racks, under two leaves of one spine, and a leaf without NVLink under another spine.
+	const uuid = "nvl-5b3e2f10-8c4d-4a7e-9f21-0d6c7b8a9e01"
+	threetier := topologytest.Tree(t,
+		"fabric/5/fabric: ib-spine-a ib-spine-b",
+		"ib-spine-a/4/spine: ib-leaf-a1 ib-leaf-a2",
+		"ib-spine-b/4/spine: ib-leaf-b1",
+		"ib-leaf-a1/3/leaf: "+uuid+"-1",
+		"ib-leaf-a2/3/leaf: "+uuid+"-2",
+		"ib-leaf-b1/3/leaf: gpu-b1",
+		uuid+"-1/2/accelerator: "+uuid+"-1-rack-a01 "+uuid+"-1-rack-a02",
+		uuid+"-2/2/accelerator: gpu-a3",
+		uuid+"-1-rack-a01/1/accelerator-sub-domain: gpu-a1",
+		uuid+"-1-rack-a02/1/accelerator-sub-domain: gpu-a2",
+	)
+	// longnames has a domain name longer than Slurm takes (a DNS-1123 subdomain may have 253 characters).
+	long := strings.Repeat("rail-optimised-scalable-unit-", 4) + "1"
+	longnames := topologytest.Tree(t,
+		"fabric/2/fabric: "+long+" leaf-2",
+		long+"/1/leaf: node-1 node-2",
+		"leaf-2/1/leaf: node-3 node-4",
+	)
 	return map[string]*topology.Tree{
 		"fattree": topologytest.Tree(t,
 			"fabric/3/fabric: spine-1 spine-2",
@@ -70,7 +94,7 @@ func fixtures(t *testing.T) map[string]*topology.Tree {
 		"railgroups": topologytest.Tree(t,
 			"fabric/2/fabric: su1-rails su2-rails",
 			"su1-rails/1/leaf: "+nodes("h100-", 1, 8),
-			"su2-rails/1/leaf: "+nodes("h100-", 9, 6)+" h100-016",
+			"su2-rails/1/leaf: "+nodes("h100-", 9, 6)+" h100-016 h100-017",
 		),
 		"nvl72": nvl(topologytest.Tree(t,
 			"fabric/3/fabric: leaf-r1 leaf-r2",
@@ -80,6 +104,25 @@ func fixtures(t *testing.T) map[string]*topology.Tree {
 			"nvl-r2/1/accelerator: "+nodes("gb200-", 19, 18),
 		), "nvl-r1", "nvl-r2"),
 		"multirack-nvlink": multi,
+		"threetier":        threetier,
+		"longnames":        longnames,
+		// tworoots is a forest of two fabrics: Slurm takes several top switches (with a warning).
+		"tworoots": topologytest.Tree(t,
+			"ib/2/fabric: ib-leaf-1",
+			"eth/2/fabric: eth-leaf-1",
+			"ib-leaf-1/1/leaf: gpu1 gpu2",
+			"eth-leaf-1/1/leaf: cpu1 cpu2",
+		),
+		// blockorder has leaves whose names interleave its spines: blocks follow the tree, not the names.
+		"blockorder": topologytest.Tree(t,
+			"fabric/3/fabric: spine-1 spine-2",
+			"spine-1/2/spine: leaf-a leaf-c",
+			"spine-2/2/spine: leaf-b leaf-d",
+			"leaf-a/1/leaf: n01 n02",
+			"leaf-b/1/leaf: n03 n04",
+			"leaf-c/1/leaf: n05 n06",
+			"leaf-d/1/leaf: n07 n08",
+		),
 		"cascade": topologytest.Tree(t,
 			"fabric/4/fabric: core-1",
 			"core-1/3/core: spine-1",
@@ -140,7 +183,11 @@ func TestParseTreeGivesTheTree(t *testing.T) {
 			}
 			want := map[string]SwitchConf{}
 			for n, d := range tr.Domains {
-				want[n] = SwitchConf{Switches: slices.Sorted(slices.Values(d.Children)), Nodes: slices.Sorted(slices.Values(d.Nodes))}
+				var children []string
+				for _, c := range d.Children {
+					children = append(children, SwitchName(c))
+				}
+				want[SwitchName(n)] = SwitchConf{Switches: slices.Sorted(slices.Values(children)), Nodes: slices.Sorted(slices.Values(d.Nodes))}
 			}
 			if diff := cmp.Diff(want, conf.Switches, cmp.Comparer(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 || slices.Equal(a, b) })); diff != "" {
 				t.Errorf("switches read back (-tree +topology.conf):\n%s", diff)
@@ -182,7 +229,9 @@ func TestBlockSizes(t *testing.T) {
 		{name: "not a power of two", sizes: []int{18, 30}, err: "30 is not 18 times a power of two"},
 		{name: "not rising", sizes: []int{18, 18}, err: "does not rise"},
 		{name: "zero", sizes: []int{0}, err: "not positive"},
-		{name: "a base no block holds", sizes: []int{72}, err: "larger than every block"},
+		{name: "a base above a block", sizes: []int{72}, err: "block nvl-r1 holds 18 nodes, fewer than the base block size 72"},
+		{name: "sizes above the blocks", sizes: []int{18, 36, 72, 144}, want: "BlockSizes=18,36,72,144\n"},
+		{name: "above level 15", sizes: []int{1, 1 << 16}, err: "Slurm takes at most 32768"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Block(tr, tc.sizes)
@@ -200,6 +249,14 @@ func TestBlockSizes(t *testing.T) {
 			}
 		})
 	}
+	// The base is checked against the smallest block, not the largest: 8 and 7 nodes with a base of 8 is refused.
+	uneven := topologytest.Tree(t, "fabric/2/fabric: l1 l2", "l1/1/leaf: "+nodes("a", 1, 8), "l2/1/leaf: "+nodes("b", 1, 7))
+	if _, err := Block(uneven, []int{8}); err == nil || !strings.Contains(err.Error(), "block l2 holds 7 nodes") {
+		t.Errorf("a base above the smallest block: %v", err)
+	}
+	if got, err := Block(uneven, nil); err != nil || !strings.HasSuffix(string(got), "BlockSizes=7,14\n") {
+		t.Errorf("uneven blocks, derived sizes: %v\n%s", err, got)
+	}
 	// Derived sizes double up to the largest power of two of blocks: 5 blocks of 2 give 2, 4, 8.
 	five := topologytest.Tree(t, "fabric/2/fabric: l1 l2 l3 l4 l5",
 		"l1/1/leaf: a1 a2", "l2/1/leaf: b1 b2", "l3/1/leaf: c1 c2", "l4/1/leaf: d1 d2", "l5/1/leaf: e1 e2 e3")
@@ -210,6 +267,11 @@ func TestBlockSizes(t *testing.T) {
 
 func TestWritersRefuse(t *testing.T) {
 	bad := topologytest.Tree(t, "fabric/2/fabric: leaf", "leaf/1/leaf: ok-1 bad,node")
+	// A name too long for Slurm is cut and hashed; a domain already named like that result clashes with it.
+	long := strings.Repeat("a", 80)
+	clash := topologytest.Tree(t, "fabric/2/fabric: "+long+" "+SwitchName(long), long+"/1/leaf: n1", SwitchName(long)+"/1/leaf: n2")
+	invalid := topologytest.Tree(t, "fabric/2/fabric: leaf", "leaf/1/leaf: n1")
+	invalid.Domains["leaf"].Parent = "elsewhere"
 	for name, write := range map[string]func(*topology.Tree) ([]byte, error){
 		"tree":  Tree,
 		"block": func(t *topology.Tree) ([]byte, error) { return Block(t, nil) },
@@ -224,5 +286,57 @@ func TestWritersRefuse(t *testing.T) {
 		if _, err := write(bad); err == nil || !strings.Contains(err.Error(), `node "bad,node" (in leaf)`) {
 			t.Errorf("%s of a node Slurm refuses: %v", name, err)
 		}
+		for _, n := range []string{"a[1]", "a b", "a=b", "a#b", ""} {
+			tr := topologytest.Tree(t, "leaf/1/leaf: ok")
+			tr.Domains["leaf"].Nodes = []string{n}
+			if _, err := write(tr); err == nil || !strings.Contains(err.Error(), strconv.Quote(n)) {
+				t.Errorf("%s of node %q: %v, want an error naming it", name, n, err)
+			}
+		}
+		if _, err := write(clash); err == nil || !strings.Contains(err.Error(), "both map to the Slurm name") {
+			t.Errorf("%s of two domains with one Slurm name: %v", name, err)
+		}
+		if _, err := write(invalid); err == nil || !strings.Contains(err.Error(), "invalid topology tree") {
+			t.Errorf("%s of an invalid tree: %v", name, err)
+		}
+	}
+}
+
+func TestParseBlockSizes(t *testing.T) {
+	tr := fixtures(t)["nvl72"] // two blocks of 18
+	for _, tc := range []struct {
+		name string
+		in   string
+		tree *topology.Tree
+		want []int
+		err  string
+	}{
+		{name: "empty", in: "", tree: tr},
+		{name: "blank", in: "  ", tree: tr},
+		{name: "sizes", in: "18,36,72", tree: tr, want: []int{18, 36, 72}},
+		{name: "spaces", in: " 18, 36 ", tree: tr, want: []int{18, 36}},
+		{name: "no tree: form only", in: "72,144", want: []int{72, 144}},
+		{name: "not a power of two", in: "18,30", tree: tr, err: "--slurm-block-sizes 18,30: 30 is not 18 times a power of two"},
+		{name: "not rising", in: "36,18", err: "--slurm-block-sizes 36,18: 18 does not rise above 36"},
+		{name: "negative", in: "-4", err: "--slurm-block-sizes -4: the base block size -4 is not positive"},
+		{name: "not a number", in: "18,x", err: `--slurm-block-sizes 18,x: "x" is not a whole number`},
+		{name: "an empty value", in: "18,,36", err: `"" is not a whole number`},
+		{name: "a base above a block", in: "72,144", tree: tr, err: "--slurm-block-sizes 72,144: block nvl-r1 holds 18 nodes, fewer than the base block size 72"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseBlockSizes(tc.in, tc.tree)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("ParseBlockSizes(%q) = %v, %v; want an error containing %q", tc.in, got, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ParseBlockSizes(%q) (-want +got):\n%s", tc.in, diff)
+			}
+		})
 	}
 }

@@ -11,8 +11,9 @@ import (
 
 // Tree returns topology.conf for TopologyPlugin=topology/tree: one line per domain, children before their
 // parents and the root last (by tier, then name): SwitchName=NAME Nodes=HOSTLIST for a domain that holds nodes
-// (a leaf, or an NVLink domain below one), SwitchName=NAME Switches=HOSTLIST for one above. The same tree
-// always gives the same bytes. An empty or invalid tree, a node name Slurm refuses or two domains that map to
+// (a leaf, or an NVLink domain or rack below one), SwitchName=NAME Switches=HOSTLIST for one above. Every domain
+// is a switch, named by SwitchName (Slurm takes at most 64 characters). A tree of several roots gives several
+// top switches, which Slurm accepts with a warning. The same tree always gives the same bytes. An empty or invalid tree, a node name Slurm refuses or two domains that map to
 // one Slurm name give an error and no file.
 func Tree(t *topology.Tree) ([]byte, error) {
 	if err := checkTree(t); err != nil {

@@ -17,17 +17,19 @@ const (
 // YAML returns topology.yaml (Slurm 25.05 and later; Slurm reads it before topology.conf, which it then
 // ignores): a list of two named topologies, YAMLTreeTopology (cluster_default: true; tree.switches, each a
 // switch with its children or nodes as hostlists, bottom up as in Tree) and YAMLBlockTopology (block.block_sizes
-// and block.blocks, as in Block). A partition picks one with Topology=NAME. "topology" comes first in each, as
-// Slurm requires. The same tree always gives the same bytes; errors are those of Tree and Block.
+// and block.blocks, in the order and with the sizes of Block). A partition picks one with Topology=NAME.
+//
+// The keys are those of topology.yaml(5) as published with Slurm 25.05 (May 2025): per topology "topology"
+// (which must come first), "cluster_default" and exactly one of "tree", "block" or "flat"; "switches" with
+// "switch", "children" and "nodes"; "block_sizes" and "blocks" with "block" and "nodes". Names and hostlists
+// are written as quoted YAML strings. The same tree always gives the same bytes; errors are those of Tree and
+// Block.
 func YAML(t *topology.Tree, sizes []int) ([]byte, error) {
-	if err := checkTree(t); err != nil {
-		return nil, fmt.Errorf("topology.yaml: %w", err)
-	}
-	names, err := switchNames(t)
+	bs, sizes, err := blockPlan(t, sizes)
 	if err != nil {
 		return nil, fmt.Errorf("topology.yaml: %w", err)
 	}
-	bs, sizes, err := blockPlan(t, sizes)
+	names, err := switchNames(t)
 	if err != nil {
 		return nil, fmt.Errorf("topology.yaml: %w", err)
 	}
