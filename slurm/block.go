@@ -14,11 +14,10 @@ import (
 // slurmctld stops with "Invalid BlockSizes value" above level 15 (topology/block, block_record.c).
 const maxBlockLevel = 15
 
-// block is one block of the block plugin: its domain, its Slurm name and its nodes.
+// block is one block of the block plugin: its Slurm name and its nodes.
 type block struct {
-	domain string
-	name   string
-	nodes  []string
+	name  string
+	nodes []string
 }
 
 // blocks returns the tree's blocks in the tree's order: a walk from the roots down, children by name, so that
@@ -34,7 +33,7 @@ func blocks(t *topology.Tree, names map[string]string) []block {
 		d := t.Domains[name]
 		if d.TierName == topology.TierNameAccelerator || len(d.Children) == 0 {
 			if nodes := nodesUnder(t, name); len(nodes) > 0 {
-				out = append(out, block{domain: name, name: names[name], nodes: nodes})
+				out = append(out, block{name: names[name], nodes: nodes})
 			}
 			return
 		}
@@ -67,7 +66,7 @@ func nodesUnder(t *topology.Tree, name string) []string {
 // ValidateBlockSizes checks block sizes as Slurm's topology.conf(5) defines BlockSizes: the first is the planning
 // base block size, every other one the base times a power of two (at most 2^15, slurmctld's limit), rising.
 // None is valid (the sizes are then derived from the tree, see Block). Whether the base fits the tree's blocks
-// is checked where the tree is known (Block, YAML, ParseBlockSizes).
+// is checked where the tree is known (Block, YAML).
 func ValidateBlockSizes(sizes []int) error {
 	if len(sizes) == 0 {
 		return nil
@@ -88,32 +87,6 @@ func ValidateBlockSizes(sizes []int) error {
 		}
 	}
 	return nil
-}
-
-// ParseBlockSizes parses the value of --slurm-block-sizes ("18,36,72"; empty or blank gives nil, the sizes
-// derived from the tree) and checks it with ValidateBlockSizes and, when t is not nil, against t's blocks (see
-// Block). Errors name the flag and the value: "--slurm-block-sizes 18,30: 30 is not 18 times a power of two".
-func ParseBlockSizes(s string, t *topology.Tree) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var sizes []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("--slurm-block-sizes %s: %q is not a whole number", s, strings.TrimSpace(f))
-		}
-		sizes = append(sizes, n)
-	}
-	if err := ValidateBlockSizes(sizes); err != nil {
-		return nil, fmt.Errorf("--slurm-block-sizes %w", err)
-	}
-	if t != nil {
-		if _, _, err := blockPlan(t, sizes); err != nil {
-			return nil, fmt.Errorf("--slurm-block-sizes %s: %w", joinInts(sizes), err)
-		}
-	}
-	return sizes, nil
 }
 
 // blockSizes returns sizes when given, checked against the blocks, else the sizes derived from them.
