@@ -3,12 +3,13 @@
 # into a git-ignored cache (bin/ by default). A tool already built at its pinned version is reused.
 #
 #   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen] [kueue] [koord]
-#                         [nfd-crds] [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
+#                         [nfd-crds] [prom-crds] [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
 #
 # With no argument it installs what `make test` needs (kube-scheduler too: the placer's tests bind pods with it;
 # kueue: test/kueue runs Kueue's controller manager on fabricmap's Kueue Topology; koord: koord-scheduler and
 # the CRDs of Koordinator's module, for test/koordinator; nfd-crds: NodeFeatureDiscovery's CRDs from its module,
-# for the --node-features output's tests). Progress goes to stderr
+# for the --node-features output's tests; prom-crds: the Prometheus Operator's ServiceMonitor and PrometheusRule
+# CRDs, for the chart's monitoring objects). Progress goes to stderr
 # because a cold build takes minutes.
 # `node` is the set a real kubelet-backed cluster (testenv.StartKubeletCluster) needs on top of that: kubelet,
 # kube-controller-manager and kube-proxy (and etcd, kube-apiserver, kube-scheduler), and kubectl, through which
@@ -30,6 +31,7 @@ KUEUE_VERSION=v0.15.0
 # KOORD_VERSION must match the require line of hack/tools/koord/go.mod (checked before building).
 KOORD_VERSION=v1.7.0
 NFD_VERSION=v0.18.2
+PROM_OPERATOR_VERSION=v0.82.0
 
 mkdir -p "$BIN/k8s"
 log() { printf '[install-tools] %s\n' "$*" >&2; }
@@ -136,6 +138,19 @@ nfd_crds_out() {
   cp "$dir"/deployment/base/nfd-crds/nfd-api-crds.yaml "$1/"
   chmod u+w "$1"/*.yaml
 }
+# prom_crds_out copies the ServiceMonitor and PrometheusRule CRDs of the Prometheus Operator's module
+# (example/prometheus-operator-crd) into the folder $1: the chart's monitoring objects are checked against them.
+prom_crds_out() {
+  local dir
+  dir=$(cd "$root" && go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROM_OPERATOR_VERSION" |
+    sed -n -E 's/^[[:space:]]*"Dir": "(.*)",?$/\1/p')
+  local crds=$dir/example/prometheus-operator-crd
+  [[ -d $crds ]] || { log "no example/prometheus-operator-crd in the Prometheus Operator $PROM_OPERATOR_VERSION ($dir)"; exit 1; }
+  rm -rf "$1"
+  mkdir "$1"
+  cp "$crds"/monitoring.coreos.com_servicemonitors.yaml "$crds"/monitoring.coreos.com_prometheusrules.yaml "$1/"
+  chmod u+w "$1"/*.yaml
+}
 cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
 
 tools=()
@@ -145,7 +160,7 @@ for a in "$@"; do
     *) tools+=("$a") ;;
   esac
 done
-[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue koord nfd-crds)
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue koord nfd-crds prom-crds)
 for t in "${tools[@]}"; do
   case $t in
     etcd) build etcd "$ETCD_VERSION" etcd_out ;;
@@ -159,6 +174,7 @@ for t in "${tools[@]}"; do
     controller-gen) build controller-gen "$CONTROLLER_GEN_VERSION" cgen_out ;;
     kueue) build kueue "$KUEUE_VERSION" kueue_out ;;
     nfd-crds) build nfd-crds "$NFD_VERSION" nfd_crds_out ;;
+    prom-crds) build prom-crds "$PROM_OPERATOR_VERSION" prom_crds_out ;;
     koord)
       build koord-scheduler "$KOORD_VERSION" koord_scheduler_out
       build koord-crds "$KOORD_VERSION" koord_crds_out

@@ -90,7 +90,7 @@ func TestRenderedManifestsPassServerSideDryRun(t *testing.T) {
 	ctx := context.Background()
 	c := testenv.Shared.Client
 	ensureNamespace(t, ctx, c)
-	installServiceMonitorCRD(t, ctx, c)
+	installMonitoringCRDs(t, c)
 	for _, v := range valuesFiles(t) {
 		t.Run(filepath.Base(v), func(t *testing.T) {
 			objs := render(t, v)

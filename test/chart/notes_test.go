@@ -36,8 +36,13 @@ func TestNotes(t *testing.T) {
 		want, not []string
 	}{
 		{name: "defaults", want: []string{"renew a heartbeat Lease every 2m", "reason=ReportDropped", "connections to the agents' metrics port",
-			"web ports\nonly from pods of namespace fabricmap-notes; let Prometheus in from elsewhere with\nnetworkPolicy.metricsFrom."},
-			not: []string{"placement controller", "UFM (", "the placer's"}},
+			"web ports\nonly from pods of namespace fabricmap-notes; let Prometheus in from elsewhere with\nnetworkPolicy.metricsFrom.",
+			"(on nodes matching {\"nvidia.com/gpu.present\":\"true\"})",
+			"kubectl -n fabricmap-notes port-forward svc/notes-check-fabricmap-aggregator 8082:8082",
+			"go install github.com/fabricmap/fabricmap/cmd/fabricmap@v"},
+			// The test API server serves the HyperNode CRD (testenv installs the chart's CRD files).
+			not: []string{"placement controller", "UFM (", "the placer's", "serves no HyperNode API"}},
+		{name: "agents on every node", set: []string{"agent.gpuNodesOnly=false"}, not: []string{"on nodes matching"}},
 		{name: "placer and UFM on, heartbeat off", set: []string{"placer.enabled=true", "agent.heartbeatInterval=0s", "ufm.enabled=true",
 			"ufm.url=https://ufm.example.com", "ufm.username=u", "ufm.password=p"},
 			want: []string{"placement controller", "UFM (https://ufm.example.com)", "at most 8 per gang\nplaced, in every namespace",

@@ -1,7 +1,7 @@
 package chart
 
 import (
-	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,73 +12,25 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
-// serviceMonitorCRD stands in for the Prometheus Operator's ServiceMonitor CRD (which this repository does not
-// carry): its group, version and kind, and a schema of the fields the chart writes, with the Operator's own
-// duration pattern for the scrape interval. Server-side apply refuses fields a schema does not declare, so a
-// dry-run against it checks the ServiceMonitors' metadata (names, labels) and the shape of their spec.
-const serviceMonitorCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: servicemonitors.monitoring.coreos.com
-spec:
-  group: monitoring.coreos.com
-  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
-  scope: Namespaced
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          required: [spec]
-          properties:
-            apiVersion: {type: string}
-            kind: {type: string}
-            metadata: {type: object}
-            spec:
-              type: object
-              required: [selector]
-              properties:
-                selector:
-                  type: object
-                  properties:
-                    matchLabels: {type: object, additionalProperties: {type: string}}
-                endpoints:
-                  type: array
-                  items:
-                    type: object
-                    properties:
-                      port: {type: string}
-                      path: {type: string}
-                      interval:
-                        type: string
-                        pattern: '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$'
-`
-
-// installServiceMonitorCRD installs the stand-in ServiceMonitor CRD and waits until the client maps its kind.
-func installServiceMonitorCRD(t *testing.T, ctx context.Context, c client.Client) {
+// installMonitoringCRDs installs the Prometheus Operator's ServiceMonitor and PrometheusRule CRDs, as its module
+// ships them (bin/prom-crds, hack/install-tools.sh prom-crds), and waits until the client maps their kinds: the
+// chart's monitoring objects are then checked against the Operator's own schemas.
+func installMonitoringCRDs(t *testing.T, c client.Client) {
 	t.Helper()
-	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(serviceMonitorCRD), &crd.Object); err != nil {
-		t.Fatal(err)
+	testenv.Shared.InstallToolCRDs(t, "prom-crds")
+	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
+		gk := schema.GroupKind{Group: "monitoring.coreos.com", Kind: kind}
+		testenv.Eventually(t, 30*time.Second, "the "+kind+" API served", func() (bool, string) {
+			if _, err := c.RESTMapper().RESTMapping(gk, "v1"); err != nil {
+				return false, err.Error()
+			}
+			return true, ""
+		})
 	}
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(crd), client.FieldOwner("chart-test"), client.ForceOwnership); err != nil {
-		t.Fatalf("installing the stand-in ServiceMonitor CRD: %v", err)
-	}
-	gk := schema.GroupKind{Group: "monitoring.coreos.com", Kind: "ServiceMonitor"}
-	testenv.Eventually(t, 30*time.Second, "the ServiceMonitor API served", func() (bool, string) {
-		if _, err := c.RESTMapper().RESTMapping(gk, "v1"); err != nil {
-			return false, err.Error()
-		}
-		return true, ""
-	})
 }
 
 // TestServiceMonitorRenderedWithoutClusterAccess: with metrics.serviceMonitor.enabled, helm template, which
@@ -98,6 +50,11 @@ func TestServiceMonitorRenderedWithoutClusterAccess(t *testing.T) {
 		{"enabled", []string{"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prometheus", "metrics.serviceMonitor.interval=1m30s"}, []scrape{
 			{"aggregator", "fabricmap-aggregator", "metrics", "1m30s", "prometheus"},
 			{"agent", "fabricmap-agent", "metrics", "1m30s", "prometheus"},
+		}},
+		{"in Prometheus's namespace, the placer's too", []string{"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.namespace=monitoring", "placer.enabled=true"}, []scrape{
+			{"aggregator", "fabricmap-aggregator", "metrics", "60s", ""},
+			{"agent", "fabricmap-agent", "metrics", "60s", ""},
+			{"placer", "fabricmap-placer", "metrics", "60s", ""},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,6 +80,9 @@ func TestServiceMonitorRenderedWithoutClusterAccess(t *testing.T) {
 					t.Errorf("ServiceMonitor %s has apiVersion %s", o.GetName(), o.GetAPIVersion())
 				}
 				var spec struct {
+					NamespaceSelector struct {
+						MatchNames []string `json:"matchNames"`
+					} `json:"namespaceSelector"`
 					Selector  metav1.LabelSelector `json:"selector"`
 					Endpoints []struct {
 						Port     string `json:"port"`
@@ -136,7 +96,11 @@ func TestServiceMonitorRenderedWithoutClusterAccess(t *testing.T) {
 				}
 				var selected []corev1.Service
 				for _, s := range services {
-					if s.Namespace == o.GetNamespace() && sel.Matches(labels.Set(s.Labels)) {
+					namespaces := spec.NamespaceSelector.MatchNames
+					if len(namespaces) == 0 {
+						namespaces = []string{o.GetNamespace()}
+					}
+					if slices.Contains(namespaces, s.Namespace) && sel.Matches(labels.Set(s.Labels)) {
 						selected = append(selected, s)
 					}
 				}

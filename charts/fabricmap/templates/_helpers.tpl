@@ -17,8 +17,17 @@ Service name's 63.
 {{- end -}}
 {{- /* The image reference: repository@digest when a digest is given (it pins the content), else repository:tag. */ -}}
 {{- define "fabricmap.image" -}}
-{{- if .Values.image.digest -}}{{ .Values.image.repository }}@{{ .Values.image.digest }}
-{{- else -}}{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{- end -}}
+{{- $repository := .Values.image.repository -}}
+{{- with (.Values.global | default dict).imageRegistry -}}
+{{- /* An umbrella chart's registry replaces the repository's own (its first path part, when that names a host). */ -}}
+{{- $parts := splitList "/" $repository -}}
+{{- if and (gt (len $parts) 1) (or (contains "." (first $parts)) (contains ":" (first $parts)) (eq (first $parts) "localhost")) -}}
+{{- $repository = join "/" (rest $parts) -}}
+{{- end -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) $repository -}}
+{{- end -}}
+{{- if .Values.image.digest -}}{{ $repository }}@{{ .Values.image.digest }}
+{{- else -}}{{ $repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{- end -}}
 {{- end -}}
 {{- /* The labels of every object the chart renders (and of its pods): Kubernetes' recommended ones, then
 commonLabels (whose keys may not be these: the schema refuses them). */ -}}
@@ -71,7 +80,7 @@ namespace, and the peers of networkPolicy.metricsFrom.
 
 {{/*
 Where a component's pod may run and at what priority, from the component's values (.values): priorityClassName,
-nodeSelector, tolerations, affinity and topologySpreadConstraints, whose constraints without a labelSelector get
+nodeSelector (with nvidia.com/gpu.present=true added when .values.gpuNodesOnly), tolerations, affinity and topologySpreadConstraints, whose constraints without a labelSelector get
 the component's own pods (.component); then the pod's securityContext (.podSecurityContext), with the seccomp
 profile RuntimeDefault when it names none. Called with (dict "root" $ "component" "agent" "values" .Values.agent
 "podSecurityContext" $psc), indented under the pod's spec.
@@ -80,7 +89,11 @@ profile RuntimeDefault when it names none. Called with (dict "root" $ "component
 {{- with .values.priorityClassName }}
 priorityClassName: {{ . }}
 {{- end }}
-{{- with .values.nodeSelector }}
+{{- $nodeSelector := deepCopy (.values.nodeSelector | default dict) }}
+{{- if .values.gpuNodesOnly }}
+{{- $_ := set $nodeSelector "nvidia.com/gpu.present" "true" }}
+{{- end }}
+{{- with $nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -176,4 +189,15 @@ policy pins its writes to it. Called with (dict "default" "fabricmap-aggregator"
 {{- end -}}
 {{- define "fabricmap.placerLease" -}}
 {{- include "fabricmap.leaderLease" (dict "default" "fabricmap-placer" "args" .Values.placer.extraArgs) -}}
+{{- end -}}
+
+{{- /* The pods' imagePullSecrets: the chart's and an umbrella chart's global ones, each once. */ -}}
+{{- define "fabricmap.imagePullSecrets" -}}
+{{- $all := concat (.Values.imagePullSecrets | default list) ((.Values.global | default dict).imagePullSecrets | default list) | uniq -}}
+{{- with $all }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ if kindIs "string" . }}{{ . }}{{ else }}{{ .name }}{{ end }}
+  {{- end }}
+{{- end }}
 {{- end -}}
