@@ -2,6 +2,7 @@
 package ctl
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,33 @@ func NewRoot() *cobra.Command {
 	root.AddCommand(newVersion())
 	root.AddCommand(newCleanup())
 	addVersionFlag(root)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group below root (get, …) fail on a subcommand it does not
+// have, as kubectl does (`fabricmap get pods` exits 1 naming it), rather than print its help and succeed;
+// cobra does that for the root alone. A group given nothing still prints its help.
+func refuseUnknownSubcommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		refuseUnknownSubcommands(c)
+		if !c.HasSubCommands() || c.Runnable() {
+			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			var names []string
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			return fmt.Errorf("unknown command %q for %q (its commands: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+		}
+	}
 }
 
 // addVersionFlag gives root --version (no shorthand: kubectl's -v is verbosity), printing the line of
