@@ -47,6 +47,8 @@ func TestGetGolden(t *testing.T) {
 	keys := "--label-keys=" + blockKey + "," + spineKey // the fixture's labels, whatever the default keys
 	for _, tc := range []goldenCase{
 		{"get-nodes-wide", "fabricmap", []string{"get", "nodes", keys, "-o", "wide"}},
+		// No key flags: the keys are those of the style the nodes' labels are in (nvidia-v0 here).
+		{"get-nodes-wide-style-from-labels", "fabricmap", []string{"get", "nodes", "-o", "wide"}},
 		{"get-nodes-names", "fabricmap", []string{"get", "nodes", keys, "gpu-b1", "ghost", "gpu-b1"}},
 		{"get-nodes-names-wide", plugin, []string{"get", "nodes", keys, "-n", "fabricmap-system", "gpu-lonely", "gpu-a2", "-o", "wide"}},
 		{"get-nodes-name-unknown", "fabricmap", []string{"get", "nodes", keys, "gpu-a1", "gpu-x9", "ghost-2"}},

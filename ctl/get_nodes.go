@@ -30,8 +30,8 @@ func newGetNodes() *cobra.Command {
 		Aliases: []string{"node", "no"},
 		Short:   "Print each node's path to the top of the tree and the fabricmap labels on it",
 		Long: "Print every node with the domains that hold it, closest first, up to the top (with their tiers), and the\n" +
-			"labels fabricmap writes on it (--label-keys, --accelerator-label-key, --accelerator-sub-domain-label-key: the\n" +
-			"aggregator's keys). A tier label that differs from the tree is marked; nodes no domain holds are listed as having no topology.\n" +
+			"labels fabricmap writes on it (the aggregator's keys: the named style whose keys the most nodes carry, or as\n" +
+			"--label-style and the key flags say). A tier label that differs from the tree is marked; nodes no domain holds are listed as having no topology.\n" +
 			"NAME... prints only those nodes (a name that is neither a Node nor in a HyperNode is an error); -l prints\n" +
 			"only the Nodes whose labels match the selector, as kubectl's -l. -o wide prints one line a node: its\n" +
 			"domain at every tier, whether its tier labels agree with the tree, and what is missing. Without the HyperNode\n" +
@@ -48,7 +48,7 @@ func newGetNodes() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--selector %q: %w", o.selector, err)
 			}
-			o.names, o.matches = args, sel
+			o.names, o.matches, o.keysGiven = args, sel, keys.FlagsGiven(cmd.Flags())
 			return runGet(cmd, o.getOptions, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
 				return renderNodes(ctx, r, w, errw, o, keys)
 			})
@@ -69,6 +69,8 @@ type nodesOptions struct {
 	matches  labels.Selector
 	// names are the nodes asked for; empty: every node.
 	names []string
+	// keysGiven says the label-key flags were given; otherwise the keys are read from the nodes' labels.
+	keysGiven bool
 }
 
 // renderNodes reads the HyperNodes and the Nodes and writes each node's place.
@@ -83,6 +85,9 @@ func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o node
 	nodes, err := listNodeLabels(ctx, r)
 	if err != nil {
 		return err
+	}
+	if detected, ok := hypernodegen.DetectStyle(nodes); ok && !o.keysGiven {
+		keys = detected // the style the aggregator writes, as its labels show; --label-style overrides
 	}
 	t := viewHyperNodes(errw, hns, nodes)
 	tierOnly := hypernodegen.LabelKeys{Tiers: keys.Tiers} // NVLink domains are not in HyperNodes: compare tiers only
