@@ -161,7 +161,7 @@ func newPicture(t *topology.Tree, opts SVGOptions) *picture {
 	walk = func(name string) {
 		seen[name] = true
 		d := p.t.Domains[name]
-		for _, c := range d.Children {
+		for _, c := range naturally(d.Children) { // su2 before su10
 			if _, ok := p.t.Domains[c]; ok && !seen[c] {
 				p.children[name] = append(p.children[name], c)
 				walk(c)

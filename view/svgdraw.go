@@ -288,7 +288,7 @@ func (p *picture) eachNode(name string, f func(string)) {
 
 // cells writes a cell per node of the domain's own nodes, row by row, on the band's cell rows.
 func (p *picture) cells(w *bufio.Writer, it *placed) {
-	for i, n := range it.d.Nodes {
+	for i, n := range naturally(it.d.Nodes) {
 		cx := it.cellX + float64(i%it.cols)*cellPitch
 		cy := p.cellsY + float64(i/it.cols)*cellPitch
 		fill, stroke, sw := colourNode, "", ""

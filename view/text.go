@@ -67,11 +67,11 @@ func (p *printer) domain(name, lead, indent string) {
 		domain bool
 	}
 	var items []item
-	for _, c := range d.Children {
+	for _, c := range naturally(d.Children) {
 		items = append(items, item{c, true})
 	}
 	if !p.opts.HideNodes {
-		for _, n := range d.Nodes {
+		for _, n := range naturally(d.Nodes) {
 			items = append(items, item{n, false})
 		}
 	}

@@ -160,8 +160,10 @@ func domainJSON(t *topology.Tree, name string, seen map[string]bool) DomainJSON 
 	d := t.Domains[name]
 	out := DomainJSON{Name: d.Name, Tier: d.Tier, TierName: d.TierName, Source: d.Source, Switches: d.Switches,
 		NVLinkDomain: d.NVLinkDomain, Children: []DomainJSON{}, Nodes: append([]string{}, d.Nodes...)}
+	slices.SortFunc(out.Nodes, view.NaturalCompare) // gpu-9 before gpu-10
 	out.NodeCount = len(d.Nodes)
-	for _, c := range d.Children {
+	for _, c := range slices.SortedFunc(slices.Values(d.Children), view.NaturalCompare) { // su2 before su10
+
 		if _, ok := t.Domains[c]; !ok || seen[c] {
 			continue
 		}
