@@ -36,11 +36,13 @@ verify-generated: generate ## fail when a generated file is stale
 	  git status --porcelain -- api charts/fabricmap/files/crds; \
 	  echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
 
-docs: ## regenerate the flag tables in docs/*.md from the binaries' own --help (prose around the markers is hand-written)
+docs: ## regenerate the flag tables in docs/*.md from the binaries' own --help (prose around the markers is hand-written), and the chart's README from values.yaml
 	go run ./hack/tools/docs
+	go run ./hack/tools/chartreadme
 
-verify-docs: ## fail when a flag table in docs/ is stale or the prose names a flag no binary has (part of make test)
+verify-docs: ## fail when a flag table in docs/ or the chart's README is stale, or the prose names a flag no binary has (part of make test)
 	@go run ./hack/tools/docs -check
+	@go run ./hack/tools/chartreadme -check
 
 vet: ## go vet every package
 	go vet ./...

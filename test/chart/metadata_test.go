@@ -115,3 +115,20 @@ func TestNameOverridesRenameEveryObject(t *testing.T) {
 		})
 	}
 }
+
+// TestShowReadme: `helm show readme` prints the chart's generated README, with every top-level value in its
+// table (the README is checked current against values.yaml by make verify-docs).
+func TestShowReadme(t *testing.T) {
+	out := string(helm(t, "show", "readme", chartDir()))
+	values := string(helm(t, "show", "values", chartDir()))
+	if !strings.Contains(out, "## Values") || !strings.Contains(out, "helm install fabricmap oci://") {
+		t.Fatalf("helm show readme:\n%s", out)
+	}
+	for _, line := range strings.Split(values, "\n") {
+		if key, _, ok := strings.Cut(line, ":"); ok && key != "" && !strings.HasPrefix(key, " ") && !strings.HasPrefix(key, "#") {
+			if !strings.Contains(out, "| `"+key) {
+				t.Errorf("the README's table has no row for %s", key)
+			}
+		}
+	}
+}
