@@ -26,7 +26,7 @@ func NewRoot() *cobra.Command {
 	new(cli.ClusterFlags).AddFlags(root.PersistentFlags())
 	root.AddCommand(newGet(), newProbe(), newTopology(), newPlace(), newSimulate(), newCheck())
 	root.AddCommand(newVersion())
-	root.AddCommand(newCleanup())
+	root.AddCommand(newCleanup(), newCapture())
 	addVersionFlag(root)
 	refuseUnknownSubcommands(root)
 	return root

@@ -201,3 +201,25 @@ imagePullSecrets:
   {{- end }}
 {{- end }}
 {{- end -}}
+
+{{- /* The ConfigMaps holding the capture in chunks, as a JSON list: those captureJob writes when it is enabled
+(fullname-capture-00 … maxChunks-1), else aggregator.capture.configMaps. */ -}}
+{{- define "fabricmap.captureConfigMaps" -}}
+{{- if .Values.captureJob.enabled -}}
+{{- if or .Values.aggregator.capture.configMap .Values.aggregator.capture.configMaps -}}
+{{- fail "captureJob.enabled writes the capture itself: leave aggregator.capture.configMap and configMaps empty" -}}
+{{- end -}}
+{{- $names := list -}}
+{{- range $i := until (int .Values.captureJob.maxChunks) -}}
+{{- $names = append $names (printf "%s-%02d" (include "fabricmap.capturePrefix" $) $i) -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- else -}}
+{{- toJson (.Values.aggregator.capture.configMaps | default list) -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* The name prefix of the capture's chunk ConfigMaps that captureJob writes. */ -}}
+{{- define "fabricmap.capturePrefix" -}}
+{{- include "fabricmap.fullname" . }}-capture
+{{- end -}}

@@ -45,7 +45,7 @@ var skipCommands = map[string]bool{"help": true, "completion": true}
 var foreignFlags = map[string]bool{
 	"set": true, "set-file": true, "create-namespace": true, "from-literal": true, "from-file": true,
 	"overwrite": true, "field-selector": true, "build-arg": true, "porcelain": true, "namespace": true,
-	"reuse-values": true, "take-ownership": true, "no-hooks": true, "server-side": true, "dry-run": true,
+	"reuse-values": true, "take-ownership": true, "set-string": true, "no-hooks": true, "server-side": true, "dry-run": true,
 	// eksctl and gcloud, in docs/clouds.md
 	"cluster-name": true, "service-account": true, "role-arn": true, "role": true, "member": true,
 	// sbatch, in docs/slurm.md
