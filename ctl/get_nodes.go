@@ -34,8 +34,8 @@ func newGetNodes() *cobra.Command {
 			"--label-style and the key flags say). A tier label that differs from the tree is marked; nodes no domain holds are listed as having no topology.\n" +
 			"NAME... prints only those nodes (a name that is neither a Node nor in a HyperNode is an error); -l prints\n" +
 			"only the Nodes whose labels match the selector, as kubectl's -l. -o wide prints one line a node: its\n" +
-			"domain at every tier, whether its tier labels agree with the tree, and what is missing. Without the HyperNode\n" +
-			"CRD every node is listed without topology.",
+			"domain at every tier, whether its tier labels agree with the tree, and what is missing. Without HyperNodes\n" +
+			"(no Volcano) the tree is the one the nodes' topology labels state, as Kueue and Koordinator read it.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := keys.Resolve(cmd.Flags()); err != nil {
@@ -90,6 +90,11 @@ func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o node
 		keys = detected // the style the aggregator writes, as its labels show; --label-style overrides
 	}
 	t := viewHyperNodes(errw, hns, nodes)
+	if len(hns) == 0 { // no Volcano: Kueue and Koordinator read the labels, and so does this view
+		if fromLabels := treeFromNodeLabels(errw, nodes, keys); fromLabels != nil {
+			t = fromLabels
+		}
+	}
 	tierOnly := hypernodegen.LabelKeys{Tiers: keys.Tiers} // NVLink domains are not in HyperNodes: compare tiers only
 	places, err := o.pick(view.NodePlaces(t, nodes, keys.All(), hypernodegen.NodeLabels(t, nil, tierOnly)), nodes)
 	if err != nil {

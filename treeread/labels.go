@@ -108,8 +108,10 @@ func orderLayers(layers []Layer) ([]Layer, error) {
 }
 
 // TreeFromLabels builds a tree from layers (top first) and the nodes' labels: the domain of a node at a layer is
-// named by its label value there, the bottom keyed layer is tier 1. A node lacking a layer's label is left out
-// and returned; a value found under two different parents is an error naming the label.
+// named by its label value there, the bottom keyed layer is tier 1. A value equal to the one of the layer below
+// is a tier the node's branch skips (the domain below stands there too, as fabricmap writes such labels). A node
+// lacking a layer's label is left out and returned; a value found under two different parents is an error
+// naming the label.
 func TreeFromLabels(layers []Layer, nodeLabels map[string]map[string]string) (*topology.Tree, []string, error) {
 	t := topology.NewTree()
 	var leftOut []string
@@ -134,6 +136,9 @@ func TreeFromLabels(layers []Layer, nodeLabels map[string]map[string]string) (*t
 		}
 		parent := ""
 		for i, l := range layers {
+			if i+1 < len(layers) && path[i] == path[i+1] {
+				continue // a tier the node's branch skips: the key names the domain below it (as fabricmap's label styles write it)
+			}
 			name, tier := path[i], len(layers)-i
 			d, exists := t.Domains[name]
 			switch {

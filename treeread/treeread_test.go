@@ -466,3 +466,23 @@ func TestDegradedUplinksBad(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeFromLabelsSkippedTier: where a node's branch skips a tier, fabricmap's labels name the domain below at
+// that tier too; the domain stays at its own tier, under the next distinct value.
+func TestTreeFromLabelsSkippedTier(t *testing.T) {
+	layers := []Layer{{Name: "core", LabelKey: "k/core"}, {Name: "spine", LabelKey: "k/spine"}, {Name: "leaf", LabelKey: "k/leaf"}}
+	nodes := map[string]map[string]string{
+		"a": {"k/core": "root", "k/spine": "sp-1", "k/leaf": "leaf-1"},
+		"b": {"k/core": "root", "k/spine": "leaf-2", "k/leaf": "leaf-2"}, // leaf-2 sits right under the root
+	}
+	tr, leftOut, err := TreeFromLabels(layers, nodes)
+	if err != nil || len(leftOut) > 0 {
+		t.Fatalf("TreeFromLabels: %v, left out %v", err, leftOut)
+	}
+	if d := tr.Domains["leaf-2"]; d == nil || d.Tier != 1 || d.Parent != "root" || len(d.Nodes) != 1 {
+		t.Errorf("leaf-2 = %+v, want tier 1 under root holding b", d)
+	}
+	if err := tr.Validate(); err != nil {
+		t.Error(err)
+	}
+}
