@@ -78,8 +78,9 @@ func newGetHyperNodes() *cobra.Command {
 		Long: "Print the HyperNodes fabricmap made as a tree: each domain with its tier, tier name, node count and\n" +
 			"source, its child domains and its node members. Members selected by regular expression or label are\n" +
 			"resolved against the cluster's Nodes. For a large tree, --depth N prints the top N levels and\n" +
-			"--domains-only leaves out the node lines (the counts stay). Without the HyperNode CRD (Volcano's) the\n" +
-			"command fails, saying so: `get nodes` shows the nodes and their labels without it.",
+			"--domains-only leaves out the node lines (the counts stay). Without the HyperNode CRD (no Volcano: Kueue or\n" +
+			"Koordinator read the node labels) it draws the tree the nodes' topology labels state, saying so; -o json and\n" +
+			"yaml, which print HyperNode objects, fail then.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := shape.check(o.output.value); err != nil {
@@ -87,6 +88,9 @@ func newGetHyperNodes() *cobra.Command {
 			}
 			return runGet(cmd, o, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
 				items, err := listHyperNodes(ctx, r, o.all)
+				if errors.Is(err, errNoHyperNodeCRD) && o.output.value != "json" && o.output.value != "yaml" {
+					return printLabelTree(ctx, r, w, errw, o.output.value, shape, err)
+				}
 				if err != nil {
 					return err
 				}
@@ -155,6 +159,30 @@ func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNo
 	default:
 		return fmt.Errorf("--output %q: want tree, json, yaml, dot or svg", output)
 	}
+}
+
+// printLabelTree draws, for a cluster without the HyperNode CRD, the tree the nodes' topology labels state (in
+// the label style they are written in: hypernodegen.DetectStyle); noCRD is returned when they state none.
+func printLabelTree(ctx context.Context, r client.Reader, w, errw io.Writer, output string, shape treeShape, noCRD error) error {
+	nodes, err := listNodeLabels(ctx, r)
+	if err != nil {
+		return err
+	}
+	keys, ok := hypernodegen.DetectStyle(nodes)
+	if !ok {
+		return noCRD
+	}
+	t := treeFromNodeLabels(errw, nodes, keys)
+	if t == nil {
+		return noCRD
+	}
+	switch output {
+	case "dot":
+		return view.DOT(w, t)
+	case "svg":
+		return view.SVG(w, t, view.SVGOptions{MaxCells: -1})
+	}
+	return shape.text(w, t)
 }
 
 // memberNodeLabels lists the Nodes' labels (name → labels) when items select nodes by regular expression or
