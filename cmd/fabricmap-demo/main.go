@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,18 +11,21 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fabricmap/fabricmap/internal/demo"
 	"github.com/fabricmap/fabricmap/internal/version"
 )
 
 func main() {
 	self, _ := os.Executable()
-	binDir := flag.String("bin-dir", filepath.Dir(self), "folder holding fabricmap-agent, fabricmap-aggregator and fabricmap")
-	verbose := flag.Bool("v", false, "show the agents' and aggregator's logs")
-	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait for the HyperNodes")
-	printVersion := flag.Bool(version.Flag, false, "print the version, git commit and Go version, and exit")
-	flag.Parse()
-	if *printVersion {
+	fs := pflag.NewFlagSet("fabricmap-demo", pflag.ExitOnError)
+	binDir := fs.String("bin-dir", filepath.Dir(self), "folder holding fabricmap-agent, fabricmap-aggregator and fabricmap")
+	verbose := fs.Bool("verbose", false, "show the agents' and aggregator's logs")
+	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the HyperNodes")
+	version.AddFlag(fs)
+	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits 2 with the usage, as every fabricmap binary
+	if v, _ := fs.GetBool(version.Flag); v {
 		fmt.Println(version.Get().String("fabricmap-demo"))
 		return
 	}
