@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,6 +38,10 @@ type getOptions struct {
 // addFlags registers the shared flags on cmd; formats are its output formats, the default first.
 func (o *getOptions) addFlags(cmd *cobra.Command, formats ...string) {
 	o.output = addOutputFlag(cmd, formats...)
+	if slices.Contains(formats, "json") { // runGet makes them of the JSON
+		f := cmd.Flags().Lookup("output")
+		f.Usage += "; or, made of the JSON as kubectl does: name, jsonpath=TEMPLATE, custom-columns=HEADER:PATH,…"
+	}
 	cmd.Flags().BoolVarP(&o.all, "all", "A", false, "include HyperNodes that fabricmap did not make")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "print again whenever HyperNodes or Nodes change, until interrupted")
 }
@@ -46,6 +51,16 @@ type renderFunc func(ctx context.Context, r client.Reader, w, errw io.Writer) er
 
 // runGet renders once from the API server, or, with --watch, from a watching cache on every change.
 func runGet(cmd *cobra.Command, o getOptions, render renderFunc) error {
+	if tmpl, ok, err := parseTemplateOutput(o.output.value); ok && slices.Contains(o.output.formats, "json") {
+		if err != nil {
+			return err
+		}
+		// The command renders its JSON; name, jsonpath and custom-columns are made of that.
+		value := o.output.value
+		o.output.value = "json"
+		defer func() { o.output.value = value }()
+		render = tmpl.wrap(render)
+	}
 	if err := o.output.check(); err != nil {
 		return err
 	}

@@ -67,6 +67,10 @@ func TestGetGolden(t *testing.T) {
 		{"get-hypernodes-domains-only-depth-1", "fabricmap", []string{"get", "hn", "--domains-only", "--depth", "1", "--all"}},
 		{"get-hypernodes-depth-json", "fabricmap", []string{"get", "hypernodes", "--depth", "1", "-o", "json"}},
 		{"get-hypernodes-depth-negative", "fabricmap", []string{"get", "hypernodes", "--depth", "-1"}},
+		{"get-hypernodes-name", "fabricmap", []string{"get", "hypernodes", "-o", "name"}},
+		{"get-nodes-jsonpath", "fabricmap", []string{"get", "nodes", keys, "-o", "jsonpath={.nodes[*].node}"}},
+		{"get-nodes-custom-columns", plugin, []string{"get", "nodes", keys, "-o", "custom-columns=NODE:.node,LEAF:.path[0].name,NO TOPOLOGY:.noTopology"}},
+		{"get-nodes-jsonpath-invalid", "fabricmap", []string{"get", "nodes", keys, "-o", "jsonpath={.nodes[}"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) { tc.check(t, cluster) })
 	}
