@@ -18,7 +18,9 @@ func clusterFlagsOf(cmd *cobra.Command) cli.ClusterFlags {
 		v, _ := cmd.Flags().GetString(name) // "" for a command built without the root
 		return v
 	}
-	return cli.ClusterFlags{Kubeconfig: get(cli.KubeconfigFlag), Context: get(cli.ContextFlag), Namespace: get(cli.NamespaceFlag)}
+	f := cli.ClusterFlags{Kubeconfig: get(cli.KubeconfigFlag), Context: get(cli.ContextFlag), Namespace: get(cli.NamespaceFlag)}
+	_ = f.UseFlags(cmd.Flags()) // the values parsed already: copying them cannot fail
+	return f
 }
 
 // restConfig loads the client configuration cmd's cluster flags name.

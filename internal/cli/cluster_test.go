@@ -70,3 +70,37 @@ func TestClusterFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestOverrideFlags: kubectl's other flags (--server, --token, --as, --as-group, --request-timeout, --cluster)
+// reach the client configuration, also when they are read back from a command's parsed flags (UseFlags).
+func TestOverrideFlags(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(twoClusters), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var registered ClusterFlags
+	fs := pflag.NewFlagSet("fabricmap", pflag.ContinueOnError)
+	registered.AddFlags(fs)
+	args := []string{"--kubeconfig", kubeconfig, "--cluster", "west", "--token", "t0ken", "--as", "alice",
+		"--as-group", "ops", "--as-group", "gpu-admins", "--request-timeout", "7s"}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	// As a command reads them: a fresh ClusterFlags from the parsed set.
+	f := ClusterFlags{Kubeconfig: kubeconfig}
+	if err := f.UseFlags(fs); err != nil {
+		t.Fatal(err)
+	}
+	for name, flags := range map[string]ClusterFlags{"registered": registered, "read back": f} {
+		cfg, err := flags.RESTConfig()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := []string{cfg.Host, cfg.BearerToken, cfg.Impersonate.UserName, cfg.Timeout.String()}
+		got = append(got, cfg.Impersonate.Groups...)
+		want := []string{"https://west.example.com:6443", "t0ken", "alice", "7s", "ops", "gpu-admins"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: host, token, impersonation, timeout, groups (-want +got):\n%s", name, diff)
+		}
+	}
+}
