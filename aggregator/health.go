@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/discovery/rdma"
+	"github.com/fabricmap/fabricmap/discovery/pciaddr"
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
@@ -78,13 +78,13 @@ func railOf(nearest string, gpus []v1alpha1.GPU) int {
 	if nearest == "" {
 		return -1
 	}
-	addr, addrErr := rdma.NormalizePCIAddress(nearest)
+	addr, addrErr := pciaddr.Normalize(nearest)
 	for _, g := range gpus {
 		if g.UUID == nearest {
 			return int(g.Index)
 		}
 		if addrErr == nil && g.PCIBusID != "" {
-			if ga, err := rdma.NormalizePCIAddress(g.PCIBusID); err == nil && ga == addr {
+			if ga, err := pciaddr.Normalize(g.PCIBusID); err == nil && ga == addr {
 				return int(g.Index)
 			}
 		}

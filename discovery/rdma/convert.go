@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/discovery/pciaddr"
 )
 
 // Bounds of the report API (the MaxItems markers of v1alpha1.RDMADevice and RDMAPort).
@@ -20,7 +21,7 @@ const maxCharDevices = 8
 
 // ToAPI turns scanned devices into report objects; virtual devices (sub-functions, and SR-IOV virtual
 // functions of a physical function on the node: see Device.Virtual) are left out. gpuUUIDs maps GPU PCI
-// addresses (any spelling NormalizePCIAddress reads) to GPU UUIDs; a device's NearestGPU is the UUID when the
+// addresses (any spelling pciaddr.Normalize reads) to GPU UUIDs; a device's NearestGPU is the UUID when the
 // map has it, else the GPU's PCI address. NearestGPU is left empty when no GPU, or more than one GPU equally
 // near, was found. An Ethernet port lists its RoCE v2 GIDs only; an InfiniBand port, all its non-zero GIDs.
 // Lists longer than the API allows are cut, and each cut is returned as a message. A port's RateGbps is its
@@ -29,7 +30,7 @@ func ToAPI(devs []Device, gpuUUIDs map[string]string) ([]v1alpha1.RDMADevice, []
 	devs = physical(devs)
 	uuids := make(map[string]string, len(gpuUUIDs))
 	for addr, uuid := range gpuUUIDs {
-		if a, err := NormalizePCIAddress(addr); err == nil {
+		if a, err := pciaddr.Normalize(addr); err == nil {
 			uuids[a] = uuid
 		}
 	}

@@ -20,5 +20,5 @@
 //
 // Formats: GUIDs are reported as "0x" and 16 lower-case hex digits (the form ibstat and ibnetdiscover print),
 // GIDs in the kernel's full form ("fe80:0000:0000:0000:946d:ae03:00f8:1a20"), and PCI addresses as
-// "dddd:bb:dd.f" in lower case (see NormalizePCIAddress).
+// "dddd:bb:dd.f" in lower case (see pciaddr.Normalize).
 package rdma

@@ -11,6 +11,8 @@ import (
 
 	"github.com/Mellanox/rdmamap"
 	"golang.org/x/sys/unix"
+
+	"github.com/fabricmap/fabricmap/discovery/pciaddr"
 )
 
 // view is where the probe learns what rdmamap knows: the node's RDMA devices, the RDMA devices that sit on a
@@ -70,7 +72,7 @@ func (v view) deviceNames() (names []string, notApplicable string, err error) {
 // auxiliary device ("mlx5_core.sf.4").
 func (v view) rdmaDevicesOf(busDevice string) []string {
 	bus := "auxiliary"
-	if isPCIAddress(busDevice) {
+	if pciaddr.IsFunction(busDevice) {
 		bus = "pci"
 	}
 	if v.live {

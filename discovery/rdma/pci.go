@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fabricmap/fabricmap/discovery/pciaddr"
 )
 
 // PCI identifiers the GPU search needs.
@@ -38,8 +40,8 @@ func devicePath(root, link string) ([]string, error) {
 // when no component is a PCI function.
 func pciTail(path []string) (cut []string, addr string, ok bool) {
 	for i := len(path) - 1; i >= 0; i-- {
-		if isPCIAddress(path[i]) {
-			a, err := NormalizePCIAddress(path[i])
+		if pciaddr.IsFunction(path[i]) {
+			a, err := pciaddr.Normalize(path[i])
 			if err != nil {
 				return nil, "", false
 			}
@@ -132,7 +134,7 @@ func nearestGPU(path []string, gpus []gpu) *GPUAffinity {
 	anc := path[best-1]
 	var level AffinityLevel
 	switch {
-	case !isPCIAddress(anc):
+	case !pciaddr.IsFunction(anc):
 		if !isHostBridge(anc) {
 			return nil
 		}
@@ -155,5 +157,5 @@ func commonPrefix(a, b []string) int {
 
 // isHostBridge tells whether a sysfs path component is a PCI host bridge ("pci0000:15", a VMD "pci10000:e0").
 func isHostBridge(s string) bool {
-	return strings.HasPrefix(s, "pci") && !isPCIAddress(s)
+	return strings.HasPrefix(s, "pci") && !pciaddr.IsFunction(s)
 }

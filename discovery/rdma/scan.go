@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fabricmap/fabricmap/discovery/pciaddr"
 )
 
 // Scan reads every RDMA device under <root>/class/infiniband. It fails only when the class directory exists
@@ -141,7 +143,7 @@ func readBusDevice(root, link string, dev *Device, w *warnings) {
 	}
 	dev.NUMANode = readNUMA(filepath.Join(link, "numa_node"), w)
 	if target, err := os.Readlink(filepath.Join(link, "physfn")); err == nil {
-		if pf, err := NormalizePCIAddress(filepath.Base(target)); err == nil {
+		if pf, err := pciaddr.Normalize(filepath.Base(target)); err == nil {
 			dev.PhysFn = pf
 		} else {
 			w.addf("%s: %s is not a PCI function", filepath.Join(link, "physfn"), target)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -140,30 +139,4 @@ func formatGID(a netip.Addr) string {
 func gidInterfaceID(a netip.Addr) uint64 {
 	b := a.As16()
 	return binary.BigEndian.Uint64(b[8:])
-}
-
-var pciAddrRE = regexp.MustCompile(`^(?i)(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])$`)
-
-// NormalizePCIAddress turns a PCI address in any usual spelling ("0000:18:00.0", NVML's "00000000:18:00.0",
-// upper case, or "18:00.0" without a domain) into sysfs's "dddd:bb:dd.f" in lower case.
-func NormalizePCIAddress(s string) (string, error) {
-	m := pciAddrRE.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return "", fmt.Errorf("PCI address %q: want domain:bus:device.function", s)
-	}
-	dom := uint64(0)
-	if m[1] != "" {
-		dom, _ = strconv.ParseUint(m[1], 16, 32)
-	}
-	bus, _ := strconv.ParseUint(m[2], 16, 8)
-	dev, _ := strconv.ParseUint(m[3], 16, 8)
-	if dev > 0x1f {
-		return "", fmt.Errorf("PCI address %q: device number above 0x1f", s)
-	}
-	return fmt.Sprintf("%04x:%02x:%02x.%s", dom, bus, dev, m[4]), nil
-}
-
-// isPCIAddress tells whether a sysfs path component names a PCI function.
-func isPCIAddress(s string) bool {
-	return pciAddrRE.MatchString(s) && strings.Count(s, ":") == 2
 }

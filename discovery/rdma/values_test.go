@@ -34,25 +34,6 @@ func TestParseGUID(t *testing.T) {
 	}
 }
 
-func TestNormalizePCIAddress(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"0000:18:00.0", "0000:18:00.0"},
-		{"00000000:1B:00.0", "0000:1b:00.0"},
-		{"1b:00.0", "0000:1b:00.0"},
-		{"10000:e0:1d.0", "10000:e0:1d.0"},
-		{"0000:3a:00.1", "0000:3a:00.1"},
-		{"0000:18:00.8", ""},
-		{"0000:18:20.0", ""},
-		{"pci0000:15", ""},
-		{"mlx5_core.rdma.0", ""},
-	} {
-		got, err := NormalizePCIAddress(tc.in)
-		if got != tc.want || (err == nil) != (tc.want != "") {
-			t.Errorf("NormalizePCIAddress(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 func TestParseAttributes(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

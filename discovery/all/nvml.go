@@ -1,0 +1,7 @@
+//go:build linux && cgo
+
+package all
+
+import (
+	_ "github.com/fabricmap/fabricmap/discovery/nvml" // "nvml": go-nvml binds libnvidia-ml through cgo
+)
