@@ -8,7 +8,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 GO_TEST_FLAGS ?= -count=1
 FUZZTIME ?= 5000x
 
-.PHONY: all tools build generate verify-generated docs verify-docs vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo demo-tools bench clean help image
+.PHONY: all tools build generate verify-generated docs verify-docs vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo demo-tools bench clean help image release
 
 all: build
 
@@ -93,6 +93,9 @@ bench: tools ## run the benchmarks and print measured figures as ratios of their
 
 clean: ## remove built binaries (keeps the cached tools)
 	rm -f $(BIN)/fabricmap $(BIN)/fabricmap-agent $(BIN)/fabricmap-aggregator $(BIN)/fabricmap-placer $(BIN)/fabricmap-demo
+
+release: ## write a release into dist/, offline: the chart package, the CLI for linux/darwin amd64/arm64 (and as a kubectl plugin, with a krew manifest), the image archive (root), checksums and an index
+	@hack/release.sh
 
 image: ## build the container image offline (mmdebstrap root filesystem + binaries, config from the Dockerfile) into bin/image/fabricmap.tar; IMAGE=repo:tag overrides the tag
 	@hack/image.sh

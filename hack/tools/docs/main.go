@@ -41,7 +41,7 @@ const cli = "fabricmap"
 // skipCommands are cobra's own commands: they take no flags of fabricmap's.
 var skipCommands = map[string]bool{"help": true, "completion": true}
 
-// foreignFlags are flags of other tools (helm, kubectl, docker, git, aws, eksctl, gcloud, sbatch) that the prose may name.
+// foreignFlags are flags of other tools (helm, kubectl, docker, git, aws, eksctl, gcloud, sbatch, krew) that the prose may name.
 var foreignFlags = map[string]bool{
 	"set": true, "set-file": true, "create-namespace": true, "from-literal": true, "from-file": true,
 	"overwrite": true, "field-selector": true, "build-arg": true, "porcelain": true, "namespace": true,
@@ -50,6 +50,8 @@ var foreignFlags = map[string]bool{
 	"cluster-name": true, "service-account": true, "role-arn": true, "role": true, "member": true,
 	// sbatch, in docs/slurm.md
 	"switches": true, "segment": true,
+	// kubectl krew, in README.md
+	"manifest": true, "archive": true,
 }
 
 // help is one parsed --help output.
