@@ -13,7 +13,7 @@ func TestOutputCompletion(t *testing.T) {
 		command []string
 		want    []string
 	}{
-		{[]string{"get", "hypernodes"}, []string{"tree", "json", "yaml", "dot", "svg"}},
+		{[]string{"get", "hypernodes"}, []string{"tree", "wide", "json", "yaml", "dot", "svg"}},
 		{[]string{"get", "nodes"}, []string{"tree", "wide", "json", "yaml", "dot"}},
 		{[]string{"topology"}, []string{"yaml", "json", "tree", "dot", "labels", "kueue", "cnt", "slurm", "slurm-block", "slurm-yaml", "nfd"}},
 		{[]string{"place"}, []string{"text", "json", "yaml"}},

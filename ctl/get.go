@@ -113,7 +113,7 @@ func newGetHyperNodes() *cobra.Command {
 			})
 		},
 	}
-	o.addFlags(cmd, "tree", "json", "yaml", "dot", "svg")
+	o.addFlags(cmd, "tree", "wide", "json", "yaml", "dot", "svg")
 	shape.addFlags(cmd)
 	return cmd
 }
@@ -158,7 +158,7 @@ func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNo
 			list.Items[i].ManagedFields = nil
 		}
 		return writeObject(w, list, output)
-	case "tree", "dot", "svg":
+	case "tree", "wide", "dot", "svg":
 		if len(items) == 0 {
 			_, err := fmt.Fprintln(errw, "No HyperNodes found.")
 			return err
@@ -169,10 +169,12 @@ func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNo
 			return view.DOT(w, t)
 		case "svg": // the web page's map, every node drawn: `fabricmap get hypernodes -o svg > fabric.svg`
 			return view.SVG(w, t, view.SVGOptions{MaxCells: -1})
+		case "wide":
+			return hyperNodesWide(w, t)
 		}
 		return shape.text(w, t)
 	default:
-		return fmt.Errorf("--output %q: want tree, json, yaml, dot or svg", output)
+		return fmt.Errorf("--output %q: want tree, wide, json, yaml, dot or svg", output)
 	}
 }
 
@@ -196,6 +198,8 @@ func printLabelTree(ctx context.Context, r client.Reader, w, errw io.Writer, out
 		return view.DOT(w, t)
 	case "svg":
 		return view.SVG(w, t, view.SVGOptions{MaxCells: -1})
+	case "wide":
+		return hyperNodesWide(w, t)
 	}
 	return shape.text(w, t)
 }
