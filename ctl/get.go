@@ -40,7 +40,7 @@ func (o *getOptions) addFlags(cmd *cobra.Command, formats ...string) {
 	o.output = addOutputFlag(cmd, formats...)
 	if slices.Contains(formats, "json") { // runGet makes them of the JSON
 		f := cmd.Flags().Lookup("output")
-		f.Usage += "; or, made of the JSON as kubectl does: name, jsonpath=TEMPLATE, custom-columns=HEADER:PATH,…"
+		f.Usage += "; or, made of the JSON as kubectl does: name, jsonpath=TEMPLATE, go-template=TEMPLATE, custom-columns=HEADER:PATH,…"
 	}
 	cmd.Flags().BoolVarP(&o.all, "all", "A", false, "include HyperNodes that fabricmap did not make")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "print again whenever HyperNodes or Nodes change, until interrupted")

@@ -69,6 +69,7 @@ func TestGetGolden(t *testing.T) {
 		{"get-hypernodes-depth-negative", "fabricmap", []string{"get", "hypernodes", "--depth", "-1"}},
 		{"get-hypernodes-name", "fabricmap", []string{"get", "hypernodes", "-o", "name"}},
 		{"get-hypernodes-wide", "fabricmap", []string{"get", "hypernodes", "-o", "wide"}},
+		{"get-hypernodes-go-template", "fabricmap", []string{"get", "hypernodes", "-o", `go-template={{range .items}}{{.metadata.name}} tier {{.spec.tier}}{{"\n"}}{{end}}`}},
 		{"get-nodes-jsonpath", "fabricmap", []string{"get", "nodes", keys, "-o", "jsonpath={.nodes[*].node}"}},
 		{"get-nodes-custom-columns", plugin, []string{"get", "nodes", keys, "-o", "custom-columns=NODE:.node,LEAF:.path[0].name,NO TOPOLOGY:.noTopology"}},
 		{"get-nodes-jsonpath-invalid", "fabricmap", []string{"get", "nodes", keys, "-o", "jsonpath={.nodes[}"}},

@@ -8,23 +8,26 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"text/template"
 
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The -o forms kubectl users reach for, on every command that prints JSON: name, jsonpath=TEMPLATE and
-// custom-columns=HEADER:PATH,…, each applied to what -o json prints.
+// The -o forms kubectl users reach for, on every command that prints JSON: name, jsonpath=TEMPLATE,
+// go-template=TEMPLATE and custom-columns=HEADER:PATH,…, each applied to what -o json prints.
 const (
 	outputName          = "name"
 	outputJSONPath      = "jsonpath="
+	outputGoTemplate    = "go-template="
 	outputCustomColumns = "custom-columns="
 )
 
 // templateOutput is one of those forms, parsed.
 type templateOutput struct {
-	kind    string // outputName, outputJSONPath or outputCustomColumns
+	kind    string // outputName, outputJSONPath, outputGoTemplate or outputCustomColumns
 	path    *jsonpath.JSONPath
+	tmpl    *template.Template
 	headers []string
 	columns []*jsonpath.JSONPath
 }
@@ -37,6 +40,12 @@ func parseTemplateOutput(value string) (t templateOutput, ok bool, err error) {
 	case strings.HasPrefix(value, outputJSONPath):
 		p, err := parsePath("jsonpath", strings.TrimPrefix(value, outputJSONPath))
 		return templateOutput{kind: outputJSONPath, path: p}, true, err
+	case strings.HasPrefix(value, outputGoTemplate):
+		tmpl, err := template.New("output").Parse(strings.TrimPrefix(value, outputGoTemplate))
+		if err != nil {
+			err = fmt.Errorf("--output: the Go template: %w", err)
+		}
+		return templateOutput{kind: outputGoTemplate, tmpl: tmpl}, true, err
 	case strings.HasPrefix(value, outputCustomColumns):
 		t := templateOutput{kind: outputCustomColumns}
 		for _, col := range strings.Split(strings.TrimPrefix(value, outputCustomColumns), ",") {
@@ -85,6 +94,11 @@ func (t templateOutput) wrap(render renderFunc) renderFunc {
 			}
 			_, err := fmt.Fprintln(w)
 			return err
+		case outputGoTemplate:
+			if err := t.tmpl.Execute(w, obj); err != nil {
+				return fmt.Errorf("--output go-template: %w", err)
+			}
+			return nil
 		case outputName:
 			for _, item := range items(obj) {
 				if _, err := fmt.Fprintln(w, itemName(item)); err != nil {
