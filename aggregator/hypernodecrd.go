@@ -60,12 +60,14 @@ type hyperNodeCRD struct {
 	newCache func() (cache.Cache, error)
 	// elected is closed when this replica leads; nil: it leads from the start.
 	elected <-chan struct{}
-	// lease, when named, gets HyperNodeCRDAnnotation through writer.
-	lease   types.NamespacedName
-	writer  client.Writer
-	recheck time.Duration
-	log     *slog.Logger
-	metrics *Metrics
+	// lease, when named, gets HyperNodeCRDAnnotation (and hypernodegen.LabelKeysAnnotation, when labelKeys is
+	// set) through writer.
+	lease     types.NamespacedName
+	labelKeys string
+	writer    client.Writer
+	recheck   time.Duration
+	log       *slog.Logger
+	metrics   *Metrics
 
 	// events wakes the reconciler: the cache synced, or an owned HyperNode changed.
 	events chan event.GenericEvent
@@ -270,10 +272,14 @@ func (h *hyperNodeCRD) annotate(ctx context.Context, served bool) {
 	if served {
 		want = HyperNodeCRDInstalled
 	}
-	if h.lease.Name == "" || h.annotated == want {
+	annotations := map[string]string{HyperNodeCRDAnnotation: want}
+	if h.labelKeys != "" {
+		annotations[hypernodegen.LabelKeysAnnotation] = h.labelKeys // the keys the CLI reads (fabricmap get nodes)
+	}
+	if h.lease.Name == "" || h.annotated == want+h.labelKeys {
 		return
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{HyperNodeCRDAnnotation: want}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
 		h.log.Error("encoding the HyperNode CRD annotation", "err", err)
 		return
@@ -284,7 +290,7 @@ func (h *hyperNodeCRD) annotate(ctx context.Context, served bool) {
 			"lease", h.lease.String(), "annotation", HyperNodeCRDAnnotation, "value", want, "err", err)
 		return
 	}
-	h.annotated = want
+	h.annotated = want + h.labelKeys
 }
 
 // wake asks the reconciler for a pass; a pass already asked for is enough.

@@ -198,6 +198,14 @@ func TestHyperNodesWaitForTheirCRD(t *testing.T) {
 			got, err := b.leaseAnnotation(lease)
 			return err == nil && got == wantAnnotation, fmt.Sprintf("Lease annotation %q (err %v), want %q", got, err, wantAnnotation)
 		})
+		// The Lease states the label keys too, for the CLI (fabricmap get nodes reads them).
+		var l coordinationv1.Lease
+		if err := b.env.Client.Get(context.Background(), lease, &l); err != nil {
+			t.Fatal(err)
+		}
+		if keys, err := hypernodegen.DecodeLabelKeys(l.Annotations[hypernodegen.LabelKeysAnnotation]); err != nil || keys.Style != conf.LabelKeys.Style {
+			t.Errorf("Lease annotation %s = %q (%v), want the aggregator's keys", hypernodegen.LabelKeysAnnotation, l.Annotations[hypernodegen.LabelKeysAnnotation], err)
+		}
 	}
 	leaf, spine := hypernodegen.DefaultTierKeys[0], hypernodegen.DefaultTierKeys[1]
 	wantLabels := map[string]map[string]string{

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/sources"
 )
@@ -96,6 +97,9 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 	crd, err := newHyperNodeCRD(mgr, opts, metrics, log)
 	if err != nil {
 		return nil, err
+	}
+	if conf.NodeLabels {
+		crd.labelKeys = hypernodegen.EncodeLabelKeys(conf.LabelKeys)
 	}
 	if err := mgr.Add(crd); err != nil {
 		return nil, fmt.Errorf("adding the HyperNode CRD check: %w", err)

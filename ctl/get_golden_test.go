@@ -13,10 +13,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 )
 
@@ -85,6 +89,17 @@ func TestGetGolden(t *testing.T) {
 		{"no-crd-get-nodes-wide", "fabricmap", []string{"get", "nodes", keys, "-o", "wide", "gpu-a1"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) { tc.check(t, cluster) })
+	}
+	// The aggregator states its keys on its Lease: without key flags they are the ones read (one tier here,
+	// so the wide table has one tier column), not the style the labels look like.
+	published := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "fabricmap-aggregator",
+		Annotations: map[string]string{hypernodegen.LabelKeysAnnotation: hypernodegen.EncodeLabelKeys(hypernodegen.LabelKeys{Style: hypernodegen.LabelStyleCustom, Tiers: []string{blockKey}})}}}
+	if err := env.Client.Create(ctx, published); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	(goldenCase{"no-crd-get-nodes-keys-from-lease", "fabricmap", []string{"get", "nodes", "-o", "wide"}}).check(t, cluster)
+	if err := env.Client.Delete(ctx, published); err != nil {
+		t.Fatal(err)
 	}
 	t.Run("no-crd-get-nodes-watch", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)

@@ -30,8 +30,8 @@ func newGetNodes() *cobra.Command {
 		Aliases: []string{"node", "no"},
 		Short:   "Print each node's path to the top of the tree and the fabricmap labels on it",
 		Long: "Print every node with the domains that hold it, closest first, up to the top (with their tiers), and the\n" +
-			"labels fabricmap writes on it (the aggregator's keys: the named style whose keys the most nodes carry, or as\n" +
-			"--label-style and the key flags say). A tier label that differs from the tree is marked; nodes no domain holds are listed as having no topology.\n" +
+			"labels fabricmap writes on it (the aggregator's keys: as --label-style and the key flags say, else as the\n" +
+			"aggregator states them on its Lease, else the named style whose keys the most nodes carry). A tier label that differs from the tree is marked; nodes no domain holds are listed as having no topology.\n" +
 			"NAME... prints only those nodes (a name that is neither a Node nor in a HyperNode is an error); -l prints\n" +
 			"only the Nodes whose labels match the selector, as kubectl's -l. -o wide prints one line a node: its\n" +
 			"domain at every tier, whether its tier labels agree with the tree, and what is missing. Without HyperNodes\n" +
@@ -49,6 +49,9 @@ func newGetNodes() *cobra.Command {
 				return fmt.Errorf("--selector %q: %w", o.selector, err)
 			}
 			o.names, o.matches, o.keysGiven = args, sel, keys.FlagsGiven(cmd.Flags())
+			if published, ok := publishedLabelKeys(cmd); ok && !o.keysGiven {
+				keys, o.keysGiven = published, true // the aggregator's own keys, from its Lease
+			}
 			return runGet(cmd, o.getOptions, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
 				return renderNodes(ctx, r, w, errw, o, keys)
 			})

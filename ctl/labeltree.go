@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
@@ -60,3 +64,33 @@ func switchTierName(n int) string {
 	}
 	return fmt.Sprintf("tier %d", n)
 }
+
+// publishedLabelKeys reads the label keys the leading aggregator states on its leader-election Lease
+// (hypernodegen.LabelKeysAnnotation), looking for the Lease by its default name in every namespace; false when
+// none states them (no aggregator, another Lease name, or no right to list Leases), and the caller goes on
+// without.
+func publishedLabelKeys(cmd *cobra.Command) (hypernodegen.LabelKeys, bool) {
+	cfg, err := restConfig(cmd)
+	if err != nil {
+		return hypernodegen.LabelKeys{}, false
+	}
+	c, err := newClient(cfg)
+	if err != nil {
+		return hypernodegen.LabelKeys{}, false
+	}
+	var leases coordinationv1.LeaseList
+	if err := c.List(cmd.Context(), &leases, client.MatchingFields{"metadata.name": defaultAggregatorLease}); err != nil {
+		return hypernodegen.LabelKeys{}, false
+	}
+	for _, l := range leases.Items {
+		if v, ok := l.Annotations[hypernodegen.LabelKeysAnnotation]; ok {
+			if keys, err := hypernodegen.DecodeLabelKeys(v); err == nil {
+				return keys, true
+			}
+		}
+	}
+	return hypernodegen.LabelKeys{}, false
+}
+
+// defaultAggregatorLease is the aggregator's leader-election Lease name by default (--leader-election-id).
+const defaultAggregatorLease = "fabricmap-aggregator"

@@ -1,6 +1,8 @@
 package hypernodegen
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/spf13/pflag"
@@ -35,4 +37,35 @@ func DetectStyle(nodeLabels map[string]map[string]string) (LabelKeys, bool) {
 		}
 	}
 	return best, bestCount > 0
+}
+
+// LabelKeysAnnotation is set by the leading aggregator on its leader-election Lease: the node-label keys it
+// writes (EncodeLabelKeys), so that the CLI reads them instead of being told.
+const LabelKeysAnnotation = "fabricmap.io/label-keys"
+
+// labelKeysJSON is the annotation's form of LabelKeys.
+type labelKeysJSON struct {
+	Style                string   `json:"style,omitempty"`
+	Tiers                []string `json:"tiers"`
+	Accelerator          string   `json:"accelerator,omitempty"`
+	AcceleratorSubDomain string   `json:"acceleratorSubDomain,omitempty"`
+}
+
+// EncodeLabelKeys writes k as LabelKeysAnnotation's value (JSON).
+func EncodeLabelKeys(k LabelKeys) string {
+	b, _ := json.Marshal(labelKeysJSON{Style: k.Style, Tiers: k.Tiers, Accelerator: k.Accelerator, AcceleratorSubDomain: k.AcceleratorSubDomain})
+	return string(b)
+}
+
+// DecodeLabelKeys reads LabelKeysAnnotation's value and checks the keys (Validate).
+func DecodeLabelKeys(s string) (LabelKeys, error) {
+	var j labelKeysJSON
+	if err := json.Unmarshal([]byte(s), &j); err != nil {
+		return LabelKeys{}, fmt.Errorf("%s: %w", LabelKeysAnnotation, err)
+	}
+	k := LabelKeys{Style: j.Style, Tiers: j.Tiers, Accelerator: j.Accelerator, AcceleratorSubDomain: j.AcceleratorSubDomain}
+	if err := k.Validate(); err != nil {
+		return LabelKeys{}, fmt.Errorf("%s: %w", LabelKeysAnnotation, err)
+	}
+	return k, nil
 }

@@ -57,3 +57,18 @@ func TestFlagsGiven(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelKeysAnnotationRoundTrip(t *testing.T) {
+	for _, k := range []LabelKeys{DefaultLabelKeys(), {Style: LabelStyleCustom, Tiers: []string{"example.com/leaf", "example.com/spine"}, Accelerator: "example.com/nvl"}} {
+		got, err := DecodeLabelKeys(EncodeLabelKeys(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(k, got); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
+		}
+	}
+	if _, err := DecodeLabelKeys(`{"tiers":["Not A Key"]}`); err == nil {
+		t.Error("an invalid key was taken")
+	}
+}
