@@ -21,10 +21,10 @@ func newGetTiers() *cobra.Command {
 		Use:   "tiers",
 		Short: "Print what each tier means here: HyperNode tier and name, node-label key, Kueue level, and how to ask for one domain",
 		Long: "Print, for this cluster's HyperNodes, each tier with its name (leaf, spine, accelerator…), how many domains\n" +
-			"it has, the node-label key whose value is a node's domain at that tier (--label-style and the key flags: the\n" +
-			"aggregator's) and that key's place among the Kueue Topology's levels; then, for one NVLink sub-domain, one\n" +
-			"NVLink domain, one leaf and one spine, what a Volcano job's spec.networkTopology and a Kueue PodSet annotation\n" +
-			"say to keep a job inside it. Tier numbers depend on the tree (NVLink levels below the leaves move the switch\n" +
+			"it has, the node-label key whose value is a node's domain at that tier (--label-style and the key flags, else\n" +
+			"the keys the aggregator states on its Lease) and that key's place among the Kueue Topology's levels; then,\n" +
+			"for one NVLink sub-domain, one NVLink domain, one leaf and one spine, what a Volcano job's\n" +
+			"spec.networkTopology and a Kueue PodSet annotation say to keep a job inside it. Tier numbers depend on the tree (NVLink levels below the leaves move the switch\n" +
 			"tiers up): read them here rather than guess.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -33,6 +33,9 @@ func newGetTiers() *cobra.Command {
 			}
 			if err := keys.Validate(); err != nil {
 				return err
+			}
+			if published, ok := publishedLabelKeys(cmd); ok && !keys.FlagsGiven(cmd.Flags()) {
+				keys = published // the aggregator's own keys, from its Lease
 			}
 			return runGet(cmd, o, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
 				items, err := listHyperNodes(ctx, r, o.all)
