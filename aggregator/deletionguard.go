@@ -168,9 +168,11 @@ func (g DeletionGuard) decide(s guardState, gone []string, due int, tripped bool
 	return d, s
 }
 
-// confirmedBy reports whether a confirmation given at at covers a hold that began at since.
+// confirmedBy reports whether a confirmation given at at covers a hold that began at since. The annotation
+// holds whole seconds (`date -u +%FT%TZ`), so the hold's start counts from its second: a confirmation typed in
+// the second the hold began (a script answering the Event) confirms it.
 func confirmedBy(at, since time.Time) bool {
-	return !at.IsZero() && !at.Before(since)
+	return !at.IsZero() && !at.Before(since.Truncate(time.Second))
 }
 
 func subset(a, b map[string]bool) bool {

@@ -352,3 +352,23 @@ func TestHeldDeletionsConfirmedByPersistence(t *testing.T) {
 	waitForLeaseEvent(t, r.Config.DeletionGuard.Lease, ReasonDeletionsHeld, "5 of 11 managed HyperNodes (45%) are gone from the tree, above the limit of 20%")
 	waitForLeaseEvent(t, r.Config.DeletionGuard.Lease, ReasonDeletionsConfirmed, "confirmed by persistence after 1h0m0s")
 }
+
+// TestConfirmedBy pins which confirmation times cover a hold: the annotation holds whole seconds, so one
+// written in the second the hold began counts, one from an earlier second does not.
+func TestConfirmedBy(t *testing.T) {
+	since := time.Date(2026, 11, 26, 22, 50, 51, 903_000_000, time.UTC)
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want bool
+	}{
+		{"none", time.Time{}, false},
+		{"the second before the hold", time.Date(2026, 11, 26, 22, 50, 50, 0, time.UTC), false},
+		{"the hold's own second, truncated", time.Date(2026, 11, 26, 22, 50, 51, 0, time.UTC), true},
+		{"after the hold", time.Date(2026, 11, 26, 22, 51, 30, 0, time.UTC), true},
+	} {
+		if got := confirmedBy(tc.at, since); got != tc.want {
+			t.Errorf("%s: confirmedBy(%s, %s) = %v, want %v", tc.name, tc.at.Format(time.RFC3339Nano), since.Format(time.RFC3339Nano), got, tc.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -65,7 +66,9 @@ func TestChartOnKubeletCluster(t *testing.T) {
 	// Volcano is installed before fabricmap, as the README's first recipe says: its HyperNode CRD exists; the
 	// chart brings its own CRD.
 	cl, err := testenv.StartKubeletCluster(ctx, testenv.KubeletClusterOptions{LockWait: 10 * time.Minute,
-		CRDPaths: []string{filepath.Join(chartDir(), "files", "crds", "topology.volcano.sh_hypernodes.yaml")}})
+		// The Prometheus Operator's CRDs, as its own install gives them: the chart's monitoring objects go there.
+		CRDPaths: []string{filepath.Join(chartDir(), "files", "crds", "topology.volcano.sh_hypernodes.yaml"),
+			filepath.Join(testenv.RepoRoot(), "bin", "prom-crds")}})
 	testenv.RequireKubeletCluster(t, err)
 	t.Cleanup(func() {
 		if err := cl.Stop(); err != nil {
@@ -234,6 +237,15 @@ func TestChartOnKubeletCluster(t *testing.T) {
 		if diff := cmp.Diff(tree, hyperNodes(t, c)); diff != "" {
 			t.Errorf("HyperNodes changed by the upgrade (-before +after):\n%s", diff)
 		}
+	})
+
+	ufm := startUFMStandIn(t, net.IP(cl.NodeAddress.AsSlice()), ufmPasswords...)
+	t.Run("UFM from the admin's own Secret and CA, over TLS, with the Secret rotated", func(t *testing.T) {
+		testUFMFromTheAdminsSecret(t, ufm, cl, admin)
+	})
+
+	t.Run("the capture CronJob and the monitoring objects", func(t *testing.T) {
+		testCaptureJobAndMonitoring(t, cl, admin)
 	})
 
 	t.Run("helm uninstall runs the cleanup hook: what fabricmap made goes, the rest stays", func(t *testing.T) {

@@ -2,7 +2,9 @@
 // single-node cluster (containerd and a kubelet, testenv.StartKubeletCluster), `helm install` of
 // charts/fabricmap, and the pods checked as a cluster admin would: the agent hears a real lldpd switch on the
 // node's uplink and publishes with its kubelet-issued token, NVML comes from the host driver folder, the
-// aggregator writes HyperNodes and labels with the chart's RBAC, `helm test`, upgrade and uninstall.
+// aggregator writes HyperNodes and labels with the chart's RBAC, `helm test`, upgrade, UFM from the admin's
+// own Secret and CA over TLS (with the rewrite it brings confirmed and the Secret rotated), the capture CronJob
+// and the monitoring objects on the Prometheus Operator's CRDs, and uninstall.
 //
 // It needs root (network namespaces, a kubelet) and the image (bin/image/fabricmap.tar); `make e2e-install`
 // builds everything first. Without them it skips with the reason, except under CI=true, where it fails.

@@ -42,8 +42,14 @@ func DumpAnswers(dir string) (Answers, error) {
 // Handler answers GET /ufmRest/resources/<resource> from answers for the user and password given (401
 // otherwise, 404 for a resource answers does not hold), with UFM's content type.
 func Handler(user, password string, answers Answers) http.Handler {
+	return HandlerFor(func(u, p string) bool { return u == user && p == password }, answers)
+}
+
+// HandlerFor is Handler with the credentials checked by accept, which a test may change while UFM serves (a
+// rotated password).
+func HandlerFor(accept func(user, password string) bool, answers Answers) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
+		if u, p, ok := r.BasicAuth(); !ok || !accept(u, p) {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
