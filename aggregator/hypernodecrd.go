@@ -279,7 +279,8 @@ func (h *hyperNodeCRD) annotate(ctx context.Context, served bool) {
 	if h.lease.Name == "" || h.annotated == want+h.labelKeys {
 		return
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	labels := map[string]string{hypernodegen.AggregatorLeaseLabel: "true"} // how the CLI finds it, by any name
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations, "labels": labels}})
 	if err != nil {
 		h.log.Error("encoding the HyperNode CRD annotation", "err", err)
 		return

@@ -206,6 +206,9 @@ func TestHyperNodesWaitForTheirCRD(t *testing.T) {
 		if keys, err := hypernodegen.DecodeLabelKeys(l.Annotations[hypernodegen.LabelKeysAnnotation]); err != nil || keys.Style != conf.LabelKeys.Style {
 			t.Errorf("Lease annotation %s = %q (%v), want the aggregator's keys", hypernodegen.LabelKeysAnnotation, l.Annotations[hypernodegen.LabelKeysAnnotation], err)
 		}
+		if l.Labels[hypernodegen.AggregatorLeaseLabel] != "true" {
+			t.Errorf("Lease labels %v, want %s=true", l.Labels, hypernodegen.AggregatorLeaseLabel)
+		}
 	}
 	leaf, spine := hypernodegen.DefaultTierKeys[0], hypernodegen.DefaultTierKeys[1]
 	wantLabels := map[string]map[string]string{

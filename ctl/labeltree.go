@@ -66,9 +66,8 @@ func switchTierName(n int) string {
 }
 
 // publishedLabelKeys reads the label keys the leading aggregator states on its leader-election Lease
-// (hypernodegen.LabelKeysAnnotation), looking for the Lease by its default name in every namespace; false when
-// none states them (no aggregator, another Lease name, or no right to list Leases), and the caller goes on
-// without.
+// (hypernodegen.LabelKeysAnnotation), found in any namespace by hypernodegen.AggregatorLeaseLabel whatever its
+// name; false when none states them (no aggregator, or no right to list Leases), and the caller goes on without.
 func publishedLabelKeys(cmd *cobra.Command) (hypernodegen.LabelKeys, bool) {
 	cfg, err := restConfig(cmd)
 	if err != nil {
@@ -79,7 +78,7 @@ func publishedLabelKeys(cmd *cobra.Command) (hypernodegen.LabelKeys, bool) {
 		return hypernodegen.LabelKeys{}, false
 	}
 	var leases coordinationv1.LeaseList
-	if err := c.List(cmd.Context(), &leases, client.MatchingFields{"metadata.name": defaultAggregatorLease}); err != nil {
+	if err := c.List(cmd.Context(), &leases, client.MatchingLabels{hypernodegen.AggregatorLeaseLabel: "true"}); err != nil {
 		return hypernodegen.LabelKeys{}, false
 	}
 	for _, l := range leases.Items {
@@ -91,6 +90,3 @@ func publishedLabelKeys(cmd *cobra.Command) (hypernodegen.LabelKeys, bool) {
 	}
 	return hypernodegen.LabelKeys{}, false
 }
-
-// defaultAggregatorLease is the aggregator's leader-election Lease name by default (--leader-election-id).
-const defaultAggregatorLease = "fabricmap-aggregator"

@@ -43,6 +43,10 @@ func DetectStyle(nodeLabels map[string]map[string]string) (LabelKeys, bool) {
 // writes (EncodeLabelKeys), so that the CLI reads them instead of being told.
 const LabelKeysAnnotation = "fabricmap.io/label-keys"
 
+// AggregatorLeaseLabel marks the leading aggregator's leader-election Lease (value "true"), whatever its name
+// (--leader-election-id), so that the CLI finds the Lease that states LabelKeysAnnotation.
+const AggregatorLeaseLabel = "fabricmap.io/aggregator-lease"
+
 // labelKeysJSON is the annotation's form of LabelKeys.
 type labelKeysJSON struct {
 	Style                string   `json:"style,omitempty"`
