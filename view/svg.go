@@ -36,6 +36,11 @@ type SVGOptions struct {
 	Highlight []string
 	// Gangs are gangs placed on the tree's nodes: each has a colour of its own on its nodes.
 	Gangs []Gang
+	// Width is how wide the picture may be, in pixels (never under 720): a tree wider than that is drawn in
+	// shelves, parts of its one long strip stacked one under the other, cut at gaps between boxes. Zero:
+	// automatic, one strip up to 1,600 px, beyond that shelves that make the whole picture about 16:9;
+	// negative: one strip whatever its width.
+	Width float64
 }
 
 // Gang is a group of pods placed together, shown on the nodes it runs on.
@@ -57,24 +62,27 @@ const (
 	rowGap      = 8.0
 	labelStrip  = 14.0 // the name strip on top of an NVLink domain's box
 	gutterWidth = 112.0
-	headerH     = 56.0
 	marginW     = 12.0
 	barHeight   = 5.0
 	minWidth    = 720.0
 	// A domain that holds nodes is at least this wide in a tree of few such domains, so that its name shows.
-	ownerMinWidth   = 104.0
-	fewOwners       = 100
-	unplacedListed  = 20
-	charWidthNormal = 6.2 // width of a character at font size 11, for fitting names in boxes
+	ownerMinWidth  = 104.0
+	fewOwners      = 100
+	unplacedListed = 20
 )
 
 // SVG draws t as a picture read at a glance: switch tiers as rows (the highest on top), each domain a box as
 // wide as its nodes need and standing above the domains below it, NVLink (accelerator) domains as boxes
 // inside the band of nodes under their switch domain, each node a cell coloured by its state (conflict,
 // expired, its gang's colour), and a bar of those states in place of the cells where nodes are not drawn one
-// by one (SVGOptions.MaxCells, Collapse). Every domain is a <g class="domain"> with data-name, data-tier and
-// data-state (open, summary or collapsed), every cell a <rect class="node"> with data-node, so that a page can
-// act on them. It is a pure function of t and opts; names pass through topology.Printable and XML escaping.
+// by one (SVGOptions.MaxCells, Collapse). A tree wider than SVGOptions.Width allows is drawn in shelves, each
+// a <g class="shelf"> with its own tier rows and band of nodes (svgshelf.go); names are written whole, on two
+// lines or smaller where they must be, and only shortened when nothing else fits, then written out under
+// their shelf (svglabel.go); a colour key heads the picture (svglegend.go). Every domain is a <g
+// class="domain"> with data-name, data-tier and data-state (open, summary or collapsed), a piece of its box on
+// a later shelf a <g class="continued"> with the same attributes, every cell a <rect class="node"> with
+// data-node, so that a page can act on them. It is a pure function of t and opts; names pass through
+// topology.Printable and XML escaping.
 func SVG(w io.Writer, t *topology.Tree, opts SVGOptions) error {
 	p := newPicture(t, opts)
 	p.layout()
@@ -127,18 +135,28 @@ type picture struct {
 	allCells       bool
 	minCols        int
 
-	legend     []legendKey
 	items      []*placed
-	rows       []int // tiers with switch domains, highest first
-	rowY       map[int]float64
-	bandY      float64
+	gaps       []gap        // where the strip may be cut into shelves
+	allTiers   map[int]bool // tiers of every switch domain, drawn or not
+	allDepth   int          // the deepest NVLink domain, drawn or not
+	stripEnd   float64      // where the one strip ends
+	shelves    []*shelf
+	rows       []int // tiers with switch domains drawn, highest first
+	rowOff     map[int]float64
+	rowH       map[int]float64
+	bandOff    float64 // the band of nodes, from a shelf's top
 	bandH      float64
-	cellsY     float64
+	cellsOff   float64 // the first row of cells, from a shelf's top
+	drawnRows  int     // rows of cells the band holds
 	maxDepth   int
 	cellRows   int
 	totalNodes int
-	pictureW   float64
-	pictureH   float64
+
+	legend      []legendKey
+	legendLines [][]legendKey
+	headerH     float64
+	pictureW    float64
+	pictureH    float64
 }
 
 func newPicture(t *topology.Tree, opts SVGOptions) *picture {
@@ -148,7 +166,8 @@ func newPicture(t *topology.Tree, opts SVGOptions) *picture {
 	p := &picture{t: t, opts: opts, children: map[string][]string{}, count: map[string]int{}, conflictsBelow: map[string]int{},
 		expiredBelow: map[string]int{}, width: map[string]float64{}, gangOf: map[string]int{}, onPath: map[string]bool{},
 		isConflict: set(opts.Conflicts), isExpired: set(opts.Expired), expand: set(opts.Expand),
-		collapse: set(opts.Collapse), highlight: set(opts.Highlight), rowY: map[int]float64{}}
+		collapse: set(opts.Collapse), highlight: set(opts.Highlight), allTiers: map[int]bool{}, rowOff: map[int]float64{},
+		rowH: map[int]float64{}}
 	for i, g := range opts.Gangs {
 		for _, n := range g.Nodes {
 			if _, ok := p.gangOf[n]; !ok {
@@ -244,28 +263,27 @@ func (p *picture) measure(name string) float64 {
 	return w
 }
 
-// layout measures every domain, places the drawn ones left to right under their parents, and sets the rows
-// and the band of nodes.
+// layout measures every domain, places the drawn ones left to right under their parents along one strip,
+// cuts the strip into shelves (svgshelf.go) and sets the rows and the band of nodes of a shelf.
 func (p *picture) layout() {
 	x := gutterWidth
 	for i, r := range p.roots {
 		if i > 0 {
+			p.gaps = append(p.gaps, gap{left: x, right: x + 3*siblingGap})
 			x += 3 * siblingGap
 		}
 		p.measure(r)
-		p.place(r, x, 0, false)
+		p.place(r, x, 0, false, 0)
 		x += p.width[r]
 	}
-	p.legend = p.legendKeys()
-	p.pictureW = max(minWidth, x+marginW, p.legendEnd()+marginW)
+	p.stripEnd = x
 	tiers := map[int]bool{}
-	drawnRows := 0
 	for _, it := range p.items {
 		if it.depth == 0 {
 			tiers[it.d.Tier] = true
 		}
 		if it.cells {
-			drawnRows = max(drawnRows, (len(it.d.Nodes)+it.cols-1)/it.cols)
+			p.drawnRows = max(p.drawnRows, (len(it.d.Nodes)+it.cols-1)/it.cols)
 		}
 		p.maxDepth = max(p.maxDepth, it.depth)
 	}
@@ -274,35 +292,27 @@ func (p *picture) layout() {
 	}
 	slices.Sort(p.rows)
 	slices.Reverse(p.rows)
-	y := headerH
-	for _, t := range p.rows {
-		p.rowY[t] = y
-		y += rowHeight + rowGap
-	}
-	p.bandY = y
-	inner := float64(drawnRows) * cellPitch
-	if p.maxDepth > 0 && inner == 0 {
-		inner = barHeight + 2
-	}
-	if inner > 0 {
-		p.cellsY = p.bandY + boxPad + float64(p.maxDepth)*labelStrip
-		p.bandH = p.cellsY + inner + 2*float64(p.maxDepth) + boxPad - p.bandY
-		y += p.bandH + rowGap
-	}
-	p.pictureH = y + marginW
-	if len(p.t.Unplaced) > 0 {
-		p.pictureH += 18
-	}
+	p.shelve()
+	p.arrange()
 }
 
 // place records name at x, and what is drawn below it; hidden is set below a collapsed domain, whose
-// descendants keep their place but are not drawn.
-func (p *picture) place(name string, x float64, depth int, hidden bool) {
+// descendants keep their place but are not drawn. spanning counts the boxes above name that a cut between
+// its children would slice, -1 when one of them must not be cut; the gaps between children are recorded
+// whether drawn or not, so that collapsing a box does not move the cuts.
+func (p *picture) place(name string, x float64, depth int, hidden bool, spanning int) {
 	d := p.t.Domains[name]
 	if isNVLink(d) {
 		depth++
 	} else {
 		depth = 0
+		p.allTiers[d.Tier] = true
+	}
+	p.allDepth = max(p.allDepth, depth)
+	if spanning >= 0 && p.cuttable(name) {
+		spanning++
+	} else {
+		spanning = -1
 	}
 	it := &placed{d: d, x: x, w: p.width[name], depth: depth, onPath: p.onPath[name]}
 	switch {
@@ -323,9 +333,12 @@ func (p *picture) place(name string, x float64, depth int, hidden bool) {
 	}
 	for i, c := range p.children[name] {
 		if i > 0 {
+			if spanning > 0 {
+				p.gaps = append(p.gaps, gap{left: cx, right: cx + siblingGap, cost: spanning})
+			}
 			cx += siblingGap
 		}
-		p.place(c, cx, depth, hidden || it.state == stateCollapsed)
+		p.place(c, cx, depth, hidden || it.state == stateCollapsed, spanning)
 		cx += p.width[c]
 	}
 	if len(d.Nodes) > 0 {
@@ -335,6 +348,20 @@ func (p *picture) place(name string, x float64, depth int, hidden bool) {
 		it.cellX = cx + boxPad
 		it.cols = min(p.ownerCols(len(d.Nodes)), len(d.Nodes))
 	}
+}
+
+// cuttable tells whether a cut may slice name's box: a switch domain holding neither nodes nor NVLink domains.
+func (p *picture) cuttable(name string) bool {
+	d := p.t.Domains[name]
+	if isNVLink(d) || len(d.Nodes) > 0 {
+		return false
+	}
+	for _, c := range p.children[name] {
+		if isNVLink(p.t.Domains[c]) {
+			return false
+		}
+	}
+	return true
 }
 
 // expandedAbove tells whether name or a domain above it is in Expand.

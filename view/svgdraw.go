@@ -33,39 +33,8 @@ const (
 // gangColours are the gangs' colours, reused in turn past the last.
 var gangColours = []string{"#2e9e6b", "#7b5cd6", "#c2185b", "#00838f", "#9e7c0c", "#5d6d7e", "#ef6c00", "#3949ab"}
 
-// legendX is where the colour key begins in the header.
-const legendX = 340.0
-
-// legendKey is one entry of the colour key.
-type legendKey struct{ colour, label string }
-
-func (k legendKey) width() float64 { return 24 + float64(len([]rune(k.label)))*charWidthNormal }
-
-// legendKeys are the colours the picture uses: the node states, NVLink domains when there are any, each gang.
-func (p *picture) legendKeys() []legendKey {
-	keys := []legendKey{{colourNode, "node"}, {colourConflict, "conflict"}, {colourExpired, "expired"}}
-	for _, it := range p.items {
-		if it.depth > 0 {
-			keys = append(keys, legendKey{colourNVLink, "NVLink domain"})
-			break
-		}
-	}
-	for i, g := range p.opts.Gangs {
-		keys = append(keys, legendKey{gangColours[i%len(gangColours)], fmt.Sprintf("%s (%d)", g.Name, len(g.Nodes))})
-	}
-	return keys
-}
-
-// legendEnd is where the colour key ends.
-func (p *picture) legendEnd() float64 {
-	x := legendX
-	for _, k := range p.legend {
-		x += k.width()
-	}
-	return x
-}
-
-// draw writes the SVG document.
+// draw writes the SVG document: the header, then each shelf with its tier rows, its band of nodes, its boxes
+// and the list of its shortened names.
 func (p *picture) draw(w *bufio.Writer) {
 	title := p.opts.Title
 	if title == "" {
@@ -77,20 +46,30 @@ func (p *picture) draw(w *bufio.Writer) {
 	fmt.Fprintf(w, "<title>%s</title>\n", esc(title))
 	fmt.Fprintf(w, `<rect class="background" width="%s" height="%s" fill="#ffffff"/>`+"\n", num(p.pictureW), num(p.pictureH))
 	p.drawHeader(w, title)
-	p.drawRows(w)
-	if p.bandH > 0 {
-		fmt.Fprintf(w, `<g class="band"><rect x="%s" y="%s" width="%s" height="%s" fill="%s"/><text x="%s" y="%s" fill="%s">nodes</text></g>`+"\n",
-			num(marginW), num(p.bandY), num(p.pictureW-2*marginW), num(p.bandH), colourRowA, num(marginW+4), num(p.bandY+14), colourMuted)
-	}
-	for _, it := range p.items {
-		if it.depth == 0 {
-			p.drawSwitch(w, it)
-		} else {
-			p.drawNVLink(w, it)
+	for i, s := range p.shelves {
+		fmt.Fprintf(w, `<g class="shelf" data-shelf="%d" data-y="%s" data-height="%s">`+"\n", i+1, num(s.top), num(s.height))
+		if len(p.shelves) > 1 {
+			fmt.Fprintf(w, `<g class="part"><text x="%s" y="%s" font-size="%s" font-weight="bold" fill="%s">part %d of %d</text><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="4 3"/></g>`+"\n",
+				num(marginW+4), num(s.top+12), num(fontSmall), colourMuted, i+1, len(p.shelves), num(gutterWidth), num(s.top+8), num(p.pictureW-marginW), num(s.top+8), colourSwitchRim)
 		}
+		p.drawRows(w, s)
+		if p.bandH > 0 {
+			y := s.top + p.bandOff
+			fmt.Fprintf(w, `<g class="band"><rect x="%s" y="%s" width="%s" height="%s" fill="%s"/><text x="%s" y="%s" fill="%s">nodes</text></g>`+"\n",
+				num(marginW), num(y), num(p.pictureW-2*marginW), num(p.bandH), colourRowA, num(marginW+4), num(y+14), colourMuted)
+		}
+		for _, pc := range s.pieces {
+			if pc.it.depth == 0 {
+				p.drawSwitch(w, s, pc)
+			} else {
+				p.drawNVLink(w, s, pc)
+			}
+		}
+		p.drawNotes(w, s)
+		fmt.Fprintf(w, "</g>\n")
 	}
 	if len(p.roots) == 0 {
-		fmt.Fprintf(w, `<text class="empty" x="%s" y="%s" fill="%s">No domains: no evidence places any node yet.</text>`+"\n", num(marginW), num(headerH+16), colourMuted)
+		fmt.Fprintf(w, `<text class="empty" x="%s" y="%s" fill="%s">No domains: no evidence places any node yet.</text>`+"\n", num(marginW), num(p.headerH+16), colourMuted)
 	}
 	if n := len(p.t.Unplaced); n > 0 {
 		list := p.t.Unplaced[:min(n, unplacedListed)]
@@ -112,19 +91,13 @@ func (p *picture) drawHeader(w *bufio.Writer, title string) {
 		conflicts += p.conflictsBelow[r]
 		expired += p.expiredBelow[r]
 	}
-	fmt.Fprintf(w, `<text x="%s" y="38" fill="%s">%s in %s · %s · %d expired</text>`, num(marginW), colourMuted,
+	fmt.Fprintf(w, `<text x="%s" y="38" fill="%s">%s in %s · %s · %d expired</text></g>`+"\n", num(marginW), colourMuted,
 		plural(p.totalNodes, "node"), plural(len(p.t.Domains), "domain"), plural(conflicts, "conflict"), expired)
-	x := legendX
-	for _, k := range p.legend {
-		fmt.Fprintf(w, `<rect x="%s" y="29" width="10" height="10" fill="%s" stroke="%s" stroke-width="0.5"/><text x="%s" y="38" fill="%s">%s</text>`,
-			num(x), k.colour, colourMuted, num(x+14), colourMuted, esc(k.label))
-		x += k.width()
-	}
-	fmt.Fprintf(w, "</g>\n")
+	p.drawLegend(w)
 }
 
-// drawRows writes a stripe and a gutter label per tier row.
-func (p *picture) drawRows(w *bufio.Writer) {
+// drawRows writes a stripe and a gutter label per tier row of a shelf.
+func (p *picture) drawRows(w *bufio.Writer, s *shelf) {
 	for i, t := range p.rows {
 		names := map[string]bool{}
 		for _, it := range p.items {
@@ -136,71 +109,59 @@ func (p *picture) drawRows(w *bufio.Writer) {
 		if i%2 == 1 {
 			fill = colourRowB
 		}
-		y := p.rowY[t]
+		y := s.top + p.rowOff[t]
 		fmt.Fprintf(w, `<g class="row" data-tier="%d"><rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`,
-			t, num(marginW), num(y-rowGap/2), num(p.pictureW-2*marginW), num(rowHeight+rowGap), fill)
+			t, num(marginW), num(y-rowGap/2), num(p.pictureW-2*marginW), num(p.rowH[t]+rowGap), fill)
 		fmt.Fprintf(w, `<text x="%s" y="%s" font-weight="bold" fill="%s">tier %d</text><text x="%s" y="%s" fill="%s">%s</text></g>`+"\n",
 			num(marginW+4), num(y+14), colourMuted, t, num(marginW+4), num(y+27), colourMuted,
 			esc(fit(strings.Join(slices.Sorted(maps.Keys(names)), "/"), gutterWidth-marginW-8)))
 	}
 }
 
-// drawSwitch writes a switch domain's box in its tier's row and, when it holds nodes, their frame in the band.
-func (p *picture) drawSwitch(w *bufio.Writer, it *placed) {
-	d := it.d
-	y := p.rowY[d.Tier]
-	p.openDomain(w, it)
-	stroke, sw := colourSwitchRim, "1"
-	if it.onPath {
-		stroke, sw = colourHighlight, "2.5"
-	}
-	fmt.Fprintf(w, `<rect class="box" x="%s" y="%s" width="%s" height="%s" rx="3" fill="%s" stroke="%s" stroke-width="%s"/>`,
-		num(it.x), num(y), num(it.w), num(rowHeight), colourSwitch, stroke, sw)
-	p.labels(w, it, y, it.w)
+// drawSwitch writes a switch domain's box (or its piece on a shelf) in its tier's row and, when it holds
+// nodes, their frame in the band.
+func (p *picture) drawSwitch(w *bufio.Writer, s *shelf, pc *piece) {
+	it := pc.it
+	y, h := s.top+p.rowOff[it.d.Tier], p.rowH[it.d.Tier]
+	p.openDomain(w, pc)
+	p.box(w, pc, y, h, colourSwitch, colourSwitchRim)
+	p.labels(w, pc, y)
 	if it.bar {
-		p.bar(w, d.Name, it.x+3, y+rowHeight-barHeight-3, it.w-6)
+		p.bar(w, it.d.Name, pc.x+3, y+h-barHeight-3, pc.w-6)
 	}
-	p.markers(w, it, y)
+	p.markers(w, pc, y)
 	if it.cells {
 		fmt.Fprintf(w, `<rect class="frame" x="%s" y="%s" width="%s" height="%s" fill="%s" stroke="%s" stroke-width="0.5"/>`,
-			num(it.x), num(p.bandY), num(it.w), num(p.bandH), colourBand, colourSwitchRim)
-		p.cells(w, it)
+			num(pc.x), num(s.top+p.bandOff), num(pc.w), num(p.bandH), colourBand, colourSwitchRim)
+		p.cells(w, it, s.dx(), s.top+p.cellsOff)
 	}
 	fmt.Fprintf(w, "</g>\n")
 }
 
 // drawNVLink writes an NVLink domain's box inside the band of nodes, nested by depth.
-func (p *picture) drawNVLink(w *bufio.Writer, it *placed) {
-	y := p.bandY + boxPad + float64(it.depth-1)*labelStrip
-	bottom := p.bandY + p.bandH - boxPad - 2*float64(it.depth-1)
-	p.openDomain(w, it)
-	stroke, sw := colourNVLinkRim, "1"
-	if it.onPath {
-		stroke, sw = colourHighlight, "2.5"
+func (p *picture) drawNVLink(w *bufio.Writer, s *shelf, pc *piece) {
+	it := pc.it
+	y := s.top + p.bandOff + boxPad + float64(it.depth-1)*labelStrip
+	bottom := s.top + p.bandOff + p.bandH - boxPad - 2*float64(it.depth-1)
+	p.openDomain(w, pc)
+	p.box(w, pc, y, bottom-y, colourNVLink, colourNVLinkRim)
+	if len(pc.name.lines) > 0 {
+		fmt.Fprintf(w, `<text class="name" x="%s" y="%s" font-size="%s">%s</text>`, num(pc.x+3), num(y+0.5+pc.name.size), num(pc.name.size), esc(pc.name.lines[0]))
 	}
-	fmt.Fprintf(w, `<rect class="box" x="%s" y="%s" width="%s" height="%s" rx="3" fill="%s" stroke="%s" stroke-width="%s"/>`,
-		num(it.x), num(y), num(it.w), num(bottom-y), colourNVLink, stroke, sw)
-	fmt.Fprintf(w, `<text x="%s" y="%s" font-size="9.5">%s</text>`, num(it.x+3), num(y+10), esc(fit(it.d.Name, it.w-6)))
 	if it.bar {
-		p.bar(w, it.d.Name, it.x+boxPad, p.cellsY, it.w-2*boxPad)
+		p.bar(w, it.d.Name, pc.x+boxPad, s.top+p.cellsOff, pc.w-2*boxPad)
 	}
 	if it.cells {
-		p.cells(w, it)
+		p.cells(w, it, s.dx(), s.top+p.cellsOff)
 	}
 	fmt.Fprintf(w, "</g>\n")
 }
 
-// openDomain starts a domain's group, with the attributes a page acts on and its description as a tooltip.
-func (p *picture) openDomain(w *bufio.Writer, it *placed) {
+// openDomain starts a domain's group, with the attributes a page acts on and its description as a tooltip: a
+// <g class="domain"> for its first piece, a <g class="continued"> for the others.
+func (p *picture) openDomain(w *bufio.Writer, pc *piece) {
+	it := pc.it
 	d := it.d
-	class := "domain"
-	if it.depth > 0 {
-		class += " nvlink"
-	}
-	if it.onPath {
-		class += " hit"
-	}
-	fmt.Fprintf(w, `<g class="%s" data-name="%s" data-tier="%d" data-state="%s" data-nodes="%d">`, class, esc(d.Name), d.Tier, it.state, p.count[d.Name])
 	tip := fmt.Sprintf("%s — tier %d", d.Name, d.Tier)
 	if d.TierName != "" {
 		tip += " (" + d.TierName + ")"
@@ -221,29 +182,84 @@ func (p *picture) openDomain(w *bufio.Writer, it *placed) {
 	if d.Source != "" {
 		tip += ", source " + d.Source
 	}
-	fmt.Fprintf(w, "<title>%s</title>", esc(tip))
+	if !pc.first() {
+		fmt.Fprintf(w, `<g class="continued" data-name="%s" data-tier="%d" data-state="%s"><title>%s (continued)</title>`, esc(d.Name), d.Tier, it.state, esc(tip))
+		return
+	}
+	class := "domain"
+	if it.depth > 0 {
+		class += " nvlink"
+	}
+	if it.onPath {
+		class += " hit"
+	}
+	fmt.Fprintf(w, `<g class="%s" data-name="%s" data-tier="%d" data-state="%s" data-nodes="%d"><title>%s</title>`, class, esc(d.Name), d.Tier, it.state, p.count[d.Name], esc(tip))
 }
 
-// labels writes a switch box's name and node count, as much of them as fits.
-func (p *picture) labels(w *bufio.Writer, it *placed, y, width float64) {
-	if name := fit(it.d.Name, width-8); name != "" {
-		fmt.Fprintf(w, `<text x="%s" y="%s" font-weight="bold">%s</text>`, num(it.x+4), num(y+13), esc(name))
+// box writes a piece's box; an edge where it goes on in another shelf is square and dashed.
+func (p *picture) box(w *bufio.Writer, pc *piece, y, h float64, fill, rim string) {
+	stroke, sw := rim, "1"
+	if pc.it.onPath {
+		stroke, sw = colourHighlight, "2.5"
 	}
-	if count := fit(plural(p.count[it.d.Name], "node"), width-8); count != "" {
-		fmt.Fprintf(w, `<text x="%s" y="%s" font-size="9.5" fill="%s">%s</text>`, num(it.x+4), num(y+25), colourMuted, esc(count))
+	rx := "3"
+	if pc.openLeft || pc.openRight {
+		rx = "0"
+	}
+	fmt.Fprintf(w, `<rect class="box" x="%s" y="%s" width="%s" height="%s" rx="%s" fill="%s" stroke="%s" stroke-width="%s"/>`,
+		num(pc.x), num(y), num(pc.w), num(h), rx, fill, stroke, sw)
+	for _, open := range []struct {
+		is bool
+		x  float64
+	}{{pc.openLeft, pc.x}, {pc.openRight, pc.x + pc.w}} {
+		if open.is {
+			fmt.Fprintf(w, `<line class="open" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="3"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="3 3"/>`,
+				num(open.x), num(y), num(open.x), num(y+h), fill, num(open.x), num(y), num(open.x), num(y+h), stroke)
+		}
 	}
 }
 
-// markers writes a dot in a box's corner for conflicts and one for expired reports below it.
-func (p *picture) markers(w *bufio.Writer, it *placed, y float64) {
-	x := it.x + it.w - 6
-	if p.conflictsBelow[it.d.Name] > 0 && it.w >= 14 {
-		fmt.Fprintf(w, `<circle class="marker conflict" cx="%s" cy="%s" r="3.5" fill="%s"/>`, num(x), num(y+6), colourConflict)
+// labels writes a switch box's name, on one or two lines, and its node count.
+func (p *picture) labels(w *bufio.Writer, pc *piece, y float64) {
+	n := pc.name
+	weight := ""
+	if n.bold {
+		weight = ` font-weight="bold"`
+	}
+	base := y + 2 + fontName
+	for i, line := range n.lines {
+		base = y + 2 + n.size + float64(i)*(n.size+1.5)
+		fmt.Fprintf(w, `<text class="name" x="%s" y="%s" font-size="%s"%s>%s</text>`, num(pc.x+4), num(base), num(n.size), weight, esc(line))
+	}
+	if pc.count != "" {
+		fmt.Fprintf(w, `<text class="count" x="%s" y="%s" font-size="%s" fill="%s">%s</text>`, num(pc.x+4), num(base+12), num(fontSmall), colourMuted, esc(pc.count))
+	}
+}
+
+// markers writes a dot on a box's top edge, at its right, for conflicts and one for expired reports below it.
+func (p *picture) markers(w *bufio.Writer, pc *piece, y float64) {
+	x := pc.x + pc.w - 6
+	if p.conflictsBelow[pc.it.d.Name] > 0 && pc.w >= 14 {
+		fmt.Fprintf(w, `<circle class="marker conflict" cx="%s" cy="%s" r="3.5" fill="%s"/>`, num(x), num(y+1), colourConflict)
 		x -= 9
 	}
-	if p.expiredBelow[it.d.Name] > 0 && it.w >= 23 {
-		fmt.Fprintf(w, `<circle class="marker expired" cx="%s" cy="%s" r="3.5" fill="%s"/>`, num(x), num(y+6), colourExpired)
+	if p.expiredBelow[pc.it.d.Name] > 0 && pc.w >= 23 {
+		fmt.Fprintf(w, `<circle class="marker expired" cx="%s" cy="%s" r="3.5" fill="%s"/>`, num(x), num(y+1), colourExpired)
 	}
+}
+
+// drawNotes writes the names shortened on a shelf in full, under its band.
+func (p *picture) drawNotes(w *bufio.Writer, s *shelf) {
+	if len(s.notes) == 0 {
+		return
+	}
+	y := s.top + s.height - rowGap - float64(s.noteLines)*noteLine + 10
+	fmt.Fprintf(w, `<g class="notes" font-size="%s" fill="%s"><text x="%s" y="%s" font-weight="bold">shortened names</text>`, num(fontSmall), colourMuted, num(marginW+4), num(y))
+	for _, n := range s.notes {
+		fmt.Fprintf(w, `<text class="note" x="%s" y="%s"><tspan fill="%s" font-weight="bold">%s</tspan> %s</text>`,
+			num(n.x), num(y+float64(n.line)*noteLine), colourText, esc(n.marker), esc(n.name))
+	}
+	fmt.Fprintf(w, "</g>\n")
 }
 
 // bar writes the states of the nodes at or below name as one bar: conflicts, expired, each gang, the rest.
@@ -286,11 +302,12 @@ func (p *picture) eachNode(name string, f func(string)) {
 	}
 }
 
-// cells writes a cell per node of the domain's own nodes, row by row, on the band's cell rows.
-func (p *picture) cells(w *bufio.Writer, it *placed) {
+// cells writes a cell per node of the domain's own nodes, row by row, on the band's cell rows: dx moves the
+// strip onto the shelf, y is the shelf's first row of cells.
+func (p *picture) cells(w *bufio.Writer, it *placed, dx, y float64) {
 	for i, n := range naturally(it.d.Nodes) {
-		cx := it.cellX + float64(i%it.cols)*cellPitch
-		cy := p.cellsY + float64(i/it.cols)*cellPitch
+		cx := it.cellX + dx + float64(i%it.cols)*cellPitch
+		cy := y + float64(i/it.cols)*cellPitch
 		fill, stroke, sw := colourNode, "", ""
 		state := ""
 		if g, ok := p.gangOf[n]; ok {
@@ -316,20 +333,6 @@ func (p *picture) cells(w *bufio.Writer, it *placed) {
 		fmt.Fprintf(w, `<rect class="node%s" data-node="%s" x="%s" y="%s" width="%s" height="%s" rx="1.5" fill="%s"%s><title>%s</title></rect>`,
 			state, esc(n), num(cx), num(cy), num(cellSize), num(cellSize), fill, extra, esc(n))
 	}
-}
-
-// fit returns s if it fits in width at the label font size, else as much of it as fits followed by "…", or
-// "" when not even three characters fit.
-func fit(s string, width float64) string {
-	n := int(width / charWidthNormal)
-	r := []rune(s)
-	switch {
-	case len(r) <= n:
-		return s
-	case n < 4:
-		return ""
-	}
-	return string(r[:n-1]) + "…"
 }
 
 var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")

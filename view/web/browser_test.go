@@ -7,6 +7,8 @@ import (
 	"image/png"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,6 +22,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricmap/fabricmap/view"
 )
 
 // chromiumPath finds Debian's chromium (hack/install-chromium.sh installs it). Without it the browser test is
@@ -358,6 +362,70 @@ func TestPageInChromiumAt10kNodes(t *testing.T) {
 		t.Errorf("zooming out left the view at %s", before)
 	}
 	keepScreenshot(t, browser, "fabricmap-web-10k-search.png")
+
+	// The map comes in shelves, fabric's box cut across them: a click on a continued piece of it closes and
+	// opens fabric as a click on its first piece does.
+	var shelves, continued int
+	run(t, browser, "the map's shelves",
+		chromedp.Evaluate(`document.querySelectorAll('#map g.shelf').length`, &shelves),
+		chromedp.Evaluate(`document.querySelectorAll('#map g.continued[data-name="fabric"]').length`, &continued),
+	)
+	if shelves < 2 || continued != shelves-1 {
+		t.Fatalf("the map has %d shelves and %d continued pieces of fabric; want several, fabric on each", shelves, continued)
+	}
+	for _, want := range []string{"collapsed", "open"} {
+		var loaded, state, pieces string
+		run(t, browser, "fitting the map", chromedp.Click(`#zoom-fit`, chromedp.ByQuery),
+			chromedp.Evaluate(`document.getElementById('map').dataset.loaded`, &loaded))
+		run(t, browser, "clicking a continued piece of fabric",
+			chromedp.Click(`#map g.continued[data-name="fabric"] > rect.box`, chromedp.ByQuery),
+			waitFor(`document.getElementById('map').dataset.loaded !== '`+loaded+`'`),
+			chromedp.Evaluate(`document.querySelector('#map g.domain[data-name="fabric"]').dataset.state`, &state),
+			chromedp.Evaluate(`[...new Set([...document.querySelectorAll('#map g.continued[data-name="fabric"]')].map(g => g.dataset.state))].join()`, &pieces),
+		)
+		if state != want || pieces != want {
+			t.Errorf("after a click on a continued piece of fabric: fabric %s, its continued pieces %s; want %s", state, pieces, want)
+		}
+	}
+	keepScreenshot(t, browser, "fabricmap-web-10k-fit.png")
+}
+
+// TestFullMapInChromiumAt10kNodes opens the picture fabricmap get hypernodes -o svg writes of a 10,016-node
+// fat tree (every node a cell) in headless Chromium: it comes in shelves of a readable aspect, not one strip,
+// and every name of a box fits it in the font Chromium draws it with. It keeps a screenshot.
+func TestFullMapInChromiumAt10kNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	browser := newBrowser(ctx, t)
+	var picture bytes.Buffer
+	if err := view.SVG(&picture, superPOD(10_016), view.SVGOptions{MaxCells: -1}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = w.Write(picture.Bytes())
+	}))
+	defer srv.Close()
+
+	var aspect float64
+	var cells int
+	var overflowing []string
+	run(t, browser, "loading the picture",
+		chromedp.Navigate(srv.URL+"/fabric.svg"),
+		chromedp.WaitReady(`svg.fabricmap-map`, chromedp.ByQuery),
+		chromedp.Evaluate(`(r => r.width / r.height)(document.documentElement.getBoundingClientRect())`, &aspect),
+		chromedp.Evaluate(`document.querySelectorAll('rect.node').length`, &cells),
+		chromedp.Evaluate(`[...document.querySelectorAll('g.domain, g.continued')].filter(g =>
+			[...g.querySelectorAll(':scope > text.name, :scope > text.count')].some(t =>
+				t.getComputedTextLength() > g.querySelector(':scope > rect.box').width.baseVal.value - 4)).map(g => g.dataset.name)`, &overflowing),
+	)
+	keepScreenshot(t, browser, "fabricmap-map-10k-full.png")
+	if aspect < 1 || aspect > 3 || cells != 10_016 {
+		t.Errorf("the picture's width:height is %.2f with %d cells; want 1 to 3 with 10016", aspect, cells)
+	}
+	if len(overflowing) > 0 {
+		t.Errorf("%d names or counts are wider than their box, among them %q", len(overflowing), overflowing[:min(5, len(overflowing))])
+	}
 }
 
 // checkDomains compares the rendered domains with their expected node counts and visibility.

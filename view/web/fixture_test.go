@@ -69,3 +69,21 @@ func bigFabric(hosts, perLeaf, leavesPerSpine int) State {
 	t, _ := topology.Build(in, topology.BuildOptions{})
 	return State{Tree: t, Nodes: nodes, Reports: nodes, Updated: time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC)}
 }
+
+// superPOD is a fat tree named as a SuperPOD's fabric is: hosts dgx-00000… behind rail leaves of 32,
+// ib-su118-leaf-r1 … ib-su196-leaf-r1 (four a scalable unit), eight leaves under each spine ib-spine-00 ….
+func superPOD(hosts int) *topology.Tree {
+	var in topology.Input
+	for h := range hosts {
+		l := h / 32
+		in.Nodes = append(in.Nodes, topology.NodeEvidence{Node: fmt.Sprintf("dgx-%05d", h), Source: "ufm",
+			Links: []topology.SwitchLink{{SwitchID: fmt.Sprintf("guid:%d", l), SwitchName: fmt.Sprintf("ib-su%d-leaf-r%d", 118+l/4, l%4+1)}}})
+	}
+	for l := range (hosts + 31) / 32 {
+		spine := fmt.Sprintf("guid:s%d", l/8)
+		in.SwitchLinks = append(in.SwitchLinks, topology.SwitchEdge{A: fmt.Sprintf("guid:%d", l), B: spine, Source: "ufm"})
+		in.SwitchNames = append(in.SwitchNames, topology.SwitchName{SwitchID: spine, Name: fmt.Sprintf("ib-spine-%02d", l/8)})
+	}
+	t, _ := topology.Build(in, topology.BuildOptions{})
+	return t
+}

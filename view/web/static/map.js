@@ -1,6 +1,8 @@
 // The drawn map: the server's SVG picture of the tree (/api/map.svg, view.SVG), shown inline so that its boxes
 // answer clicks. Zoom and pan move the viewBox only; opening a box asks the server for a new picture, which
-// draws node cells only where they are asked for, so a tree of 10,000 nodes stays light.
+// draws node cells only where they are asked for, so a tree of 10,000 nodes stays light. A wide tree comes in
+// shelves: a box cut between two of them is a g.domain on the first and a g.continued (same data-name and
+// data-state) on each other, and a click on either acts on the domain.
 
 const minSpan = 60; // the narrowest view, in picture units
 
@@ -63,13 +65,13 @@ export class MapView {
     return true;
   }
 
-  // initialView shows the whole picture, or, when that would make it too small to read (a wide fabric), its
-  // whole height from the left.
+  // initialView shows the whole picture, or, when that would make it too small to read (a large fabric), its
+  // top left corner at a readable size: the whole height of a low picture, else three quarters of full size.
   initialView() {
     const [cw, ch] = this.viewport();
     const [w, h] = this.size;
     let scale = Math.min(cw / w, ch / h);
-    if (scale < 0.5) scale = Math.min(ch / h, 1);
+    if (scale < 0.5) scale = Math.min(Math.max(ch / h, 0.75), 1);
     this.vb = [0, 0, cw / scale, ch / scale];
   }
 
@@ -153,7 +155,7 @@ export class MapView {
     if (this.suppressClick) { this.suppressClick = false; return; }
     const cell = ev.target.closest("rect.node");
     if (cell) { if (this.onNode) this.onNode(cell.dataset.node); return; }
-    const g = ev.target.closest("g.domain");
+    const g = ev.target.closest("g.domain, g.continued"); // a continued piece stands for its domain
     if (!g) return;
     this.toggle(g.dataset.name, g.dataset.state).catch((e) => this.onError(e));
     if (this.onDomain) this.onDomain(g.dataset.name);
