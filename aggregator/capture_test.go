@@ -11,6 +11,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 )
@@ -50,7 +51,7 @@ func TestCaptureGivesUpperTiers(t *testing.T) {
 	if got := hyperNodes(t); !equal(got, want) {
 		t.Fatalf("HyperNodes = %v, want %v", got, want)
 	}
-	if n := counterValue(r.Metrics.conflicts.WithLabelValues(SourceReports, ibfabric.Name)); n != 1 {
+	if n := counterValue(r.Metrics.conflicts.WithLabelValues(pipeline.SourceReports, ibfabric.Name)); n != 1 {
 		t.Errorf("conflicts counted = %v, want 1", n)
 	}
 	if requeue <= 0 || requeue > time.Minute {

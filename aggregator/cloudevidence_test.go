@@ -9,6 +9,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources/gcp"
 )
 
@@ -28,7 +29,7 @@ func TestCloudEvidence(t *testing.T) {
 		*cloudReport("bad", v1alpha1.CloudProvider(gcp.Name), "", "only-one"),
 		*report("plain", "01"),
 	}
-	in, problems := CloudEvidence(reports)
+	in, problems := pipeline.CloudEvidence(reports)
 	var got []string
 	for _, n := range in.Nodes {
 		got = append(got, n.Node+"@"+n.Links[0].SwitchName+"/"+n.NVLinkDomain)
@@ -42,12 +43,12 @@ func TestCloudEvidence(t *testing.T) {
 	if !strings.HasPrefix(in.Nodes[2].Links[0].SwitchName, "local-block-") || !strings.HasPrefix(in.Nodes[2].NVLinkDomain, "gpu-fabric-") {
 		t.Errorf("OCI node: %v, want o1 in a local-block-… with a gpu-fabric-… NVLink domain", got)
 	}
-	if len(problems) != 1 || problems[0].Node != "bad" || problems[0].Source != SourceCloud {
+	if len(problems) != 1 || problems[0].Node != "bad" || problems[0].Source != pipeline.SourceCloud {
 		t.Errorf("problems %v, want the one-layer GCE section", problems)
 	}
 	for _, e := range in.SwitchLinks {
-		if e.Source != SourceCloud {
-			t.Errorf("switch link %+v not from %s", e, SourceCloud)
+		if e.Source != pipeline.SourceCloud {
+			t.Errorf("switch link %+v not from %s", e, pipeline.SourceCloud)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/view/web"
@@ -253,7 +255,7 @@ func TestLinkHealthIsReported(t *testing.T) {
 		var want []string // one Event per finding of hl-02, whatever the others'
 		for _, f := range r.fabricHealth.last.Findings {
 			if f.Node == "hl-02" {
-				want = append(want, "Node/hl-02 Warning "+EventReason(f.Kind))
+				want = append(want, "Node/hl-02 Warning "+pipeline.EventReason(f.Kind))
 			}
 		}
 		if got := recorder.take(); !slices.Contains(got, "Node/hl-02 Warning LinkDown") || !cmp.Equal(want, got) {
@@ -269,7 +271,7 @@ func TestLinkHealthIsReported(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "plan.json")
 		at := time.Unix(1_800_000_000, 0)
 		planFrom(t, r, path, "hl-01", "hl-leaf-b", at) // the plan has hl-01 beside hl-05
-		r.Config.ExpectedTopology = &ExpectedTopology{Path: path}
+		r.Config.ExpectedTopology = &pipeline.ExpectedTopology{Path: path}
 		defer func() { r.Config.ExpectedTopology = nil }()
 		drift := func() float64 { return findingsGauge(t, r)[health.KindDrift] }
 		if requeue := reconcileOnce(t, r); drift() == 0 || requeue <= 0 || requeue > planRecheck {
@@ -359,4 +361,15 @@ func unitDomain(t *testing.T, r *Reconciler) string {
 	}
 	t.Fatalf("no domain stands for the two rail leaves: %v", tree.Outline())
 	return ""
+}
+
+// writePlan writes the plan file with a modification time of its own, as a ConfigMap update does.
+func writePlan(t *testing.T, path, content string, at time.Time) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, at, at); err != nil {
+		t.Fatal(err)
+	}
 }

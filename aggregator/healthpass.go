@@ -14,6 +14,7 @@ import (
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -52,7 +53,7 @@ func (r *Reconciler) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeFa
 		}
 		used = slices.DeleteFunc(slices.Clone(reports), func(rep v1alpha1.NodeFabricReport) bool { return gone[rep.Name] })
 	}
-	a := AssessHealth(tree, used, r.switchLinkSpeeds(), r.expectedTree(), r.lostUplinkList())
+	a := pipeline.AssessHealth(tree, used, r.switchLinkSpeeds(), r.expectedTree(), r.lostUplinkList())
 	for name, n := range a.DegradedUplinks {
 		if d, ok := tree.Domains[name]; ok {
 			d.DegradedUplinks = n
@@ -68,7 +69,7 @@ func (r *Reconciler) switchLinkSpeeds() []health.Link {
 	var out []health.Link
 	for _, p := range r.sourceList() {
 		if fs, ok := p.src.(fabricSource); ok && p.good {
-			out = append(out, SwitchLinksFromFabric(fs.Fabric())...)
+			out = append(out, pipeline.SwitchLinksFromFabric(fs.Fabric())...)
 		}
 	}
 	return out
@@ -126,7 +127,7 @@ func (r *Reconciler) noteFindings(findings []health.Finding, nodes map[string]*m
 		r.fabricHealth.noted[n] = key
 		r.Log.Warn("link findings on a node", "node", n, "findings", len(fs), "worst", fs[0].Kind, "message", topology.Printable(fs[0].Message))
 		for _, f := range fs {
-			r.nodeEvent(n, nodes, corev1.EventTypeWarning, EventReason(f.Kind), "%s", f.Message)
+			r.nodeEvent(n, nodes, corev1.EventTypeWarning, pipeline.EventReason(f.Kind), "%s", f.Message)
 		}
 	}
 	for n := range r.fabricHealth.noted {

@@ -21,6 +21,7 @@ import (
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -139,7 +140,7 @@ func TestHostileReportDegradesOnlyItsNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range list.Items {
-		if e.Regarding.Kind == "Node" && slices.Contains(honest, e.Regarding.Name) && e.Reason == EventReason(health.KindMiscabledRail) {
+		if e.Regarding.Kind == "Node" && slices.Contains(honest, e.Regarding.Name) && e.Reason == pipeline.EventReason(health.KindMiscabledRail) {
 			t.Errorf("an honest node has a MiscabledRail Event: %s", e.Note)
 		}
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/proctest"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/outputs"
+	"github.com/fabricmap/fabricmap/pipeline"
 )
 
 // crdBed is a control plane of the test's own (the shared one keeps Volcano's CRD), where the HyperNode CRD
@@ -153,7 +154,7 @@ func TestHyperNodesWaitForTheirCRD(t *testing.T) {
 	lease := client.ObjectKey{Namespace: "default", Name: "fabricmap-crd-test"}
 	mc := ManagerConfig{LeaderElection: true, LeaderElectionNamespace: lease.Namespace, LeaderElectionID: lease.Name,
 		MetricsAddr: "0", HealthAddr: "0", HyperNodeCRDRecheck: 200 * time.Millisecond, Registry: reg}
-	conf := Config{RootName: "fabric", NodeLabels: true, LabelKeys: hypernodegen.DefaultLabelKeys(), DeleteGracePeriod: time.Minute,
+	conf := Config{Inference: pipeline.Inference{RootName: "fabric"}, NodeLabels: true, LabelKeys: hypernodegen.DefaultLabelKeys(), DeleteGracePeriod: time.Minute,
 		Outputs: outputs.Options{TreeConfigMap: "default/fabricmap-tree"}}
 	mgr, err := NewManager(b.env.Config, mc, conf, nil, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {

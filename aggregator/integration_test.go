@@ -19,6 +19,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -35,7 +36,7 @@ func newReconciler(t *testing.T, grace time.Duration, clock *fakeClock) *Reconci
 	c := testenv.Shared.Client
 	return &Reconciler{
 		Client: c, Live: c,
-		Config: Config{RootName: "fabric", DeleteGracePeriod: grace, NodeLabels: true,
+		Config: Config{Inference: pipeline.Inference{RootName: "fabric"}, DeleteGracePeriod: grace, NodeLabels: true,
 			LabelKeys: hypernodegen.DefaultLabelKeys()},
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics: NewMetrics(prometheus.NewRegistry()),

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -38,9 +39,9 @@ func (r *Reconciler) sourceList() []*polledSource {
 // when the next source poll is due (0 when there is no source), and the sources that have given no good
 // evidence since the aggregator started (sourcehold.go).
 func (r *Reconciler) mergeSources(ctx context.Context, reports, cloud topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (*topology.Tree, []topology.Problem, time.Duration, []string) {
-	inputs := []topology.SourceInput{{Name: SourceReports, Input: reports, Merge: topology.Merge}}
-	if len(cloud.Nodes) > 0 { // the nodes' own instance metadata (CloudEvidence)
-		inputs = append(inputs, topology.SourceInput{Name: SourceCloud, Input: cloud, Merge: labels.MergeBelow})
+	inputs := []topology.SourceInput{{Name: pipeline.SourceReports, Input: reports, Merge: topology.Merge}}
+	if len(cloud.Nodes) > 0 { // the nodes' own instance metadata (pipeline.CloudEvidence)
+		inputs = append(inputs, topology.SourceInput{Name: pipeline.SourceCloud, Input: cloud, Merge: labels.MergeBelow})
 	}
 	now := r.now()
 	var next time.Duration
@@ -73,23 +74,11 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports, cloud topology.I
 			awaited = append(awaited, name)
 		}
 	}
-	tree, problems, conflicts := Infer(inputs, r.Config)
+	tree, problems, conflicts := pipeline.Infer(inputs, r.Config.Inference)
 	for _, c := range conflicts {
 		r.conflict(c, nodes)
 	}
 	return tree, problems, next, awaited
-}
-
-// Infer is the aggregator's inference from the reports' and the sources' evidence under conf: topology.Infer
-// with conf's source priority (DefaultSourcePriority when empty), root name and accelerator tier. The
-// reconciler builds every tree with it; `fabricmap topology` and the tests call it to infer as the aggregator
-// does.
-func Infer(inputs []topology.SourceInput, conf Config) (*topology.Tree, []topology.Problem, []topology.Conflict) {
-	priority := conf.SourcePriority
-	if len(priority) == 0 {
-		priority = DefaultSourcePriority
-	}
-	return topology.Infer(inputs, priority, topology.BuildOptions{RootName: conf.RootName, AcceleratorDomains: conf.AcceleratorDomains})
 }
 
 // conflict reports two sources that disagree about a node's switches.

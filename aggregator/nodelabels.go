@@ -16,6 +16,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/workers"
+	"github.com/fabricmap/fabricmap/pipeline"
 )
 
 // LabelFieldManager is the field manager of the node labels the aggregator writes. Server-side apply under
@@ -66,7 +67,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 		if len(foreign) > 0 {
 			conflicts[n] = foreign
 		}
-		if labelsDiffer(node, apply, keys) || annotationDiffers(node, UplinkLostAnnotation, annotations[n]) {
+		if labelsDiffer(node, apply, keys) || annotationDiffers(node, pipeline.UplinkLostAnnotation, annotations[n]) {
 			todo = append(todo, n)
 		}
 	}
@@ -102,7 +103,7 @@ func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want map[str
 	}
 	metadata := map[string]any{"name": n, "labels": labels}
 	if uplinkLost != "" {
-		metadata["annotations"] = map[string]any{UplinkLostAnnotation: uplinkLost}
+		metadata["annotations"] = map[string]any{pipeline.UplinkLostAnnotation: uplinkLost}
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": metadata}}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(LabelFieldManager), client.ForceOwnership); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/outputs"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -35,10 +36,9 @@ const FieldManager = "fabricmap-aggregator"
 
 // Config tunes the aggregator.
 type Config struct {
-	// RootName names the top domain of the tree.
-	RootName string
-	// AcceleratorDomains makes NVLink domains the lowest tier, below the leaves (see topology.BuildOptions).
-	AcceleratorDomains bool
+	// Inference is how the evidence becomes the tree (source priority, root name, NVLink domains as a tier):
+	// pipeline.Infer's settings, which `fabricmap topology` shares.
+	pipeline.Inference
 	// NodeLabels turns on the node labels that state each node's place in the tree.
 	NodeLabels bool
 	// LabelKeys are the label keys written when NodeLabels is on.
@@ -46,8 +46,6 @@ type Config struct {
 	// MemberSelector is how HyperNodes select their nodes (hypernodegen.SelectorExact when empty,
 	// SelectorRegex, or SelectorLabel, which selects by the node labels and so needs NodeLabels).
 	MemberSelector string
-	// SourcePriority orders the sources for conflicts, first wins (DefaultSourcePriority when empty).
-	SourcePriority []string
 	// Outputs are the settings of the outputs written through the output registry (outputs.Options.Kinds:
 	// Kueue Topology, ClusterNetworkTopology, tree and Slurm ConfigMaps, NFD NodeFeatures).
 	Outputs outputs.Options
@@ -69,7 +67,7 @@ type Config struct {
 	ReportedGUIDs *sources.ReportedGUIDs
 	// ExpectedTopology is the tree an admin approved (--expected-topology), for fabric health's drift check;
 	// nil: none.
-	ExpectedTopology *ExpectedTopology
+	ExpectedTopology *pipeline.ExpectedTopology
 	// UnplacedLabelHold is how long a node the tree no longer places (its uplinks lost, its report gone or
 	// unusable) keeps the topology labels fabricmap wrote on it; then they are removed. Zero removes them at
 	// once. The nodes dropped for a silent agent lose them at once whatever the hold (they waited through
@@ -158,12 +156,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	live := r.dropOrphans(ctx, reports.Items, nodes)
 	if r.Config.ReportedGUIDs != nil {
-		r.Config.ReportedGUIDs.Set(ReportGUIDs(live))
+		r.Config.ReportedGUIDs.Set(pipeline.ReportGUIDs(live))
 	}
 	r.pollSources(ctx) // the due source polls begin, off the reconcile (sources.go), with the reports' GUIDs
 	r.checkMassSilence(live)
 	evidence, dropped := r.evidence(live, nodes)
-	cloud, cloudProblems := CloudEvidence(live)
+	cloud, cloudProblems := pipeline.CloudEvidence(live)
 	tree, problems, requeueFabric, awaited := r.mergeSources(ctx, topology.Input{Nodes: evidence}, cloud, nodes)
 	problems = append(problems, cloudProblems...)
 	existing, served, err := r.ownedHyperNodes(ctx) // none when their CRD is not installed (hypernodecrd.go)
@@ -226,7 +224,7 @@ func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[str
 	out = make([]topology.NodeEvidence, 0, len(reports))
 	seen := map[string]bool{}
 	for i := range reports {
-		e := EvidenceFromReport(&reports[i])
+		e := pipeline.EvidenceFromReport(&reports[i])
 		seen[e.Node] = true
 		age, silent := r.age(e.Node)
 		r.noteAge(e.Node, age, silent, nodes)

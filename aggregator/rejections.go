@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -19,11 +20,11 @@ func (r *Reconciler) rejectReport(node, reason string, kept bool, nodes map[stri
 	r.Metrics.rejectedReports.Inc()
 	reason = topology.Printable(reason)
 	if kept {
-		r.Log.Warn("report cannot be used; keeping the node's last good evidence", "node", node, "source", SourceReports, "reason", reason)
+		r.Log.Warn("report cannot be used; keeping the node's last good evidence", "node", node, "source", pipeline.SourceReports, "reason", reason)
 		r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonEvidenceRejected, "the node's NodeFabricReport cannot be used (%s); its last good evidence stays in use", reason)
 		return
 	}
-	r.Log.Warn("report cannot be used", "node", node, "source", SourceReports, "reason", reason)
+	r.Log.Warn("report cannot be used", "node", node, "source", pipeline.SourceReports, "reason", reason)
 	r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonEvidenceRejected, "the node's NodeFabricReport cannot be used (%s); the node has no place in the tree until it is fixed", reason)
 }
 

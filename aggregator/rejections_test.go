@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -88,7 +89,7 @@ func TestRejectionEventsEscapeNames(t *testing.T) {
 	reports[2].Spec.Neighbors[0].SystemName = "\x1b[31mevil\nleaf"
 	var in topology.Input
 	for i := range reports {
-		in.Nodes = append(in.Nodes, EvidenceFromReport(&reports[i]))
+		in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(&reports[i]))
 	}
 	_, problems := topology.Build(in, topology.BuildOptions{})
 	for _, p := range problems {

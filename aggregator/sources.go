@@ -13,11 +13,6 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// DefaultSourcePriority is the order in which sources win conflicts when none is configured: what the node
-// saw itself, then the registry's sources in its order (sources.Names: the fabric manager, a capture, labels an
-// admin set, the clouds' APIs), then the nodes' own instance metadata (SourceCloud).
-var DefaultSourcePriority = append(append([]string{SourceReports}, sources.Names()...), SourceCloud)
-
 // firstPollWait bounds how long the first reconcile waits for a source's first poll.
 const firstPollWait = 10 * time.Second
 
@@ -293,19 +288,4 @@ func (p *polledSource) nextPoll(now time.Time) time.Duration {
 		return min(max(now.Sub(p.started), minPickup), maxPickup)
 	}
 	return max(p.interval-now.Sub(p.started), time.Second)
-}
-
-// ValidateSourcePriority refuses an empty or repeated name in a priority list.
-func ValidateSourcePriority(priority []string) error {
-	seen := map[string]bool{}
-	for _, s := range priority {
-		if s == "" {
-			return errors.New("source priority: empty source name")
-		}
-		if seen[s] {
-			return fmt.Errorf("source priority: %q given twice", s)
-		}
-		seen[s] = true
-	}
-	return nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/ufm"
@@ -156,21 +157,21 @@ func TestConflictingSourcesRecordAnEventAndPriorityWins(t *testing.T) {
 	broadcaster.StartRecordingToSink(ctx.Done())
 	defer broadcaster.Shutdown()
 
-	for _, priority := range [][]string{nil, {"labels", SourceReports}} {
+	for _, priority := range [][]string{nil, {"labels", pipeline.SourceReports}} {
 		clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 		r := newReconciler(t, time.Minute, clock)
 		r.Sources = []sources.Spec{{Source: other}}
 		r.Config.SourcePriority = priority
 		r.Events = broadcaster.NewRecorder(kube.Scheme(), "fabricmap-aggregator")
 		reconcileOnce(t, r)
-		winner, loser := SourceReports, "labels"
+		winner, loser := pipeline.SourceReports, "labels"
 		if priority != nil {
-			winner, loser = "labels", SourceReports
+			winner, loser = "labels", pipeline.SourceReports
 		}
 		if got := counterValue(r.Metrics.conflicts.WithLabelValues(winner, loser)); got != 1 {
 			t.Errorf("priority %v: conflicts(kept %s, dropped %s) = %v, want 1", priority, winner, loser, got)
 		}
-		wantLeaf := map[string]string{SourceReports: "sw-41", "labels": "sw-99"}[winner]
+		wantLeaf := map[string]string{pipeline.SourceReports: "sw-41", "labels": "sw-99"}[winner]
 		if _, ok := hyperNodeTiers(t)[wantLeaf]; !ok {
 			t.Errorf("priority %v: no HyperNode %s from the winning source %s: %v", priority, wantLeaf, winner, hyperNodeTiers(t))
 		}

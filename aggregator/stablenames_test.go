@@ -19,6 +19,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/topology"
@@ -28,7 +29,7 @@ import (
 func railEvidence(prefix string, count int, rail1, rail2 string) []topology.NodeEvidence {
 	var out []topology.NodeEvidence
 	for i := 1; i <= count; i++ {
-		out = append(out, topology.NodeEvidence{Node: fmt.Sprintf("%s%d", prefix, i), Source: SourceReports, SelfReported: true,
+		out = append(out, topology.NodeEvidence{Node: fmt.Sprintf("%s%d", prefix, i), Source: pipeline.SourceReports, SelfReported: true,
 			Links: []topology.SwitchLink{{SwitchID: "mac:1", SwitchName: rail1}, {SwitchID: "mac:2", SwitchName: rail2}}})
 	}
 	return out

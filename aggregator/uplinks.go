@@ -2,8 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,77 +13,9 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
-
-// UplinkLostAnnotation is on a Node that lost all its uplink evidence (health.LostUplink): the tree placed it,
-// and its report, still there, now names no switch that places it. Its value is JSON, {"leaf": the leaf domain
-// the node was in, "since": when the aggregator first saw it without uplink evidence (RFC 3339)}. The aggregator
-// writes it with the node labels (LabelFieldManager) and removes it when the node is placed again or its report
-// goes; `fabricmap get health` reads it for its uplink-lost findings, and a new leader for the time it states.
-const UplinkLostAnnotation = "fabricmap.io/uplink-lost"
-
-// Events about nodes that lose their uplinks.
-const (
-	// ReasonUplinkLost (Warning, on the Node): the node lost all its uplink evidence; the message names the leaf
-	// it was in and since when. It is the Event of the node's health.KindUplinkLost finding.
-	ReasonUplinkLost = "UplinkLost"
-	// ReasonUplinkRestored (Normal, on the Node): a node that had lost its uplinks is placed again.
-	ReasonUplinkRestored = "UplinkRestored"
-	// ReasonNodesLostUplinks (Warning, on the leader-election Lease): one pass found nodes that lost all their
-	// uplink evidence; the message counts them and names the first of them and their leaves.
-	ReasonNodesLostUplinks = "NodesLostUplinks"
-)
-
-// uplinkLostValue is UplinkLostAnnotation's value.
-type uplinkLostValue struct {
-	Leaf  string    `json:"leaf"`
-	Since time.Time `json:"since"`
-}
-
-// UplinkLostValue is the value of UplinkLostAnnotation that states l (its node is the Node annotated).
-func UplinkLostValue(l health.LostUplink) string {
-	b, err := json.Marshal(uplinkLostValue{Leaf: l.Leaf, Since: l.Since.UTC()})
-	if err != nil { // two strings and a time: cannot fail
-		panic(fmt.Sprintf("encoding %s: %v", UplinkLostAnnotation, err))
-	}
-	return string(b)
-}
-
-// ParseUplinkLost reads the value of UplinkLostAnnotation on node.
-func ParseUplinkLost(node, value string) (health.LostUplink, error) {
-	var v uplinkLostValue
-	if err := json.Unmarshal([]byte(value), &v); err != nil {
-		return health.LostUplink{}, fmt.Errorf("annotation %s on node %s: %w", UplinkLostAnnotation, node, err)
-	}
-	if v.Leaf == "" || v.Since.IsZero() {
-		return health.LostUplink{}, fmt.Errorf("annotation %s on node %s: want {\"leaf\": …, \"since\": …}, got %s", UplinkLostAnnotation, node, topology.Printable(value))
-	}
-	return health.LostUplink{Node: node, Leaf: v.Leaf, Since: v.Since}, nil
-}
-
-// LostUplinksFromNodes returns the lost uplinks the Nodes' UplinkLostAnnotation states (annotations: node →
-// its annotations), for the nodes that still have a report, sorted by node: what `fabricmap get health` judges
-// beside the reports. A value it cannot read is returned as an error, and that node left out.
-func LostUplinksFromNodes(annotations map[string]map[string]string, reports []v1alpha1.NodeFabricReport) ([]health.LostUplink, error) {
-	var out []health.LostUplink
-	var errs []error
-	for i := range reports {
-		n := reports[i].Name
-		v, ok := annotations[n][UplinkLostAnnotation]
-		if !ok {
-			continue
-		}
-		l, err := ParseUplinkLost(n, v)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, l)
-	}
-	slices.SortFunc(out, func(a, b health.LostUplink) int { return strings.Compare(a.Node, b.Node) })
-	return out, errors.Join(errs...)
-}
 
 // noteUplinks finds the nodes that lost all their uplink evidence this pass: in tree.Unplaced, with a report
 // still in use, and placed by prev (the tree before this one) or already known to have lost them (by this
@@ -136,7 +66,7 @@ func (r *Reconciler) noteUplinks(ctx context.Context, tree, prev *topology.Tree,
 			continue
 		}
 		r.Log.Info("node placed again after losing its uplinks", "node", n, "leaf", leaf, "lostLeaf", l.Leaf, "lostFor", now.Sub(l.Since).Round(time.Second))
-		r.nodeEvent(n, nodes, corev1.EventTypeNormal, ReasonUplinkRestored,
+		r.nodeEvent(n, nodes, corev1.EventTypeNormal, pipeline.ReasonUplinkRestored,
 			"the node's report places it again, in %s; it had no uplink evidence since %s", leaf, l.Since.UTC().Format(time.RFC3339))
 	}
 	r.lostUplinks = next
@@ -153,14 +83,14 @@ func (r *Reconciler) withUplinkLost(desired map[string]map[string]string, nodes 
 	out := make(map[string]string, len(r.lostUplinks))
 	for n, l := range r.lostUplinks {
 		if node, ok := nodes[n]; ok {
-			out[n] = UplinkLostValue(l)
+			out[n] = pipeline.UplinkLostValue(l)
 			if _, listed := desired[n]; !listed {
 				desired[n] = ownedAsIs(node, keys)
 			}
 		}
 	}
 	for n, node := range nodes {
-		if _, lost := out[n]; lost || !annotationDiffers(node, UplinkLostAnnotation, "") {
+		if _, lost := out[n]; lost || !annotationDiffers(node, pipeline.UplinkLostAnnotation, "") {
 			continue
 		}
 		if _, listed := desired[n]; !listed {
@@ -177,11 +107,11 @@ func (r *Reconciler) annotatedLoss(n string, nodes map[string]*metav1.PartialObj
 	if !ok {
 		return health.LostUplink{}, false
 	}
-	v, ok := node.Annotations[UplinkLostAnnotation]
+	v, ok := node.Annotations[pipeline.UplinkLostAnnotation]
 	if !ok {
 		return health.LostUplink{}, false
 	}
-	l, err := ParseUplinkLost(n, v)
+	l, err := pipeline.ParseUplinkLost(n, v)
 	if err != nil {
 		r.Log.Warn("node annotation ignored", "node", n, "err", err)
 		return health.LostUplink{}, false
@@ -214,7 +144,7 @@ func (r *Reconciler) sayUplinksLost(ctx context.Context, fresh []health.LostUpli
 	}
 	r.Log.Warn("nodes lost all their uplink evidence: their reports name no switch that places them; they have no topology now",
 		"count", len(fresh), "nodes", head(names, 20), "leaves", leaves, "labelHold", r.Config.UnplacedLabelHold)
-	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonNodesLostUplinks,
+	r.fabricEvent(ctx, corev1.EventTypeWarning, pipeline.ReasonNodesLostUplinks,
 		"%d %s lost all uplink evidence (no report of theirs names a switch that places them): %s; leaves: %s. They have no topology now; `fabricmap get health` lists them",
 		len(fresh), plural(len(fresh), "node", "nodes"), listHead(names, 10), strings.Join(leaves, ", "))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/treeread"
 )
 
@@ -138,11 +139,11 @@ func clusterHealth(t *testing.T) health.Assessment {
 		labels[n.Name], annotations[n.Name] = n.Labels, n.Annotations
 	}
 	tree, _ := treeread.ViewHyperNodes(ownedHyperNodeList(t), labels)
-	lost, err := LostUplinksFromNodes(annotations, reports.Items)
+	lost, err := pipeline.LostUplinksFromNodes(annotations, reports.Items)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return AssessHealth(tree, reports.Items, nil, nil, lost)
+	return pipeline.AssessHealth(tree, reports.Items, nil, nil, lost)
 }
 
 // uplinkFindings returns the messages of the uplink-lost findings of a, in its order.
@@ -243,16 +244,16 @@ func TestFailedLeafIsLoud(t *testing.T) {
 			t.Errorf("Events (-want +got):\n%s", diff)
 		}
 		for _, n := range failing {
-			waitForNodeEvent(t, nodes[n], ReasonUplinkLost)
+			waitForNodeEvent(t, nodes[n], pipeline.ReasonUplinkLost)
 		}
 		key := types.NamespacedName{Namespace: lease.Namespace, Name: lease.Name}
-		waitForLeaseEvent(t, key, ReasonNodesLostUplinks, "4 nodes lost all uplink evidence (no report of theirs names a switch that places them): fl-1, fl-2, fl-3, fl-4; leaves: sw-b1 (4)")
+		waitForLeaseEvent(t, key, pipeline.ReasonNodesLostUplinks, "4 nodes lost all uplink evidence (no report of theirs names a switch that places them): fl-1, fl-2, fl-3, fl-4; leaves: sw-b1 (4)")
 	})
 	t.Run("the nodes say it: annotation, link-health down, labels held", func(t *testing.T) {
 		for _, n := range failing {
 			node := nodeObject(t, n)
-			if got := node.Annotations[UplinkLostAnnotation]; got != annotation {
-				t.Errorf("%s's %s = %q, want %q", n, UplinkLostAnnotation, got, annotation)
+			if got := node.Annotations[pipeline.UplinkLostAnnotation]; got != annotation {
+				t.Errorf("%s's %s = %q, want %q", n, pipeline.UplinkLostAnnotation, got, annotation)
 			}
 			if got := node.Labels[hypernodegen.LinkHealthLabel]; got != hypernodegen.LinkHealthDown {
 				t.Errorf("%s's %s = %q, want down", n, hypernodegen.LinkHealthLabel, got)
@@ -313,7 +314,7 @@ func TestFailedLeafIsLoud(t *testing.T) {
 				t.Errorf("the new leader recorded %q", e)
 			}
 		}
-		if got := nodeObject(t, "fl-1").Annotations[UplinkLostAnnotation]; got != annotation {
+		if got := nodeObject(t, "fl-1").Annotations[pipeline.UplinkLostAnnotation]; got != annotation {
 			t.Errorf("fl-1's annotation after the new leader's pass = %q, want %q", got, annotation)
 		}
 	})
@@ -325,8 +326,8 @@ func TestFailedLeafIsLoud(t *testing.T) {
 				t.Errorf("%s's topology labels past the hold: %v, want none", n, got)
 			}
 			node := nodeObject(t, n)
-			if got := node.Annotations[UplinkLostAnnotation]; got != annotation {
-				t.Errorf("%s's %s = %q past the hold, want %q", n, UplinkLostAnnotation, got, annotation)
+			if got := node.Annotations[pipeline.UplinkLostAnnotation]; got != annotation {
+				t.Errorf("%s's %s = %q past the hold, want %q", n, pipeline.UplinkLostAnnotation, got, annotation)
 			}
 			if got := node.Labels[hypernodegen.LinkHealthLabel]; got != hypernodegen.LinkHealthDown {
 				t.Errorf("%s's %s = %q past the hold, want down", n, hypernodegen.LinkHealthLabel, got)
@@ -364,12 +365,12 @@ func TestFailedLeafIsLoud(t *testing.T) {
 	t.Run("a node whose uplink comes back is placed again; its annotation and finding go", func(t *testing.T) {
 		upsertReport(t, report("fl-1", "b1"))
 		reconcileOnce(t, r)
-		if got := recorder.take(); !slices.Contains(got, "Node/fl-1 Normal "+ReasonUplinkRestored) {
-			t.Errorf("Events %q lack %s on fl-1", got, ReasonUplinkRestored)
+		if got := recorder.take(); !slices.Contains(got, "Node/fl-1 Normal "+pipeline.ReasonUplinkRestored) {
+			t.Errorf("Events %q lack %s on fl-1", got, pipeline.ReasonUplinkRestored)
 		}
 		node := nodeObject(t, "fl-1")
-		if got, ok := node.Annotations[UplinkLostAnnotation]; ok {
-			t.Errorf("fl-1 placed again still carries %s=%q", UplinkLostAnnotation, got)
+		if got, ok := node.Annotations[pipeline.UplinkLostAnnotation]; ok {
+			t.Errorf("fl-1 placed again still carries %s=%q", pipeline.UplinkLostAnnotation, got)
 		}
 		if got := fabricLabels(t, "fl-1")[tier0]; got != "sw-b1" {
 			t.Errorf("fl-1's %s = %q once placed again, want sw-b1", tier0, got)

@@ -16,6 +16,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -24,13 +25,13 @@ import (
 func TestUplinkLostAnnotation(t *testing.T) {
 	since := time.Date(2026, 11, 26, 10, 30, 0, 0, time.FixedZone("CET", 3600))
 	l := health.LostUplink{Node: "n1", Leaf: "sw-leaf-a", Since: since}
-	v := UplinkLostValue(l)
+	v := pipeline.UplinkLostValue(l)
 	if want := `{"leaf":"sw-leaf-a","since":"2026-11-26T09:30:00Z"}`; v != want {
-		t.Errorf("UplinkLostValue = %s, want %s", v, want)
+		t.Errorf("pipeline.UplinkLostValue = %s, want %s", v, want)
 	}
-	got, err := ParseUplinkLost("n1", v)
+	got, err := pipeline.ParseUplinkLost("n1", v)
 	if err != nil || !got.Since.Equal(since) || got.Leaf != l.Leaf || got.Node != "n1" {
-		t.Errorf("ParseUplinkLost(%s) = %+v, %v; want %+v", v, got, err, l)
+		t.Errorf("pipeline.ParseUplinkLost(%s) = %+v, %v; want %+v", v, got, err, l)
 	}
 	for _, tc := range []struct{ value, want string }{
 		{"sw-leaf-a since noon", "annotation fabricmap.io/uplink-lost on node n1: invalid character"},
@@ -38,8 +39,8 @@ func TestUplinkLostAnnotation(t *testing.T) {
 		{`{"since":"2026-11-26T09:30:00Z"}`, "want {"},
 		{`{"leaf":"a","since":"noon"}`, "annotation fabricmap.io/uplink-lost on node n1: parsing time"},
 	} {
-		if _, err := ParseUplinkLost("n1", tc.value); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseUplinkLost(%q) = %v, want an error with %q", tc.value, err, tc.want)
+		if _, err := pipeline.ParseUplinkLost("n1", tc.value); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("pipeline.ParseUplinkLost(%q) = %v, want an error with %q", tc.value, err, tc.want)
 		}
 	}
 }
@@ -48,16 +49,16 @@ func TestUplinkLostAnnotation(t *testing.T) {
 // and the others are still returned.
 func TestLostUplinksFromNodes(t *testing.T) {
 	since := time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC)
-	value := UplinkLostValue(health.LostUplink{Leaf: "sw-a", Since: since})
+	value := pipeline.UplinkLostValue(health.LostUplink{Leaf: "sw-a", Since: since})
 	annotations := map[string]map[string]string{
-		"n2": {UplinkLostAnnotation: value}, "n1": {UplinkLostAnnotation: value, "other": "x"},
-		"gone": {UplinkLostAnnotation: value}, "bad": {UplinkLostAnnotation: "?"}, "fine": {"other": "x"},
+		"n2": {pipeline.UplinkLostAnnotation: value}, "n1": {pipeline.UplinkLostAnnotation: value, "other": "x"},
+		"gone": {pipeline.UplinkLostAnnotation: value}, "bad": {pipeline.UplinkLostAnnotation: "?"}, "fine": {"other": "x"},
 	}
 	var reports []v1alpha1.NodeFabricReport
 	for _, n := range []string{"n2", "fine", "bad", "n1", "no-node"} {
 		reports = append(reports, *report(n))
 	}
-	got, err := LostUplinksFromNodes(annotations, reports)
+	got, err := pipeline.LostUplinksFromNodes(annotations, reports)
 	want := []health.LostUplink{{Node: "n1", Leaf: "sw-a", Since: since}, {Node: "n2", Leaf: "sw-a", Since: since}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lost uplinks (-want +got):\n%s", diff)
@@ -97,7 +98,7 @@ func TestNoteUplinks(t *testing.T) {
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5", "lonely"} {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, UID: types.UID("uid-" + n)}}
 	}
-	nodes["n5"].Annotations = map[string]string{UplinkLostAnnotation: UplinkLostValue(health.LostUplink{Leaf: "sw-old", Since: earlier})}
+	nodes["n5"].Annotations = map[string]string{pipeline.UplinkLostAnnotation: pipeline.UplinkLostValue(health.LostUplink{Leaf: "sw-old", Since: earlier})}
 	reports := func(names ...string) []v1alpha1.NodeFabricReport {
 		var out []v1alpha1.NodeFabricReport
 		for _, n := range names {
@@ -157,12 +158,12 @@ func TestNoteUplinks(t *testing.T) {
 func TestWithUplinkLost(t *testing.T) {
 	since := time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC)
 	l := health.LostUplink{Node: "lost", Leaf: "sw-a", Since: since}
-	value := UplinkLostValue(l)
+	value := pipeline.UplinkLostValue(l)
 	const tier = "fabric.topograph.run/tier-0"
 	owned := func(n *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
 		n.ManagedFields = append(n.ManagedFields, metav1.ManagedFieldsEntry{Manager: LabelFieldManager, Operation: metav1.ManagedFieldsOperationApply,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + UplinkLostAnnotation + `":{}}}}`)}})
-		n.Annotations = map[string]string{UplinkLostAnnotation: value}
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + pipeline.UplinkLostAnnotation + `":{}}}}`)}})
+		n.Annotations = map[string]string{pipeline.UplinkLostAnnotation: value}
 		return n
 	}
 	nodes := map[string]*metav1.PartialObjectMetadata{
@@ -172,7 +173,7 @@ func TestWithUplinkLost(t *testing.T) {
 		"no-loss":  labelledNode("no-loss", map[string]string{tier: "sw-b"}, tier),
 		"placed-b": owned(labelledNode("placed-b", map[string]string{tier: "sw-b"}, tier)),
 	}
-	nodes["by-hand"].Annotations = map[string]string{UplinkLostAnnotation: "set by an admin"}
+	nodes["by-hand"].Annotations = map[string]string{pipeline.UplinkLostAnnotation: "set by an admin"}
 	r := &Reconciler{lostUplinks: map[string]health.LostUplink{"lost": l, "no-node": {Node: "no-node", Leaf: "sw-a", Since: since}}}
 	desired := map[string]map[string]string{"placed-b": {tier: "sw-c"}}
 	got := r.withUplinkLost(desired, nodes, []string{tier})
@@ -184,7 +185,7 @@ func TestWithUplinkLost(t *testing.T) {
 		t.Errorf("desired labels (-want +got):\n%s", diff)
 	}
 	for n, wantDiffers := range map[string]bool{"lost": true, "back": true, "by-hand": false, "no-loss": false} {
-		if got := annotationDiffers(nodes[n], UplinkLostAnnotation, got[n]); got != wantDiffers {
+		if got := annotationDiffers(nodes[n], pipeline.UplinkLostAnnotation, got[n]); got != wantDiffers {
 			t.Errorf("annotationDiffers(%s) = %v, want %v", n, got, wantDiffers)
 		}
 	}

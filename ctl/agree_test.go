@@ -17,6 +17,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/nodes"
@@ -29,7 +30,7 @@ const recabledUFM = "testdata/ufm-recabled"
 
 // TestTopologyInfersAsTheAggregator feeds the same reports, capture, UFM dump and node labels to `fabricmap
 // topology` (as files) and to the aggregator's inference (its sources as the aggregator wires them, from
-// sources.Options, UFM served over HTTP from the same dump; aggregator.Infer, which the reconciler builds every
+// sources.Options, UFM served over HTTP from the same dump; pipeline.Infer, which the reconciler builds every
 // tree with) and requires the same HyperNodes, and the same conflicts won by the same sources.
 func TestTopologyInfersAsTheAggregator(t *testing.T) {
 	reports := t.TempDir()
@@ -72,7 +73,7 @@ func TestTopologyInfersAsTheAggregator(t *testing.T) {
 			// The aggregator's side: the sources it polls, built from the same settings.
 			aggOut, conflicts := aggregatorHyperNodes(t, reports, []string{"--ufm-url", srv.URL, "--ufm-username-file", ufmUsernameFile(t),
 				"--ufm-password-file", ufmPasswordFile(t, ufmPassword), "--capture-file", superPOD, "--label-source-keys", labelKeys},
-				nodesFixture, aggregator.Config{SourcePriority: tc.priority, RootName: topology.TierNameRoot})
+				nodesFixture, aggregator.Config{Inference: pipeline.Inference{SourcePriority: tc.priority, RootName: topology.TierNameRoot}})
 			if diff := cmp.Diff(aggOut, cliOut); diff != "" {
 				t.Errorf("the CLI's HyperNodes differ from the aggregator's (-aggregator +cli):\n%s", diff)
 			}
@@ -120,7 +121,7 @@ func inAny(members map[string][]string, node string) bool {
 // aggregatorHyperNodes infers as the aggregator does and prints the HyperNodes as `fabricmap topology -o json`
 // would: the reports in the folder reports (none when empty), the sources the aggregator wires from its flags
 // (flags, with its defaults for the rest: sources.Options), a label source reading the node list in
-// nodesFile, and aggregator.Infer under conf. It also returns the conflicts.
+// nodesFile, and pipeline.Infer under conf. It also returns the conflicts.
 func aggregatorHyperNodes(t *testing.T, reports string, flags []string, nodesFile string, conf aggregator.Config) (string, []topology.Conflict) {
 	t.Helper()
 	tree, _, conflicts := aggregatorTree(t, reports, flags, nodesFile, conf)
@@ -159,11 +160,11 @@ func aggregatorTree(t *testing.T, reports string, flags []string, nodesFile stri
 			t.Fatal(err)
 		}
 		for i := range nfrs {
-			fromReports.Nodes = append(fromReports.Nodes, aggregator.EvidenceFromReport(&nfrs[i]))
+			fromReports.Nodes = append(fromReports.Nodes, pipeline.EvidenceFromReport(&nfrs[i]))
 		}
-		opts.Reported.Set(aggregator.ReportGUIDs(nfrs))
+		opts.Reported.Set(pipeline.ReportGUIDs(nfrs))
 	}
-	inputs := []topology.SourceInput{{Name: aggregator.SourceReports, Input: fromReports, Merge: topology.Merge}}
+	inputs := []topology.SourceInput{{Name: pipeline.SourceReports, Input: fromReports, Merge: topology.Merge}}
 	for _, s := range specs {
 		in, err := s.Source.Evidence(context.Background())
 		if err != nil {
@@ -174,7 +175,7 @@ func aggregatorTree(t *testing.T, reports string, flags []string, nodesFile stri
 	if len(inputs) != len(specs)+1 || len(specs) == 0 {
 		t.Fatalf("the aggregator wired %d sources from %q, want reports and at least one more", len(inputs), flags)
 	}
-	tree, _, conflicts := aggregator.Infer(inputs, conf)
+	tree, _, conflicts := pipeline.Infer(inputs, conf.Inference)
 	return tree, fromReports.Nodes, conflicts
 }
 
@@ -260,7 +261,7 @@ func TestTopologyAgreesOnEveryFixture(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr)
 			}
 			aggOut, _ := aggregatorHyperNodes(t, "", f.agg(t), f.nodes,
-				aggregator.Config{RootName: topology.TierNameRoot, AcceleratorDomains: f.accel})
+				aggregator.Config{Inference: pipeline.Inference{RootName: topology.TierNameRoot, AcceleratorDomains: f.accel}})
 			if diff := cmp.Diff(aggOut, cliOut); diff != "" {
 				t.Errorf("the CLI's HyperNodes differ from the aggregator's (-aggregator +cli):\n%s", diff)
 			}

@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
 )
@@ -38,7 +38,7 @@ func newGetHealth() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var expected *topology.Tree
 			if plan != "" {
-				t, err := aggregator.ReadExpectedTopology(plan)
+				t, err := pipeline.ReadExpectedTopology(plan)
 				if err != nil {
 					return fmt.Errorf("--expected-topology: %w", err)
 				}
@@ -59,8 +59,8 @@ func newGetHealth() *cobra.Command {
 }
 
 // assessCluster reads the cluster's NodeFabricReports, fabricmap's HyperNodes and the Nodes' metadata, and judges
-// the links with aggregator.AssessHealth: the nodes that lost their uplinks are those whose Node carries
-// aggregator.UplinkLostAnnotation and that still have a report (aggregator.LostUplinksFromNodes). Without the
+// the links with pipeline.AssessHealth: the nodes that lost their uplinks are those whose Node carries
+// pipeline.UplinkLostAnnotation and that still have a report (pipeline.LostUplinksFromNodes). Without the
 // HyperNode CRD it judges the ports without the tree, and without the Nodes it judges no lost uplink, saying
 // so on errw.
 func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expected *topology.Tree) (health.Assessment, error) {
@@ -87,11 +87,11 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 		}
 	}
 	tree := viewHyperNodes(errw, hns, labels)
-	lost, err := aggregator.LostUplinksFromNodes(annotations, reports.Items)
+	lost, err := pipeline.LostUplinksFromNodes(annotations, reports.Items)
 	if err != nil {
 		fmt.Fprintln(errw, "warning:", topology.Printable(err.Error()))
 	}
-	return aggregator.AssessHealth(tree, reports.Items, nil, expected, lost), nil
+	return pipeline.AssessHealth(tree, reports.Items, nil, expected, lost), nil
 }
 
 // healthJSON is what -o json and yaml print: every list and map present, empty when there is nothing.

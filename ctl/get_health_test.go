@@ -13,11 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -41,13 +41,13 @@ func TestGetHealthGolden(t *testing.T) {
 	}
 	var in topology.Input
 	for i := range reports {
-		in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
+		in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(&reports[i]))
 		if err := env.Client.Create(ctx, &reports[i]); err != nil {
 			t.Fatalf("creating report %s: %v", reports[i].Name, err)
 		}
 	}
-	tree, problems, _ := aggregator.Infer([]topology.SourceInput{{Name: aggregator.SourceReports, Input: in, Merge: topology.Merge}},
-		aggregator.Config{RootName: "fabric"})
+	tree, problems, _ := pipeline.Infer([]topology.SourceInput{{Name: pipeline.SourceReports, Input: in, Merge: topology.Merge}},
+		pipeline.Inference{RootName: "fabric"})
 	if len(problems) > 0 {
 		t.Fatalf("the fixture's evidence was refused: %v", problems)
 	}
@@ -75,7 +75,7 @@ func TestGetHealthGolden(t *testing.T) {
 
 	t.Run("the aggregator's findings", func(t *testing.T) {
 		got := getHealthJSON(t, cluster)
-		want := aggregator.AssessHealth(tree, reports, nil, nil, nil)
+		want := pipeline.AssessHealth(tree, reports, nil, nil, nil)
 		if len(want.Findings) == 0 {
 			t.Fatal("the aggregator finds nothing wrong with the fixture")
 		}
@@ -91,9 +91,9 @@ func TestGetHealthGolden(t *testing.T) {
 	// report is gone (no finding), dgx-08's annotation cannot be read (a warning).
 	lostSince := time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC)
 	lost := []health.LostUplink{{Node: "dgx-06", Leaf: "ib-leaf-b", Since: lostSince}}
-	for name, value := range map[string]string{"dgx-06": aggregator.UplinkLostValue(lost[0]),
-		"dgx-07": aggregator.UplinkLostValue(health.LostUplink{Leaf: "ib-leaf-b", Since: lostSince}), "dgx-08": "ib-leaf-b since this morning"} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{aggregator.UplinkLostAnnotation: value}}}
+	for name, value := range map[string]string{"dgx-06": pipeline.UplinkLostValue(lost[0]),
+		"dgx-07": pipeline.UplinkLostValue(health.LostUplink{Leaf: "ib-leaf-b", Since: lostSince}), "dgx-08": "ib-leaf-b since this morning"} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{pipeline.UplinkLostAnnotation: value}}}
 		if err := env.Client.Create(ctx, node); err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestGetHealthGolden(t *testing.T) {
 	}
 	t.Run("the aggregator's findings with a lost uplink", func(t *testing.T) {
 		got := getHealthJSON(t, cluster)
-		want := aggregator.AssessHealth(tree, reports, nil, nil, lost)
+		want := pipeline.AssessHealth(tree, reports, nil, nil, lost)
 		if diff := cmp.Diff(want.Findings, got.Findings); diff != "" {
 			t.Errorf("get health judged otherwise than the aggregator (-aggregator +get health):\n%s", diff)
 		}

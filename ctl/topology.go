@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/outputs"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
@@ -50,7 +50,7 @@ func newTopology() *cobra.Command {
 			"it places the nodes that no other source knows.\n" +
 			"The sources' settings are the aggregator's flags (--capture-file, --ufm-url, --ufm-*-file, --label-source-keys);\n" +
 			"--from-ibnetdiscover, --from-ufm and --from-labels are the same as the first three.\n" +
-			"The sources are merged and the tree is built by the aggregator's own code (aggregator.Infer): --source-priority\n" +
+			"The sources are merged and the tree is built by the aggregator's own code (pipeline.Infer): --source-priority\n" +
 			"orders them as there (default reports,ufm,ibnetdiscover,labels), each source joining by its own merge rule.\n" +
 			"A source given that yields nothing usable ends the command with an error naming it; reports without\n" +
 			"neighbours are usable when their RDMA devices' GUIDs name hosts of the capture or UFM, or when they give\n" +
@@ -66,7 +66,7 @@ func newTopology() *cobra.Command {
 			if err := output.check(); err != nil {
 				return err
 			}
-			if err := aggregator.ValidateSourcePriority(priority); err != nil {
+			if err := pipeline.ValidateSourcePriority(priority); err != nil {
 				return fmt.Errorf("--source-priority: %w", err)
 			}
 			if err := keys.Resolve(cmd.Flags()); err != nil {
@@ -102,20 +102,20 @@ func newTopology() *cobra.Command {
 				}
 				var in topology.Input
 				for i := range reports {
-					in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
+					in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(&reports[i]))
 				}
 				reportEvidence = in.Nodes
 				// The reports' cloud sections: the nodes' own instance metadata, as the aggregator reads them.
-				if cloud, problems := aggregator.CloudEvidence(reports); len(cloud.Nodes) > 0 {
+				if cloud, problems := pipeline.CloudEvidence(reports); len(cloud.Nodes) > 0 {
 					for _, p := range problems {
 						fmt.Fprintln(errw, "warning:", p)
 					}
-					read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: labels.MergeBelow, name: aggregator.SourceCloud, in: cloud,
+					read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: labels.MergeBelow, name: pipeline.SourceCloud, in: cloud,
 						why: "none of its reports' cloud sections places a node"})
 				}
-				named := &namedNodes{byGUID: aggregator.ReportGUIDs(reports)}
+				named := &namedNodes{byGUID: pipeline.ReportGUIDs(reports)}
 				reportedNode = named.node
-				read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: topology.Merge, name: aggregator.SourceReports, in: in,
+				read = append(read, sourceRead{flag: "--from-reports", value: reportsDir, merge: topology.Merge, name: pipeline.SourceReports, in: in,
 					joins: named.joins(in),
 					why: fmt.Sprintf("none of its %d reports places its node behind a switch, names a host of another source by its RDMA devices' GUIDs "+
 						"or gives the NVLink domain of a node another source places", len(reports))})
@@ -133,7 +133,7 @@ func newTopology() *cobra.Command {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("topology: stopped before building the tree: %w", err)
 			}
-			tree, problems, conflicts := aggregator.Infer(inputs, aggregator.Config{SourcePriority: priority, RootName: rootName, AcceleratorDomains: accelerators})
+			tree, problems, conflicts := pipeline.Infer(inputs, pipeline.Inference{SourcePriority: priority, RootName: rootName, AcceleratorDomains: accelerators})
 			warnConflicts(errw, conflicts)
 			for _, p := range problems {
 				fmt.Fprintln(errw, "warning:", p)
@@ -166,8 +166,8 @@ func newTopology() *cobra.Command {
 	cmd.Flags().StringVar(&previous, "previous", "", "HyperNodes written before (`kubectl get hypernodes -o yaml`: a List, or one or more documents) whose names to keep, as the aggregator keeps them")
 	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")
-	cmd.Flags().StringSliceVar(&priority, "source-priority", aggregator.DefaultSourcePriority,
-		"sources in the order they win conflicts about a node's switches, as in the aggregator (names: "+strings.Join(aggregator.DefaultSourcePriority, ", ")+")")
+	cmd.Flags().StringSliceVar(&priority, "source-priority", pipeline.DefaultSourcePriority,
+		"sources in the order they win conflicts about a node's switches, as in the aggregator (names: "+strings.Join(pipeline.DefaultSourcePriority, ", ")+")")
 	cmd.Flags().StringVar(&memberSelector, "member-selector", hypernodegen.SelectorExact, "how a HyperNode selects its nodes: exactMatch, regexMatch or labelMatch (the aggregator's default node labels)")
 	fromUFM.register(cmd.Flags())
 	fromLabels.register(cmd.Flags())
@@ -175,7 +175,7 @@ func newTopology() *cobra.Command {
 }
 
 // sourceRead is one source `fabricmap topology` read: the flag and value that name it in messages, and its
-// evidence with its merge rule for aggregator.Infer.
+// evidence with its merge rule for pipeline.Infer.
 type sourceRead struct {
 	flag, value string
 	name        string
@@ -188,7 +188,7 @@ type sourceRead struct {
 	why string
 }
 
-// usableSources returns the sources' evidence for aggregator.Infer, or nothingUsable for the first source
+// usableSources returns the sources' evidence for pipeline.Infer, or nothingUsable for the first source
 // that yields nothing usable: a source must place a node (a usable node with a compute link), give switch
 // links while another source places nodes below them, or join nodes another source places (sourceRead.joins:
 // the aggregator uses such reports too).

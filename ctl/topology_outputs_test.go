@@ -16,6 +16,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -78,7 +79,7 @@ func TestTopologyOutputsAsTheAggregator(t *testing.T) {
 				t.Fatal(err)
 			}
 			tree, evidence, _ := aggregatorTree(t, nvlinkReports, []string{"--capture-file", threeTier}, "",
-				aggregator.Config{RootName: topology.TierNameRoot, AcceleratorDomains: tc.accel})
+				aggregator.Config{Inference: pipeline.Inference{RootName: topology.TierNameRoot, AcceleratorDomains: tc.accel}})
 			want := map[string]any{"labels": hypernodegen.DesiredNodeLabels(tree, evidence, keys)}
 			kueue, err := hypernodegen.KueueTopology(defaultKueueTopology, keys, tree)
 			if err != nil {
@@ -215,7 +216,7 @@ func TestTopologyReportsJoinTheCapture(t *testing.T) {
 			if err != nil {
 				t.Fatalf("topology: %v\n%s", err, stderr)
 			}
-			agg, _ := aggregatorHyperNodes(t, dir, []string{"--capture-file", defaultDesc}, "", aggregator.Config{RootName: topology.TierNameRoot})
+			agg, _ := aggregatorHyperNodes(t, dir, []string{"--capture-file", defaultDesc}, "", aggregator.Config{Inference: pipeline.Inference{RootName: topology.TierNameRoot}})
 			if diff := cmp.Diff(agg, out); diff != "" {
 				t.Errorf("the CLI's HyperNodes differ from the aggregator's (-aggregator +cli):\n%s", diff)
 			}

@@ -1,4 +1,4 @@
-package aggregator
+package pipeline
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package aggregator
+package pipeline
 
 import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"

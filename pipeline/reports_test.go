@@ -1,18 +1,29 @@
-package aggregator
+package pipeline
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/topology"
 )
+
+// report is a node's report with an LLDP neighbour per switch suffix: switch sw-S at MAC 02:00:00:00:00:S.
+func report(node string, switches ...string) *v1alpha1.NodeFabricReport {
+	r := &v1alpha1.NodeFabricReport{}
+	r.Name = node
+	for i, s := range switches {
+		r.Spec.Neighbors = append(r.Spec.Neighbors, v1alpha1.LinkNeighbor{
+			Source: v1alpha1.SourceLLDP, Interface: "eth" + string(rune('0'+i)),
+			ChassisID: "02:00:00:00:00:" + s, ChassisIDSubtype: "mac", PortID: "Ethernet1/" + node, PortIDSubtype: "ifName",
+			SystemName: "sw-" + s,
+		})
+	}
+	return r
+}
 
 func TestEvidenceFromReport(t *testing.T) {
 	r := report("n1", "01")
@@ -92,28 +103,4 @@ func manyIBNeighbors(n int, neighbour func(int) v1alpha1.LinkNeighbor) []v1alpha
 		out[i] = neighbour(i)
 	}
 	return out
-}
-
-// A report that cannot be used must not shrink a domain: the node's last good evidence stands in for it, and
-// a node whose report is gone drops out.
-func TestUnusableReportKeepsLastGoodEvidence(t *testing.T) {
-	r := &Reconciler{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: NewMetrics(prometheus.NewRegistry())}
-	r.lastGood = map[string]topology.NodeEvidence{}
-	good := []v1alpha1.NodeFabricReport{*report("n1", "01"), *report("n2", "01")}
-	if ev, _ := r.evidence(good, nil); len(ev) != 2 {
-		t.Fatalf("evidence of good reports = %v", ev)
-	}
-	broken := *report("n2", "01")
-	broken.Spec.Neighbors[0].ChassisID = "" // what the schema refuses, as if an old schema had let it in
-	ev, _ := r.evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), broken}, nil)
-	if len(ev) != 2 || ev[1].Node != "n2" || ev[1].Links[0].SwitchID != "mac:02:00:00:00:00:01" {
-		t.Fatalf("n2's last good evidence was not kept: %+v", ev)
-	}
-	if counterValue(r.Metrics.rejectedReports) != 1 {
-		t.Errorf("the rejected report was not counted")
-	}
-	ev, _ = r.evidence([]v1alpha1.NodeFabricReport{*report("n1", "01")}, nil)
-	if len(ev) != 1 || len(r.lastGood) != 1 {
-		t.Fatalf("a deleted report's evidence lingered: %+v", ev)
-	}
 }

@@ -9,9 +9,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -74,7 +74,7 @@ func BenchmarkMerge10kReports(b *testing.B) {
 	for b.Loop() {
 		in := topology.Input{SwitchLinks: edges, Nodes: make([]topology.NodeEvidence, 0, len(reports))}
 		for i := range reports {
-			in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(&reports[i]))
+			in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(&reports[i]))
 		}
 		tree, problems := topology.Build(in, topology.BuildOptions{})
 		if len(problems) > 0 || len(tree.Unplaced) > 0 {

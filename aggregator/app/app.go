@@ -21,6 +21,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/view/web"
@@ -63,7 +64,7 @@ func Main(ctx context.Context, args []string) error {
 	conf.LabelKeys.AddFlags(fs)
 	fs.StringVar(&conf.MemberSelector, "member-selector", hypernodegen.SelectorExact, "how a HyperNode selects its nodes: exactMatch (one member a node), regexMatch (one regular expression) or labelMatch (the node label of its tier; needs --node-labels)")
 	conf.Outputs.AddFlags(fs)
-	fs.StringSliceVar(&conf.SourcePriority, "source-priority", aggregator.DefaultSourcePriority, "sources in the order they win conflicts about a node's switches")
+	fs.StringSliceVar(&conf.SourcePriority, "source-priority", pipeline.DefaultSourcePriority, "sources in the order they win conflicts about a node's switches")
 	fs.StringVar(&plan, "expected-topology", "", "JSON `FILE` of the tree an admin approved (what fabricmap topology -o json prints, a List of HyperNodes, the tree ConfigMap's JSON), read again when it changes: fabric health reports every difference from it as drift (empty: no drift check)")
 	srcs.AddFlags(fs)
 	srcs.AddPollFlags(fs)
@@ -94,7 +95,7 @@ func Main(ctx context.Context, args []string) error {
 		return err
 	}
 	conf.DeletionGuard = &guard
-	if err := aggregator.ValidateSourcePriority(conf.SourcePriority); err != nil {
+	if err := pipeline.ValidateSourcePriority(conf.SourcePriority); err != nil {
 		return err
 	}
 	if err := srcs.Labels.Resolve(); err != nil {
@@ -118,7 +119,7 @@ func Main(ctx context.Context, args []string) error {
 		return errors.New("--node-features hands the node labels to NFD: it goes with --node-labels=false, so that two writers do not own the same labels")
 	}
 	if plan != "" {
-		conf.ExpectedTopology = &aggregator.ExpectedTopology{Path: plan}
+		conf.ExpectedTopology = &pipeline.ExpectedTopology{Path: plan}
 		if _, err := conf.ExpectedTopology.Load(); err != nil {
 			return fmt.Errorf("--expected-topology: %w", err)
 		}

@@ -300,7 +300,7 @@ func reidentify(host string, cas []*ib.CA, ups []ib.Uplink, opts Options, j judg
 	return nodes, notes
 }
 
-// switchID is the identifier the agents' reports give the same switch (see aggregator.EvidenceFromReport):
+// switchID is the identifier the agents' reports give the same switch (see pipeline.EvidenceFromReport):
 // its node GUID, or a director's system image GUID.
 func switchID(g ib.GUID) string { return topology.SwitchID("guid", string(g)) }
 

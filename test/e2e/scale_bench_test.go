@@ -20,11 +20,11 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/proctest"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/sources/ufm/ufmtest"
 	"github.com/fabricmap/fabricmap/topology"
@@ -102,7 +102,7 @@ func loadUFM() (systems []ufm.System, links []ufm.Link) {
 func expectedDomains(reports []*v1alpha1.NodeFabricReport, systems []ufm.System, links []ufm.Link) int {
 	in := topology.Input{}
 	for _, r := range reports {
-		in.Nodes = append(in.Nodes, aggregator.EvidenceFromReport(r))
+		in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(r))
 	}
 	u, _ := ufm.Evidence(&ufm.Fabric{Systems: systems, Links: links}, ufm.Options{})
 	in.SwitchLinks = u.SwitchLinks

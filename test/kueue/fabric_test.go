@@ -22,6 +22,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/outputs"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -142,12 +143,11 @@ func createFabric(t *testing.T, ctx context.Context) {
 func startAggregator(t *testing.T) {
 	t.Helper()
 	conf := aggregator.Config{
-		RootName:           "fabric",
-		NodeLabels:         true,
-		AcceleratorDomains: true,
-		LabelKeys:          hypernodegen.DefaultLabelKeys(),
-		Outputs:            outputs.Options{KueueTopology: topologyName},
-		DeleteGracePeriod:  time.Hour,
+		Inference:         pipeline.Inference{RootName: "fabric", AcceleratorDomains: true},
+		NodeLabels:        true,
+		LabelKeys:         hypernodegen.DefaultLabelKeys(),
+		Outputs:           outputs.Options{KueueTopology: topologyName},
+		DeleteGracePeriod: time.Hour,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mgr, err := aggregator.NewManager(testenv.Shared.Config, aggregator.ManagerConfig{

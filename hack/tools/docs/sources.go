@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/internal/metricnames"
 	"github.com/fabricmap/fabricmap/outputs"
+	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 )
 
@@ -66,7 +66,7 @@ func sourcesTable() string {
 		}
 		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s |\n", i+2, k.Name, k.Doc, flagNames(k.Settings.AddFlags, k.Settings.AddPollFlags), merge)
 	}
-	if last := aggregator.DefaultSourcePriority[len(aggregator.DefaultSourcePriority)-1]; !slices.Contains(sources.Names(), last) {
+	if last := pipeline.DefaultSourcePriority[len(pipeline.DefaultSourcePriority)-1]; !slices.Contains(sources.Names(), last) {
 		fmt.Fprintf(&b, "| %d | `%s` | the reports' `spec.cloud`: the nodes' own instance metadata (the agents' cloud probe) | `agent.cloudMetadata` (chart) | below |\n",
 			len(o.Kinds())+2, last)
 	}
