@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // HeartbeatClient renews an agent's heartbeat Lease.
@@ -76,7 +77,7 @@ func (h *Heartbeat) until(now time.Time) (d time.Duration, ok bool) {
 func (h *Heartbeat) beat(ctx context.Context, node string, now time.Time, owner func(context.Context) (*metav1.OwnerReference, error)) error {
 	ref, err := owner(ctx)
 	if err == nil {
-		err = h.Client.ApplyHeartbeat(ctx, h.Namespace, node, now, 3*h.Interval, ref, FieldManager)
+		err = h.Client.ApplyHeartbeat(ctx, h.Namespace, node, now, 3*h.Interval, ref, wellknown.AgentFieldManager)
 	}
 	if err != nil {
 		h.next = now.Add(min(h.Interval, heartbeatRetry))

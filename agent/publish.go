@@ -12,14 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
-
-// FieldManager is the server-side apply field manager of the agent.
-const FieldManager = "fabricmap-agent"
-
-// ContentHashAnnotation holds the hash of the report's content (spec and probe states), for humans and tools;
-// the agent itself compares against the content it reads back, so a hand-edited report is corrected.
-const ContentHashAnnotation = "fabricmap.io/content-hash"
 
 // Publisher writes one node's report: whenever the report the API server holds is missing or differs from
 // what the agent would write, and only then. It reads the report back before every write decision (one GET),
@@ -137,16 +131,16 @@ func (p *Publisher) publish(ctx context.Context, r *v1alpha1.NodeFabricReport, s
 		w = restoredModified
 	}
 	obj := r.DeepCopy()
-	obj.Annotations = map[string]string{ContentHashAnnotation: h}
+	obj.Annotations = map[string]string{wellknown.ContentHashAnnotation: h}
 	if ref, err := p.ownerRef(ctx); err != nil {
 		return unchanged, err
 	} else if ref != nil {
 		obj.OwnerReferences = []metav1.OwnerReference{*ref}
 	}
-	if _, err := p.Client.ApplyReport(ctx, obj, FieldManager); err != nil {
+	if _, err := p.Client.ApplyReport(ctx, obj, wellknown.AgentFieldManager); err != nil {
 		return unchanged, err
 	}
-	after, err := p.Client.ApplyReportStatus(ctx, obj, FieldManager)
+	after, err := p.Client.ApplyReportStatus(ctx, obj, wellknown.AgentFieldManager)
 	if err != nil {
 		return unchanged, err
 	}
@@ -163,7 +157,7 @@ func (p *Publisher) publish(ctx context.Context, r *v1alpha1.NodeFabricReport, s
 // upToDate reports whether the stored report holds content h, says so in its annotation, and points at the
 // Node when the Node is known.
 func (p *Publisher) upToDate(stored *v1alpha1.NodeFabricReport, h string) bool {
-	if contentHash(stored) != h || stored.Annotations[ContentHashAnnotation] != h {
+	if contentHash(stored) != h || stored.Annotations[wellknown.ContentHashAnnotation] != h {
 		return false
 	}
 	if p.nodeUID == "" {
@@ -203,7 +197,7 @@ func (p *Publisher) removeForeignFields(ctx context.Context, stored, want *v1alp
 		if err != nil {
 			return fmt.Errorf("encoding the %s patch of report %q: %w", part.name, p.NodeName, err)
 		}
-		if stored, err = part.mergePatch(ctx, p.NodeName, body, FieldManager); err != nil {
+		if stored, err = part.mergePatch(ctx, p.NodeName, body, wellknown.AgentFieldManager); err != nil {
 			return err
 		}
 	}

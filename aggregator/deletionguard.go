@@ -12,14 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
-
-// ConfirmDeletionsAnnotation is the annotation an admin sets on DeletionGuard.Lease to let held deletions (and
-// held rewrites, rewriteguard.go) go ahead. Its value is a time (RFC 3339, e.g. `date -u +%FT%TZ`); it confirms
-// a hold that began at or before that time, so a confirmation left from an earlier hold never confirms a new
-// one, and one dated more than maxConfirmSkew ahead of the aggregator's clock confirms nothing (a confirmation
-// "dated 2099" would otherwise confirm every future hold); both are refused with a Warning Event.
-const ConfirmDeletionsAnnotation = "fabricmap.io/confirm-deletions"
 
 // Events of the deletion guard, recorded on DeletionGuard.Lease.
 const (
@@ -258,7 +252,7 @@ func (r *Reconciler) guardPass(ctx context.Context, state *guardState, kind hold
 	kind.gauge(r.Metrics).Set(float64(due))
 	kind.passes(r.Metrics).Inc()
 	if d.Started {
-		confirm := fmt.Sprintf("kubectl -n %s annotate lease %s %s=$(date -u +%%FT%%TZ) --overwrite", g.Lease.Namespace, g.Lease.Name, ConfirmDeletionsAnnotation)
+		confirm := fmt.Sprintf("kubectl -n %s annotate lease %s %s=$(date -u +%%FT%%TZ) --overwrite", g.Lease.Namespace, g.Lease.Name, wellknown.ConfirmDeletionsAnnotation)
 		wait := "never (an admin must confirm)"
 		if g.ConfirmAfter > 0 {
 			wait = g.ConfirmAfter.String()
@@ -279,10 +273,10 @@ func (r *Reconciler) guardPass(ctx context.Context, state *guardState, kind hold
 			continue
 		}
 		r.Log.Warn("confirmation of held writes refused: "+refused.why+"; set it again", "lease", g.Lease,
-			"annotation", ConfirmDeletionsAnnotation, "confirmedAt", refused.at, "heldSince", d.Since, "held", kind.what)
+			"annotation", wellknown.ConfirmDeletionsAnnotation, "confirmedAt", refused.at, "heldSince", d.Since, "held", kind.what)
 		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, ReasonConfirmationRefused, "GuardTopology",
 			"%s=%s confirms nothing: %s; set it to the current time to confirm the held %s",
-			ConfirmDeletionsAnnotation, refused.at.UTC().Format(time.RFC3339), refused.why, kind.what)
+			wellknown.ConfirmDeletionsAnnotation, refused.at.UTC().Format(time.RFC3339), refused.why, kind.what)
 	}
 	requeue := confirmPoll
 	if g.ConfirmAfter > 0 {
@@ -310,14 +304,14 @@ func (r *Reconciler) confirmation(lease *coordinationv1.Lease, key types.Namespa
 	if lease == nil {
 		return time.Time{}
 	}
-	v, ok := lease.Annotations[ConfirmDeletionsAnnotation]
+	v, ok := lease.Annotations[wellknown.ConfirmDeletionsAnnotation]
 	if !ok {
 		return time.Time{}
 	}
 	at, err := time.Parse(time.RFC3339, v)
 	if err != nil {
 		r.Log.Warn("confirmation of held deletions ignored: its value is no RFC 3339 time", "lease", key,
-			"err", fmt.Errorf("annotation %s on Lease %s: %w", ConfirmDeletionsAnnotation, key, err))
+			"err", fmt.Errorf("annotation %s on Lease %s: %w", wellknown.ConfirmDeletionsAnnotation, key, err))
 		return time.Time{}
 	}
 	return at

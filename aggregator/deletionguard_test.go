@@ -20,6 +20,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func TestDeletionGuardDecide(t *testing.T) {
@@ -180,7 +181,7 @@ func deleteReports(t *testing.T, nodes ...string) {
 // confirmDeletions sets the confirmation annotation on the guard's Lease, as an admin does with kubectl.
 func confirmDeletions(t *testing.T, key types.NamespacedName, at time.Time) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ConfirmDeletionsAnnotation, at.UTC().Format(time.RFC3339))
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, wellknown.ConfirmDeletionsAnnotation, at.UTC().Format(time.RFC3339))
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	if err := testenv.Shared.Client.Patch(context.Background(), lease, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatalf("annotating Lease %s: %v", key, err)

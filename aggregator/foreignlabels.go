@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -69,7 +70,7 @@ func (r *Reconciler) noteForeignLabels(conflicts map[string][]labelConflict, nod
 			parts = append(parts, fmt.Sprintf("%s=%s (fabricmap's value: %s)", c.key, c.have, c.want))
 		}
 		r.nodeEvent(n, nodes, corev1.EventTypeWarning, ReasonLabelNotOwned,
-			"node labels not set by fabricmap (field manager %s) left as they are: %s", LabelFieldManager, strings.Join(parts, ", "))
+			"node labels not set by fabricmap (field manager %s) left as they are: %s", wellknown.LabelFieldManager, strings.Join(parts, ", "))
 	}
 	r.Log.Warn("node labels not set by fabricmap left as they are; remove them, or change the label keys, for fabricmap to write them",
 		"nodes", len(names), "first", head(names, 5), "keys", perKey)

@@ -24,7 +24,6 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
@@ -32,6 +31,7 @@ import (
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/view/web"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // The rail-optimised unit of the health tests: two rail leaves below one spine, hosts with one HCA per rail.
@@ -112,7 +112,7 @@ func (t *teeRecorder) take() []string {
 	return out
 }
 
-// linkHealthLabels returns each named node's hypernodegen.LinkHealthLabel ("" when it has none).
+// linkHealthLabels returns each named node's wellknown.LinkHealthLabel ("" when it has none).
 func linkHealthLabels(t *testing.T, nodes ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -121,7 +121,7 @@ func linkHealthLabels(t *testing.T, nodes ...string) map[string]string {
 		if err := testenv.Shared.Client.Get(context.Background(), client.ObjectKey{Name: name}, &n); err != nil {
 			t.Fatal(err)
 		}
-		out[name] = n.Labels[hypernodegen.LinkHealthLabel]
+		out[name] = n.Labels[wellknown.LinkHealthLabel]
 	}
 	return out
 }

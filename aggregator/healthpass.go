@@ -12,10 +12,10 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // planRecheck is how often the aggregator looks at the --expected-topology file for a change when nothing
@@ -139,12 +139,12 @@ func (r *Reconciler) noteFindings(findings []health.Finding, nodes map[string]*m
 }
 
 // ownedAsIs is the labels under keys that fabricmap owns on node, as they are, but for
-// hypernodegen.LinkHealthLabel: what fabricmap wants on a node the tree does not place, unless it says otherwise.
+// wellknown.LinkHealthLabel: what fabricmap wants on a node the tree does not place, unless it says otherwise.
 func ownedAsIs(node *metav1.PartialObjectMetadata, keys []string) map[string]string {
 	owned := ownedLabels(node.ManagedFields)
 	out := map[string]string{}
 	for _, k := range keys {
-		if v, ok := node.Labels[k]; ok && owned[k] && k != hypernodegen.LinkHealthLabel {
+		if v, ok := node.Labels[k]; ok && owned[k] && k != wellknown.LinkHealthLabel {
 			out[k] = v
 		}
 	}
@@ -162,9 +162,9 @@ func findingsKey(fs []health.Finding) string {
 	return strings.Join(parts, "\n")
 }
 
-// withLinkHealth adds hypernodegen.LinkHealthLabel to the node labels desired this pass (node → labels
+// withLinkHealth adds wellknown.LinkHealthLabel to the node labels desired this pass (node → labels
 // fabricmap wants on it): on each node of the last assessment's DegradedNodes, its condition
-// (hypernodegen.LinkHealthDegraded or LinkHealthDown); from each other node that carries the label as
+// (wellknown.LinkHealthDegraded or LinkHealthDown); from each other node that carries the label as
 // fabricmap set it, its removal. A node the tree does not place keeps the other labels fabricmap owns on it as
 // they are (its desired set is what it carries under keys); a node with no Node object is left out.
 func (r *Reconciler) withLinkHealth(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) {
@@ -176,13 +176,13 @@ func (r *Reconciler) withLinkHealth(desired map[string]map[string]string, nodes 
 		if _, placed := desired[n]; !placed {
 			desired[n] = ownedAsIs(node, keys)
 		}
-		desired[n][hypernodegen.LinkHealthLabel] = cond
+		desired[n][wellknown.LinkHealthLabel] = cond
 	}
 	for n, node := range nodes {
-		if _, has := node.Labels[hypernodegen.LinkHealthLabel]; !has {
+		if _, has := node.Labels[wellknown.LinkHealthLabel]; !has {
 			continue
 		}
-		if _, listed := desired[n]; !listed && ownedLabels(node.ManagedFields)[hypernodegen.LinkHealthLabel] {
+		if _, listed := desired[n]; !listed && ownedLabels(node.ManagedFields)[wellknown.LinkHealthLabel] {
 			desired[n] = ownedAsIs(node, keys)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fabricmap/fabricmap/health"
-	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // labelledNode is a Node's metadata carrying labels, of which LabelFieldManager applied owned.
@@ -22,7 +22,7 @@ func labelledNode(name string, labels map[string]string, owned ...string) *metav
 			raw += `"f:` + k + `":{}`
 		}
 		raw += `}}}`
-		n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: LabelFieldManager, Operation: metav1.ManagedFieldsOperationApply,
+		n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: wellknown.LabelFieldManager, Operation: metav1.ManagedFieldsOperationApply,
 			FieldsV1: &metav1.FieldsV1{Raw: []byte(raw)}}}
 	}
 	return n
@@ -36,9 +36,9 @@ func TestWithLinkHealth(t *testing.T) {
 	nodes := map[string]*metav1.PartialObjectMetadata{
 		"placed-slow":    labelledNode("placed-slow", map[string]string{tier: "leaf-a"}, tier),
 		"unplaced-down":  labelledNode("unplaced-down", map[string]string{tier: "leaf-old", "admin": "x"}, tier),
-		"healed":         labelledNode("healed", map[string]string{tier: "leaf-old", hypernodegen.LinkHealthLabel: "degraded"}, tier, hypernodegen.LinkHealthLabel),
-		"healed-placed":  labelledNode("healed-placed", map[string]string{tier: "leaf-a", hypernodegen.LinkHealthLabel: "down"}, tier, hypernodegen.LinkHealthLabel),
-		"admin-labelled": labelledNode("admin-labelled", map[string]string{hypernodegen.LinkHealthLabel: "down"}),
+		"healed":         labelledNode("healed", map[string]string{tier: "leaf-old", wellknown.LinkHealthLabel: "degraded"}, tier, wellknown.LinkHealthLabel),
+		"healed-placed":  labelledNode("healed-placed", map[string]string{tier: "leaf-a", wellknown.LinkHealthLabel: "down"}, tier, wellknown.LinkHealthLabel),
+		"admin-labelled": labelledNode("admin-labelled", map[string]string{wellknown.LinkHealthLabel: "down"}),
 		"healthy":        labelledNode("healthy", nil),
 	}
 	r := &Reconciler{fabricHealth: linkHealth{last: health.Assessment{DegradedNodes: map[string]string{
@@ -49,10 +49,10 @@ func TestWithLinkHealth(t *testing.T) {
 		"healed-placed": {tier: "leaf-a"},
 		"healthy":       {tier: "leaf-b"},
 	}
-	r.withLinkHealth(desired, nodes, []string{tier, hypernodegen.LinkHealthLabel})
+	r.withLinkHealth(desired, nodes, []string{tier, wellknown.LinkHealthLabel})
 	want := map[string]map[string]string{
-		"placed-slow":   {tier: "leaf-a", hypernodegen.LinkHealthLabel: "degraded"},
-		"unplaced-down": {tier: "leaf-old", hypernodegen.LinkHealthLabel: "down"},
+		"placed-slow":   {tier: "leaf-a", wellknown.LinkHealthLabel: "degraded"},
+		"unplaced-down": {tier: "leaf-old", wellknown.LinkHealthLabel: "down"},
 		"healed":        {tier: "leaf-old"},
 		"healed-placed": {tier: "leaf-a"},
 		"healthy":       {tier: "leaf-b"},

@@ -24,19 +24,7 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
-)
-
-// HyperNodeCRDAnnotation is set by the leading aggregator on its leader-election Lease: HyperNodeCRDInstalled
-// while the API server serves Volcano's HyperNodes, HyperNodeCRDMissing while it does not (no HyperNode is
-// written then; node labels and the other outputs are).
-const HyperNodeCRDAnnotation = "fabricmap.io/hypernode-crd"
-
-// Values of HyperNodeCRDAnnotation.
-const (
-	// HyperNodeCRDInstalled: HyperNodes are served and written.
-	HyperNodeCRDInstalled = "installed"
-	// HyperNodeCRDMissing: HyperNodes are not served (Volcano's CRD not installed); they start when it is.
-	HyperNodeCRDMissing = "missing"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // DefaultHyperNodeCRDRecheck is how often the aggregator looks whether HyperNodes are served.
@@ -60,7 +48,7 @@ type hyperNodeCRD struct {
 	newCache func() (cache.Cache, error)
 	// elected is closed when this replica leads; nil: it leads from the start.
 	elected <-chan struct{}
-	// lease, when named, gets HyperNodeCRDAnnotation (and hypernodegen.LabelKeysAnnotation, when labelKeys is
+	// lease, when named, gets HyperNodeCRDAnnotation (and wellknown.LabelKeysAnnotation, when labelKeys is
 	// set) through writer.
 	lease     types.NamespacedName
 	labelKeys string
@@ -268,18 +256,18 @@ func (h *hyperNodeCRD) dropCache() {
 
 // annotate writes the answer on the leader-election Lease, when there is one and it does not say it yet.
 func (h *hyperNodeCRD) annotate(ctx context.Context, served bool) {
-	want := HyperNodeCRDMissing
+	want := wellknown.HyperNodeCRDMissing
 	if served {
-		want = HyperNodeCRDInstalled
+		want = wellknown.HyperNodeCRDInstalled
 	}
-	annotations := map[string]string{HyperNodeCRDAnnotation: want}
+	annotations := map[string]string{wellknown.HyperNodeCRDAnnotation: want}
 	if h.labelKeys != "" {
-		annotations[hypernodegen.LabelKeysAnnotation] = h.labelKeys // the keys the CLI reads (fabricmap get nodes)
+		annotations[wellknown.LabelKeysAnnotation] = h.labelKeys // the keys the CLI reads (fabricmap get nodes)
 	}
 	if h.lease.Name == "" || h.annotated == want+h.labelKeys {
 		return
 	}
-	labels := map[string]string{hypernodegen.AggregatorLeaseLabel: "true"} // how the CLI finds it, by any name
+	labels := map[string]string{wellknown.AggregatorLeaseLabel: "true"} // how the CLI finds it, by any name
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations, "labels": labels}})
 	if err != nil {
 		h.log.Error("encoding the HyperNode CRD annotation", "err", err)
@@ -288,7 +276,7 @@ func (h *hyperNodeCRD) annotate(ctx context.Context, served bool) {
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: h.lease.Namespace, Name: h.lease.Name}}
 	if err := h.writer.Patch(ctx, lease, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		h.log.Warn("could not annotate the leader-election Lease; trying again at the next look",
-			"lease", h.lease.String(), "annotation", HyperNodeCRDAnnotation, "value", want, "err", err)
+			"lease", h.lease.String(), "annotation", wellknown.HyperNodeCRDAnnotation, "value", want, "err", err)
 		return
 	}
 	h.annotated = want + h.labelKeys

@@ -32,6 +32,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/pipeline"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // crdBed is a control plane of the test's own (the shared one keeps Volcano's CRD), where the HyperNode CRD
@@ -133,7 +134,7 @@ func (b *crdBed) leaseAnnotation(key client.ObjectKey) (string, error) {
 	if err := b.env.Client.Get(context.Background(), key, &lease); err != nil {
 		return "", err
 	}
-	return lease.Annotations[HyperNodeCRDAnnotation], nil
+	return lease.Annotations[wellknown.HyperNodeCRDAnnotation], nil
 }
 
 // TestHyperNodesWaitForTheirCRD runs the aggregator where Volcano's HyperNode CRD is not installed: it neither
@@ -184,9 +185,9 @@ func TestHyperNodesWaitForTheirCRD(t *testing.T) {
 	// state waits until the metric and the Lease say installed (or not).
 	state := func(installed bool) {
 		t.Helper()
-		wantMetric, wantAnnotation := 0.0, HyperNodeCRDMissing
+		wantMetric, wantAnnotation := 0.0, wellknown.HyperNodeCRDMissing
 		if installed {
-			wantMetric, wantAnnotation = 1, HyperNodeCRDInstalled
+			wantMetric, wantAnnotation = 1, wellknown.HyperNodeCRDInstalled
 		}
 		testenv.Eventually(t, time.Minute, "the metric and the Lease follow the CRD", func() (bool, string) {
 			if ok, why := running(); !ok {
@@ -204,11 +205,11 @@ func TestHyperNodesWaitForTheirCRD(t *testing.T) {
 		if err := b.env.Client.Get(context.Background(), lease, &l); err != nil {
 			t.Fatal(err)
 		}
-		if keys, err := hypernodegen.DecodeLabelKeys(l.Annotations[hypernodegen.LabelKeysAnnotation]); err != nil || keys.Style != conf.LabelKeys.Style {
-			t.Errorf("Lease annotation %s = %q (%v), want the aggregator's keys", hypernodegen.LabelKeysAnnotation, l.Annotations[hypernodegen.LabelKeysAnnotation], err)
+		if keys, err := hypernodegen.DecodeLabelKeys(l.Annotations[wellknown.LabelKeysAnnotation]); err != nil || keys.Style != conf.LabelKeys.Style {
+			t.Errorf("Lease annotation %s = %q (%v), want the aggregator's keys", wellknown.LabelKeysAnnotation, l.Annotations[wellknown.LabelKeysAnnotation], err)
 		}
-		if l.Labels[hypernodegen.AggregatorLeaseLabel] != "true" {
-			t.Errorf("Lease labels %v, want %s=true", l.Labels, hypernodegen.AggregatorLeaseLabel)
+		if l.Labels[wellknown.AggregatorLeaseLabel] != "true" {
+			t.Errorf("Lease labels %v, want %s=true", l.Labels, wellknown.AggregatorLeaseLabel)
 		}
 	}
 	leaf, spine := hypernodegen.DefaultTierKeys[0], hypernodegen.DefaultTierKeys[1]

@@ -20,6 +20,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/pipeline"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -152,7 +153,7 @@ func TestReportsBecomeHyperNodes(t *testing.T) {
 	if err := testenv.Shared.Client.Get(context.Background(), client.ObjectKey{Name: "fabric"}, &hn); err != nil {
 		t.Fatal(err)
 	}
-	if hn.Spec.Tier != 2 || hn.Status.NodeCount != 3 || hn.Labels[hypernodegen.ManagedByLabel] != hypernodegen.ManagedByValue {
+	if hn.Spec.Tier != 2 || hn.Status.NodeCount != 3 || hn.Labels[wellknown.ManagedByLabel] != wellknown.ManagedByValue {
 		t.Errorf("root HyperNode = tier %d, nodeCount %d, labels %v", hn.Spec.Tier, hn.Status.NodeCount, hn.Labels)
 	}
 

@@ -14,16 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/workers"
-	"github.com/fabricmap/fabricmap/pipeline"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
-
-// LabelFieldManager is the field manager of the node labels the aggregator writes. Server-side apply under
-// its own manager means that a key fabricmap stops writing is removed only where fabricmap owns it: a label
-// an admin set by hand is never taken away, and one set under a key fabricmap writes is never overwritten
-// (syncNodeLabels reads the owners from the Nodes' managed fields, which the manager's cache must keep).
-const LabelFieldManager = "fabricmap-aggregator-labels"
 
 // syncNodeLabels makes the labels fabricmap owns on each placed node state its place in the tree: desired, the
 // tree's topology labels of each placed node (hypernodegen.DesiredNodeLabels); it adds the dropped nodes to it. The nodes
@@ -46,7 +39,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 		}
 	}
 	topologyKeys := r.Config.LabelKeys.All()
-	keys := append(slices.Clone(topologyKeys), hypernodegen.LinkHealthLabel)
+	keys := append(slices.Clone(topologyKeys), wellknown.LinkHealthLabel)
 	holdWait := r.holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
 	r.withLinkHealth(desired, nodes, keys)                                          // fabric health's label (healthpass.go)
 	annotations := r.withUplinkLost(desired, nodes, keys)
@@ -67,7 +60,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 		if len(foreign) > 0 {
 			conflicts[n] = foreign
 		}
-		if labelsDiffer(node, apply, keys) || annotationDiffers(node, pipeline.UplinkLostAnnotation, annotations[n]) {
+		if labelsDiffer(node, apply, keys) || annotationDiffers(node, wellknown.UplinkLostAnnotation, annotations[n]) {
 			todo = append(todo, n)
 		}
 	}
@@ -103,10 +96,10 @@ func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want map[str
 	}
 	metadata := map[string]any{"name": n, "labels": labels}
 	if uplinkLost != "" {
-		metadata["annotations"] = map[string]any{pipeline.UplinkLostAnnotation: uplinkLost}
+		metadata["annotations"] = map[string]any{wellknown.UplinkLostAnnotation: uplinkLost}
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": metadata}}
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(LabelFieldManager), client.ForceOwnership); err != nil {
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("labelling node %q: %w", n, err)
 	}
 	r.Metrics.writes.WithLabelValues("node-labels").Inc()
@@ -145,12 +138,12 @@ func annotationDiffers(node *metav1.PartialObjectMetadata, key, want string) boo
 
 // ownedLabels returns the label keys that LabelFieldManager applied, from the object's managed fields.
 func ownedLabels(fields []metav1.ManagedFieldsEntry) map[string]bool {
-	return ownedMetadata(fields, LabelFieldManager, func(m ownedSet) map[string]json.RawMessage { return m.Labels })
+	return ownedMetadata(fields, wellknown.LabelFieldManager, func(m ownedSet) map[string]json.RawMessage { return m.Labels })
 }
 
 // ownedAnnotations returns the annotation keys that LabelFieldManager applied, from the object's managed fields.
 func ownedAnnotations(fields []metav1.ManagedFieldsEntry) map[string]bool {
-	return ownedMetadata(fields, LabelFieldManager, func(m ownedSet) map[string]json.RawMessage { return m.Annotations })
+	return ownedMetadata(fields, wellknown.LabelFieldManager, func(m ownedSet) map[string]json.RawMessage { return m.Annotations })
 }
 
 // ownedSet is the metadata part of a managed-fields entry.

@@ -18,6 +18,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // ReasonOutputReplaced (Normal) is recorded on the leader Lease when an output whose content the API server
@@ -154,7 +155,7 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, o outputs.Object, kind 
 			return false, err
 		}
 	}
-	return true, kube.Apply(ctx, r.Client, want, FieldManager)
+	return true, kube.Apply(ctx, r.Client, want, wellknown.AggregatorFieldManager)
 }
 
 // replace deletes cur, the live object of the immutable output o whose content the tree changed, so that it

@@ -10,6 +10,7 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // pendingPlan is what becomes of the owned HyperNodes absent from the tree (pending: waiting for their grace
@@ -217,7 +218,7 @@ func keptHyperNode(cur *topologyv1alpha1.HyperNode, members []topologyv1alpha1.M
 	}
 	hn.Labels = ownedOf(cur.Labels, cur.ManagedFields, func(m ownedSet) map[string]json.RawMessage { return m.Labels })
 	hn.Annotations = ownedOf(cur.Annotations, cur.ManagedFields, func(m ownedSet) map[string]json.RawMessage { return m.Annotations })
-	hn.Labels[hypernodegen.ManagedByLabel] = hypernodegen.ManagedByValue
+	hn.Labels[wellknown.ManagedByLabel] = wellknown.ManagedByValue
 	counted, nodes := true, 0 // counted: every member is a node by name
 	for _, m := range members {
 		if m.Type != topologyv1alpha1.MemberTypeNode || m.Selector.LabelMatch != nil {
@@ -235,8 +236,8 @@ func keptHyperNode(cur *topologyv1alpha1.HyperNode, members []topologyv1alpha1.M
 // ownedOf returns the entries of have (labels or annotations, as pick selects) that FieldManager applied;
 // every entry when fields hold no record of FieldManager at all. Never nil.
 func ownedOf(have map[string]string, fields []metav1.ManagedFieldsEntry, pick func(ownedSet) map[string]json.RawMessage) map[string]string {
-	recorded := slices.ContainsFunc(fields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager })
-	owned := ownedMetadata(fields, FieldManager, pick)
+	recorded := slices.ContainsFunc(fields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == wellknown.AggregatorFieldManager })
+	owned := ownedMetadata(fields, wellknown.AggregatorFieldManager, pick)
 	out := map[string]string{}
 	for k, v := range have {
 		if !recorded || owned[k] {

@@ -29,10 +29,8 @@ import (
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
-
-// FieldManager is the server-side apply field manager of the aggregator.
-const FieldManager = "fabricmap-aggregator"
 
 // Config tunes the aggregator.
 type Config struct {
@@ -375,7 +373,7 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 // when its node count does; why, when set, is logged with the write.
 func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
 	if cur == nil || !specEqual(cur, d) {
-		if err := kube.Apply(ctx, r.Client, d, FieldManager); err != nil {
+		if err := kube.Apply(ctx, r.Client, d, wellknown.AggregatorFieldManager); err != nil {
 			return err
 		}
 		r.Metrics.writes.WithLabelValues("apply").Inc()
@@ -391,7 +389,7 @@ func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha
 			status = &unstructured.Unstructured{Object: map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,
 				"metadata": map[string]any{"name": d.Name}, "status": map[string]any{"nodeCount": int64(0)}}}
 		}
-		if err := kube.ApplyStatus(ctx, r.Client, status, FieldManager); err != nil {
+		if err := kube.ApplyStatus(ctx, r.Client, status, wellknown.AggregatorFieldManager); err != nil {
 			return err
 		}
 		r.Metrics.writes.WithLabelValues("status").Inc()
@@ -420,7 +418,7 @@ func (r *Reconciler) takenByOther(ctx context.Context, name string) (bool, error
 	case err != nil:
 		return false, fmt.Errorf("checking whether HyperNode %q exists: %w", name, err)
 	}
-	return hn.Labels[hypernodegen.ManagedByLabel] != hypernodegen.ManagedByValue, nil
+	return hn.Labels[wellknown.ManagedByLabel] != wellknown.ManagedByValue, nil
 }
 
 // specEqual compares what fabricmap owns of a HyperNode: its spec, its labels and its annotations.

@@ -11,7 +11,7 @@ import (
 // lastTree is the tree this reconciler built before the one being built, whose names that one keeps and whose
 // places tell which nodes lost their uplinks. The first tree after the aggregator starts (or after leadership
 // moves) has none: the HyperNodes fabricmap wrote before stand for it, read back with the switches each stands
-// for (hypernodegen.SwitchesAnnotation) and the nodes each holds. Nil when there is neither.
+// for (wellknown.SwitchesAnnotation) and the nodes each holds. Nil when there is neither.
 func (r *Reconciler) lastTree(existing []topologyv1alpha1.HyperNode, nodes map[string]*metav1.PartialObjectMetadata) *topology.Tree {
 	if r.previousTree != nil || len(existing) == 0 {
 		return r.previousTree

@@ -23,6 +23,7 @@ import (
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // railEvidence is count nodes "<prefix>1", … reporting their two rail leaves, mac:1 and mac:2, as rail1 and rail2.
@@ -229,8 +230,8 @@ func TestRailLeafDownAcrossRestartKeepsNames(t *testing.T) {
 	if err := testenv.Shared.Client.Get(context.Background(), client.ObjectKey{Name: "ib-su1-rail0-rails"}, &hn); err != nil {
 		t.Fatal(err)
 	}
-	if got := hn.Annotations[hypernodegen.SwitchesAnnotation]; !strings.Contains(got, ",") {
-		t.Errorf("annotation %s = %q, want the group's leaves", hypernodegen.SwitchesAnnotation, got)
+	if got := hn.Annotations[wellknown.SwitchesAnnotation]; !strings.Contains(got, ",") {
+		t.Errorf("annotation %s = %q, want the group's leaves", wellknown.SwitchesAnnotation, got)
 	}
 
 	after := newReconciler(t, time.Minute, clock)

@@ -15,6 +15,7 @@ import (
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // noteUplinks finds the nodes that lost all their uplink evidence this pass: in tree.Unplaced, with a report
@@ -90,7 +91,7 @@ func (r *Reconciler) withUplinkLost(desired map[string]map[string]string, nodes 
 		}
 	}
 	for n, node := range nodes {
-		if _, lost := out[n]; lost || !annotationDiffers(node, pipeline.UplinkLostAnnotation, "") {
+		if _, lost := out[n]; lost || !annotationDiffers(node, wellknown.UplinkLostAnnotation, "") {
 			continue
 		}
 		if _, listed := desired[n]; !listed {
@@ -107,7 +108,7 @@ func (r *Reconciler) annotatedLoss(n string, nodes map[string]*metav1.PartialObj
 	if !ok {
 		return health.LostUplink{}, false
 	}
-	v, ok := node.Annotations[pipeline.UplinkLostAnnotation]
+	v, ok := node.Annotations[wellknown.UplinkLostAnnotation]
 	if !ok {
 		return health.LostUplink{}, false
 	}

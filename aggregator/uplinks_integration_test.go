@@ -25,6 +25,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/treeread"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // ownedHyperNodeList returns every HyperNode fabricmap owns on the API server.
@@ -252,11 +253,11 @@ func TestFailedLeafIsLoud(t *testing.T) {
 	t.Run("the nodes say it: annotation, link-health down, labels held", func(t *testing.T) {
 		for _, n := range failing {
 			node := nodeObject(t, n)
-			if got := node.Annotations[pipeline.UplinkLostAnnotation]; got != annotation {
-				t.Errorf("%s's %s = %q, want %q", n, pipeline.UplinkLostAnnotation, got, annotation)
+			if got := node.Annotations[wellknown.UplinkLostAnnotation]; got != annotation {
+				t.Errorf("%s's %s = %q, want %q", n, wellknown.UplinkLostAnnotation, got, annotation)
 			}
-			if got := node.Labels[hypernodegen.LinkHealthLabel]; got != hypernodegen.LinkHealthDown {
-				t.Errorf("%s's %s = %q, want down", n, hypernodegen.LinkHealthLabel, got)
+			if got := node.Labels[wellknown.LinkHealthLabel]; got != wellknown.LinkHealthDown {
+				t.Errorf("%s's %s = %q, want down", n, wellknown.LinkHealthLabel, got)
 			}
 			if got := fabricLabels(t, n)[tier0]; got != "sw-b1" {
 				t.Errorf("%s's %s = %q within the hold, want sw-b1 kept", n, tier0, got)
@@ -290,7 +291,7 @@ func TestFailedLeafIsLoud(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Name: "sw-b1"}, &leaf); err != nil {
 			t.Fatal(err)
 		}
-		if leaf.Annotations[hypernodegen.SwitchesAnnotation] == "" || leaf.Labels[hypernodegen.TierNameLabel] != "leaf" || leaf.Status.NodeCount != 4 {
+		if leaf.Annotations[wellknown.SwitchesAnnotation] == "" || leaf.Labels[wellknown.TierNameLabel] != "leaf" || leaf.Status.NodeCount != 4 {
 			t.Errorf("the waiting sw-b1 lost what fabricmap wrote on it: labels %v, annotations %v, node count %d", leaf.Labels, leaf.Annotations, leaf.Status.NodeCount)
 		}
 	})
@@ -314,7 +315,7 @@ func TestFailedLeafIsLoud(t *testing.T) {
 				t.Errorf("the new leader recorded %q", e)
 			}
 		}
-		if got := nodeObject(t, "fl-1").Annotations[pipeline.UplinkLostAnnotation]; got != annotation {
+		if got := nodeObject(t, "fl-1").Annotations[wellknown.UplinkLostAnnotation]; got != annotation {
 			t.Errorf("fl-1's annotation after the new leader's pass = %q, want %q", got, annotation)
 		}
 	})
@@ -326,11 +327,11 @@ func TestFailedLeafIsLoud(t *testing.T) {
 				t.Errorf("%s's topology labels past the hold: %v, want none", n, got)
 			}
 			node := nodeObject(t, n)
-			if got := node.Annotations[pipeline.UplinkLostAnnotation]; got != annotation {
-				t.Errorf("%s's %s = %q past the hold, want %q", n, pipeline.UplinkLostAnnotation, got, annotation)
+			if got := node.Annotations[wellknown.UplinkLostAnnotation]; got != annotation {
+				t.Errorf("%s's %s = %q past the hold, want %q", n, wellknown.UplinkLostAnnotation, got, annotation)
 			}
-			if got := node.Labels[hypernodegen.LinkHealthLabel]; got != hypernodegen.LinkHealthDown {
-				t.Errorf("%s's %s = %q past the hold, want down", n, hypernodegen.LinkHealthLabel, got)
+			if got := node.Labels[wellknown.LinkHealthLabel]; got != wellknown.LinkHealthDown {
+				t.Errorf("%s's %s = %q past the hold, want down", n, wellknown.LinkHealthLabel, got)
 			}
 		}
 		if got := fabricLabels(t, "fl-5")[tier0]; got != "sw-b2" {
@@ -369,8 +370,8 @@ func TestFailedLeafIsLoud(t *testing.T) {
 			t.Errorf("Events %q lack %s on fl-1", got, pipeline.ReasonUplinkRestored)
 		}
 		node := nodeObject(t, "fl-1")
-		if got, ok := node.Annotations[pipeline.UplinkLostAnnotation]; ok {
-			t.Errorf("fl-1 placed again still carries %s=%q", pipeline.UplinkLostAnnotation, got)
+		if got, ok := node.Annotations[wellknown.UplinkLostAnnotation]; ok {
+			t.Errorf("fl-1 placed again still carries %s=%q", wellknown.UplinkLostAnnotation, got)
 		}
 		if got := fabricLabels(t, "fl-1")[tier0]; got != "sw-b1" {
 			t.Errorf("fl-1's %s = %q once placed again, want sw-b1", tier0, got)

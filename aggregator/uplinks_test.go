@@ -18,6 +18,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // TestUplinkLostAnnotation: the annotation's value reads back as it was written, in UTC; a value that is no
@@ -51,8 +52,8 @@ func TestLostUplinksFromNodes(t *testing.T) {
 	since := time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC)
 	value := pipeline.UplinkLostValue(health.LostUplink{Leaf: "sw-a", Since: since})
 	annotations := map[string]map[string]string{
-		"n2": {pipeline.UplinkLostAnnotation: value}, "n1": {pipeline.UplinkLostAnnotation: value, "other": "x"},
-		"gone": {pipeline.UplinkLostAnnotation: value}, "bad": {pipeline.UplinkLostAnnotation: "?"}, "fine": {"other": "x"},
+		"n2": {wellknown.UplinkLostAnnotation: value}, "n1": {wellknown.UplinkLostAnnotation: value, "other": "x"},
+		"gone": {wellknown.UplinkLostAnnotation: value}, "bad": {wellknown.UplinkLostAnnotation: "?"}, "fine": {"other": "x"},
 	}
 	var reports []v1alpha1.NodeFabricReport
 	for _, n := range []string{"n2", "fine", "bad", "n1", "no-node"} {
@@ -98,7 +99,7 @@ func TestNoteUplinks(t *testing.T) {
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5", "lonely"} {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, UID: types.UID("uid-" + n)}}
 	}
-	nodes["n5"].Annotations = map[string]string{pipeline.UplinkLostAnnotation: pipeline.UplinkLostValue(health.LostUplink{Leaf: "sw-old", Since: earlier})}
+	nodes["n5"].Annotations = map[string]string{wellknown.UplinkLostAnnotation: pipeline.UplinkLostValue(health.LostUplink{Leaf: "sw-old", Since: earlier})}
 	reports := func(names ...string) []v1alpha1.NodeFabricReport {
 		var out []v1alpha1.NodeFabricReport
 		for _, n := range names {
@@ -161,9 +162,9 @@ func TestWithUplinkLost(t *testing.T) {
 	value := pipeline.UplinkLostValue(l)
 	const tier = "fabric.topograph.run/tier-0"
 	owned := func(n *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
-		n.ManagedFields = append(n.ManagedFields, metav1.ManagedFieldsEntry{Manager: LabelFieldManager, Operation: metav1.ManagedFieldsOperationApply,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + pipeline.UplinkLostAnnotation + `":{}}}}`)}})
-		n.Annotations = map[string]string{pipeline.UplinkLostAnnotation: value}
+		n.ManagedFields = append(n.ManagedFields, metav1.ManagedFieldsEntry{Manager: wellknown.LabelFieldManager, Operation: metav1.ManagedFieldsOperationApply,
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:` + wellknown.UplinkLostAnnotation + `":{}}}}`)}})
+		n.Annotations = map[string]string{wellknown.UplinkLostAnnotation: value}
 		return n
 	}
 	nodes := map[string]*metav1.PartialObjectMetadata{
@@ -173,7 +174,7 @@ func TestWithUplinkLost(t *testing.T) {
 		"no-loss":  labelledNode("no-loss", map[string]string{tier: "sw-b"}, tier),
 		"placed-b": owned(labelledNode("placed-b", map[string]string{tier: "sw-b"}, tier)),
 	}
-	nodes["by-hand"].Annotations = map[string]string{pipeline.UplinkLostAnnotation: "set by an admin"}
+	nodes["by-hand"].Annotations = map[string]string{wellknown.UplinkLostAnnotation: "set by an admin"}
 	r := &Reconciler{lostUplinks: map[string]health.LostUplink{"lost": l, "no-node": {Node: "no-node", Leaf: "sw-a", Since: since}}}
 	desired := map[string]map[string]string{"placed-b": {tier: "sw-c"}}
 	got := r.withUplinkLost(desired, nodes, []string{tier})
@@ -185,7 +186,7 @@ func TestWithUplinkLost(t *testing.T) {
 		t.Errorf("desired labels (-want +got):\n%s", diff)
 	}
 	for n, wantDiffers := range map[string]bool{"lost": true, "back": true, "by-hand": false, "no-loss": false} {
-		if got := annotationDiffers(nodes[n], pipeline.UplinkLostAnnotation, got[n]); got != wantDiffers {
+		if got := annotationDiffers(nodes[n], wellknown.UplinkLostAnnotation, got[n]); got != wantDiffers {
 			t.Errorf("annotationDiffers(%s) = %v, want %v", n, got, wantDiffers)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -94,8 +95,8 @@ func TestGetGolden(t *testing.T) {
 	// so the wide table has one tier column), not the style the labels look like. The Lease is found by its
 	// label, whatever --leader-election-id named it.
 	published := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpu-fabric-leader",
-		Labels:      map[string]string{hypernodegen.AggregatorLeaseLabel: "true"},
-		Annotations: map[string]string{hypernodegen.LabelKeysAnnotation: hypernodegen.EncodeLabelKeys(hypernodegen.LabelKeys{Style: hypernodegen.LabelStyleCustom, Tiers: []string{blockKey}})}}}
+		Labels:      map[string]string{wellknown.AggregatorLeaseLabel: "true"},
+		Annotations: map[string]string{wellknown.LabelKeysAnnotation: hypernodegen.EncodeLabelKeys(hypernodegen.LabelKeys{Style: hypernodegen.LabelStyleCustom, Tiers: []string{blockKey}})}}}
 	if err := env.Client.Create(ctx, published); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func newGetHealth() *cobra.Command {
 
 // assessCluster reads the cluster's NodeFabricReports, fabricmap's HyperNodes and the Nodes' metadata, and judges
 // the links with pipeline.AssessHealth: the nodes that lost their uplinks are those whose Node carries
-// pipeline.UplinkLostAnnotation and that still have a report (pipeline.LostUplinksFromNodes). Without the
+// wellknown.UplinkLostAnnotation and that still have a report (pipeline.LostUplinksFromNodes). Without the
 // HyperNode CRD it judges the ports without the tree, and without the Nodes it judges no lost uplink, saying
 // so on errw.
 func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expected *topology.Tree) (health.Assessment, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // healthReports is the fixture of `get health`: a rail-optimised unit with a crossed rail, an erring, a slow
@@ -93,7 +94,7 @@ func TestGetHealthGolden(t *testing.T) {
 	lost := []health.LostUplink{{Node: "dgx-06", Leaf: "ib-leaf-b", Since: lostSince}}
 	for name, value := range map[string]string{"dgx-06": pipeline.UplinkLostValue(lost[0]),
 		"dgx-07": pipeline.UplinkLostValue(health.LostUplink{Leaf: "ib-leaf-b", Since: lostSince}), "dgx-08": "ib-leaf-b since this morning"} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{pipeline.UplinkLostAnnotation: value}}}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{wellknown.UplinkLostAnnotation: value}}}
 		if err := env.Client.Create(ctx, node); err != nil {
 			t.Fatal(err)
 		}

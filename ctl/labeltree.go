@@ -13,6 +13,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // treeFromNodeLabels is the tree the nodes' own topology labels state (keys' tier keys, leaf first), for a
@@ -66,7 +67,7 @@ func switchTierName(n int) string {
 }
 
 // publishedLabelKeys reads the label keys the leading aggregator states on its leader-election Lease
-// (hypernodegen.LabelKeysAnnotation), found in any namespace by hypernodegen.AggregatorLeaseLabel whatever its
+// (wellknown.LabelKeysAnnotation), found in any namespace by wellknown.AggregatorLeaseLabel whatever its
 // name; false when none states them (no aggregator, or no right to list Leases), and the caller goes on without.
 func publishedLabelKeys(cmd *cobra.Command) (hypernodegen.LabelKeys, bool) {
 	cfg, err := restConfig(cmd)
@@ -78,11 +79,11 @@ func publishedLabelKeys(cmd *cobra.Command) (hypernodegen.LabelKeys, bool) {
 		return hypernodegen.LabelKeys{}, false
 	}
 	var leases coordinationv1.LeaseList
-	if err := c.List(cmd.Context(), &leases, client.MatchingLabels{hypernodegen.AggregatorLeaseLabel: "true"}); err != nil {
+	if err := c.List(cmd.Context(), &leases, client.MatchingLabels{wellknown.AggregatorLeaseLabel: "true"}); err != nil {
 		return hypernodegen.LabelKeys{}, false
 	}
 	for _, l := range leases.Items {
-		if v, ok := l.Annotations[hypernodegen.LabelKeysAnnotation]; ok {
+		if v, ok := l.Annotations[wellknown.LabelKeysAnnotation]; ok {
 			if keys, err := hypernodegen.DecodeLabelKeys(v); err == nil {
 				return keys, true
 			}

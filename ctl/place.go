@@ -25,6 +25,7 @@ import (
 	"github.com/fabricmap/fabricmap/placer"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // placeFlags are the inputs of `fabricmap place`.
@@ -88,7 +89,7 @@ func newPlace() *cobra.Command {
 	f.StringVar(&fl.pods, "pods", "", "Pods dump (`kubectl get pods -A -o yaml`) for what is already used")
 	f.StringVar(&fl.allocatable, "node-allocatable", "nvidia.com/gpu=8,pods=110", "what every node has when there is no Nodes dump")
 	f.BoolVar(&fl.preempt, "preempt", false, "when the gang does not fit, say which lower-priority preemptible gangs (in any form the placer reads; "+
-		"priority from spec.priority; preemptible when every pod is labelled "+placer.PreemptibleLabel+"=true or "+placer.KoordinatorPreemptibleLabel+"=true) it would evict")
+		"priority from spec.priority; preemptible when every pod is labelled "+wellknown.PreemptibleLabel+"=true or "+wellknown.KoordinatorPreemptibleLabel+"=true) it would evict")
 	placer.AddAvoidDegradedFlag(f, &fl.avoidDegraded)
 	fl.output = addOutputFlag(cmd, "text", "json", "yaml")
 	return cmd

@@ -23,6 +23,7 @@ import (
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/placer"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // placeFixture writes, into a temporary folder, the HyperNodes of a two-leaf tree (as `fabricmap topology -o
@@ -64,7 +65,7 @@ func placeFixture(t *testing.T) (dir string) {
 		return p
 	}
 	pods := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: []corev1.Pod{
-		pod("low-0", "gpu-a1", "8", map[string]string{placer.PodGroupLabelLegacy: "low", placer.KoordinatorPreemptibleLabel: "true"}),
+		pod("low-0", "gpu-a1", "8", map[string]string{wellknown.PodGroupLabelLegacy: "low", wellknown.KoordinatorPreemptibleLabel: "true"}),
 		pod("other", "gpu-b1", "4", nil),
 	}}
 	dir = t.TempDir()
@@ -164,19 +165,19 @@ func TestPlaceMatchesPlacer(t *testing.T) {
 	// gpu-a2 is tainted, gpu-a3 reserved for ml/later (which still waits), gpu-b2 holds a pod pinned there by the
 	// placer and a Koordinator gang; gpu-a1 runs the scheduler-plugins gang "low" already.
 	nodes[1].Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}
-	nodes[2].Spec.Taints = []corev1.Taint{{Key: placer.ReservedTaint, Value: placer.TaintValue("ml/later"), Effect: corev1.TaintEffectNoSchedule}}
-	nodes[2].Annotations = map[string]string{placer.ReservedForAnnotation: "ml/later",
-		placer.ReservedUntilAnnotation: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
+	nodes[2].Spec.Taints = []corev1.Taint{{Key: wellknown.ReservedTaint, Value: placer.TaintValue("ml/later"), Effect: corev1.TaintEffectNoSchedule}}
+	nodes[2].Annotations = map[string]string{wellknown.ReservedForAnnotation: "ml/later",
+		wellknown.ReservedUntilAnnotation: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
 	gpuPod := func(name, node, gpus string, labels, annotations map[string]string) corev1.Pod {
 		p := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml", Labels: labels, Annotations: annotations}}
 		p.Spec.NodeName = node
 		p.Spec.Containers = []corev1.Container{gpuContainer(gpus)}
 		return p
 	}
-	pinned := gpuPod("pinned", "", "2", map[string]string{placer.GangLabel: "pinned"}, map[string]string{placer.PlacementAnnotation: `{"gang":"ml/pinned","node":"gpu-b2","rank":0}`})
+	pinned := gpuPod("pinned", "", "2", map[string]string{wellknown.GangLabel: "pinned"}, map[string]string{wellknown.PlacementAnnotation: `{"gang":"ml/pinned","node":"gpu-b2","rank":0}`})
 	pods = append(pods, pinned,
-		gpuPod("koord-0", "gpu-b2", "2", map[string]string{placer.PreemptibleLabel: "true"}, map[string]string{placer.KoordinatorGangName: "koord"}),
-		gpuPod("later-0", "", "8", map[string]string{placer.GangLabel: "later"}, nil))
+		gpuPod("koord-0", "gpu-b2", "2", map[string]string{wellknown.PreemptibleLabel: "true"}, map[string]string{wellknown.KoordinatorGangName: "koord"}),
+		gpuPod("later-0", "", "8", map[string]string{wellknown.GangLabel: "later"}, nil))
 	for name, v := range map[string]any{"nodes.yaml": corev1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: nodes},
 		"pods.yaml": corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: pods}} {
 		data, err := yaml.Marshal(v)

@@ -11,6 +11,7 @@ import (
 	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // topologyFormats are the -o values of `fabricmap topology`, the default first: every format of the output
@@ -59,7 +60,7 @@ func (o topologyOutput) print(w, errw io.Writer, tree *topology.Tree, evidence [
 // readPrevious reads the HyperNodes fabricmap wrote before from path (a List or HyperNodeList, as `kubectl get
 // hypernodes -o yaml` prints it, or one or more HyperNode documents) and returns the tree they stand for, as
 // the aggregator reads back its HyperNodes after a restart (treeread.ViewHyperNodes): each domain with the
-// switches of its hypernodegen.SwitchesAnnotation. HyperNodes fabricmap did not make are skipped, as the
+// switches of its wellknown.SwitchesAnnotation. HyperNodes fabricmap did not make are skipped, as the
 // aggregator never reads them; members selected by regex or label are not resolved (no Nodes here), which
 // leaves those domains their switches to keep their names by.
 func readPrevious(path string, errw io.Writer) (*topology.Tree, error) {
@@ -83,11 +84,11 @@ func readPrevious(path string, errw io.Writer) (*topology.Tree, error) {
 	}
 	if skipped > 0 {
 		fmt.Fprintf(errw, "warning: --previous %s: %d HyperNodes not made by fabricmap (no label %s=%s) are left out\n",
-			path, skipped, hypernodegen.ManagedByLabel, hypernodegen.ManagedByValue)
+			path, skipped, wellknown.ManagedByLabel, wellknown.ManagedByValue)
 	}
 	if len(owned) == 0 {
 		return nil, fmt.Errorf("--previous %s: no HyperNode made by fabricmap (labelled %s=%s); is it `kubectl get hypernodes -o yaml` output?",
-			path, hypernodegen.ManagedByLabel, hypernodegen.ManagedByValue)
+			path, wellknown.ManagedByLabel, wellknown.ManagedByValue)
 	}
 	if treeread.NeedsNodeLabels(owned) {
 		fmt.Fprintf(errw, "warning: --previous %s: node members selected by regex or label are not read; names are kept by the switches of each HyperNode\n", path)

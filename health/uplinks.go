@@ -10,7 +10,7 @@ import (
 // LostUplink is a node that lost all its uplink evidence: the tree placed it behind Leaf, and its report,
 // still there, now names no switch that places it (a failed leaf switch, every cable of the node pulled, or
 // an agent that no longer sees its neighbours). The aggregator knows it from one tree to the next and states
-// it on the Node (pipeline.UplinkLostAnnotation), where `fabricmap get health` reads it.
+// it on the Node (wellknown.UplinkLostAnnotation), where `fabricmap get health` reads it.
 type LostUplink struct {
 	// Node is the Kubernetes node.
 	Node string `json:"node"`

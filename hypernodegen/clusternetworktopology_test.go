@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // dom is a domain of a test tree: name, tier, tier name, parent and the nodes it holds directly.
@@ -160,7 +161,7 @@ func TestClusterNetworkTopology(t *testing.T) {
 			if gvk := u.GroupVersionKind(); gvk != ClusterNetworkTopologyGVK {
 				t.Errorf("GVK = %v", gvk)
 			}
-			if u.GetName() != ClusterNetworkTopologyName || u.GetNamespace() != "" || u.GetLabels()[ManagedByLabel] != ManagedByValue {
+			if u.GetName() != ClusterNetworkTopologyName || u.GetNamespace() != "" || u.GetLabels()[wellknown.ManagedByLabel] != wellknown.ManagedByValue {
 				t.Errorf("metadata = %s/%s %v", u.GetNamespace(), u.GetName(), u.GetLabels())
 			}
 			if _, has := u.Object["status"]; has {

@@ -12,50 +12,13 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/topology"
-)
-
-// Labels fabricmap puts on everything it creates. The aggregator only ever updates or deletes objects that
-// carry ManagedByLabel=ManagedByValue.
-const (
-	// ManagedByLabel marks objects fabricmap owns.
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	// ManagedByValue is ManagedByLabel's value on objects fabricmap owns.
-	ManagedByValue = "fabricmap"
-	// SourceLabel records the evidence a HyperNode came from.
-	SourceLabel = "fabricmap.io/source"
-	// TierNameLabel repeats the tier name so that HyperNodes can be listed by tier.
-	TierNameLabel = "fabricmap.io/tier-name"
-	// SwitchesAnnotation lists, comma-separated and sorted, the switches a HyperNode's domain stands for: its
-	// identity, which outlives its name. The aggregator reads it back when it starts, so that a domain keeps
-	// its name across restarts (topology.KeepNames) although the switch it was named after has gone.
-	SwitchesAnnotation = "fabricmap.io/switches"
-	// DegradedUplinksAnnotation gives, in decimal, how many of a HyperNode's domain's uplinks (its links to
-	// its parent's switches) fabric health judged degraded or down (topology.Domain.DegradedUplinks); absent
-	// when none. Placement ranks such a domain after a healthy one of the same tier.
-	DegradedUplinksAnnotation = "fabricmap.io/degraded-uplinks"
-	// LinkHealthLabel is on a node whose compute link fabric health judged sick, with the value
-	// LinkHealthDegraded or LinkHealthDown; absent when the node's links are healthy. The placer treats such
-	// nodes as unavailable for new placements (--avoid-degraded).
-	LinkHealthLabel = "fabricmap.io/link-health"
-	// NVLinkDomainLabel is on every accelerator HyperNode and sub-domain, set to its NVLink domain as the node
-	// label LabelKeys.Accelerator gives it: `kubectl get hypernodes -l fabricmap.io/nvlink-domain=X` lists the
-	// HyperNodes of NVLink domain X, one per leaf when it spans leaves.
-	NVLinkDomainLabel = "fabricmap.io/nvlink-domain"
-	// NVLinkDomainAnnotation holds an accelerator HyperNode's NVLink domain in its canonical spelling
-	// ("<clusterUUID>.<cliqueId>", topology.CanonicalNVLinkID), unhashed; NVLinkSubDomainAnnotation a
-	// sub-domain's rack likewise.
-	NVLinkDomainAnnotation    = "fabricmap.io/nvlink-domain"
-	NVLinkSubDomainAnnotation = "fabricmap.io/nvlink-sub-domain"
-	// NVLinkPartAnnotation is "true" on an accelerator HyperNode that holds only the part of its NVLink domain
-	// behind its leaf (topology.Domain.NVLinkPart): the NVLink domain spans leaves.
-	NVLinkPartAnnotation = "fabricmap.io/nvlink-part"
-	// LinkHealthDegraded and LinkHealthDown are LinkHealthLabel's values.
-	LinkHealthDegraded = "degraded"
-	LinkHealthDown     = "down"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // OwnedSelector is the label selector that matches every object fabricmap owns.
-func OwnedSelector() map[string]string { return map[string]string{ManagedByLabel: ManagedByValue} }
+func OwnedSelector() map[string]string {
+	return map[string]string{wellknown.ManagedByLabel: wellknown.ManagedByValue}
+}
 
 // HyperNodes returns one HyperNode per domain of t, sorted by name. A domain's members are its child domains
 // (type HyperNode, each by exact name) or its nodes (type Node, selected as opts.NodeSelector says); spec.tier and spec.tierName are the domain's,
@@ -95,30 +58,30 @@ func hyperNode(t *topology.Tree, d *topology.Domain, opts Options, accelTier int
 		ObjectMeta: metav1.ObjectMeta{
 			Name: d.Name,
 			Labels: map[string]string{
-				ManagedByLabel: ManagedByValue,
-				TierNameLabel:  topology.SafeName(d.TierName),
+				wellknown.ManagedByLabel: wellknown.ManagedByValue,
+				wellknown.TierNameLabel:  topology.SafeName(d.TierName),
 			},
 		},
 		Spec:   topologyv1alpha1.HyperNodeSpec{Tier: d.Tier, TierName: d.TierName},
 		Status: topologyv1alpha1.HyperNodeStatus{NodeCount: int64(t.NodeCount(d.Name))},
 	}
 	if d.Source != "" {
-		hn.Labels[SourceLabel] = topology.SafeName(d.Source)
+		hn.Labels[wellknown.SourceLabel] = topology.SafeName(d.Source)
 	}
 	if len(d.Switches) > 0 {
-		setAnnotation(&hn, SwitchesAnnotation, strings.Join(d.Switches, ","))
+		setAnnotation(&hn, wellknown.SwitchesAnnotation, strings.Join(d.Switches, ","))
 	}
 	if d.DegradedUplinks > 0 {
-		setAnnotation(&hn, DegradedUplinksAnnotation, strconv.Itoa(d.DegradedUplinks))
+		setAnnotation(&hn, wellknown.DegradedUplinksAnnotation, strconv.Itoa(d.DegradedUplinks))
 	}
 	if d.NVLinkDomain != "" {
-		hn.Labels[NVLinkDomainLabel] = LabelValue(d.NVLinkDomain)
-		setAnnotation(&hn, NVLinkDomainAnnotation, d.NVLinkDomain)
+		hn.Labels[wellknown.NVLinkDomainLabel] = LabelValue(d.NVLinkDomain)
+		setAnnotation(&hn, wellknown.NVLinkDomainAnnotation, d.NVLinkDomain)
 		if d.NVLinkSubDomain != "" {
-			setAnnotation(&hn, NVLinkSubDomainAnnotation, d.NVLinkSubDomain)
+			setAnnotation(&hn, wellknown.NVLinkSubDomainAnnotation, d.NVLinkSubDomain)
 		}
 		if d.NVLinkPart {
-			setAnnotation(&hn, NVLinkPartAnnotation, "true")
+			setAnnotation(&hn, wellknown.NVLinkPartAnnotation, "true")
 		}
 	}
 	for _, c := range d.Children {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func sampleTree(t *testing.T) *topology.Tree {
@@ -39,7 +40,7 @@ func TestHyperNodes(t *testing.T) {
 	var got []summary
 	for _, hn := range hns {
 		s := summary{Name: hn.Name, Tier: hn.Spec.Tier, TierName: hn.Spec.TierName, NodeCount: hn.Status.NodeCount,
-			Owned: hn.Labels[ManagedByLabel] == ManagedByValue}
+			Owned: hn.Labels[wellknown.ManagedByLabel] == wellknown.ManagedByValue}
 		for _, m := range hn.Spec.Members {
 			s.Members = append(s.Members, string(m.Type)+"/"+m.Selector.ExactMatch.Name)
 		}
@@ -97,8 +98,8 @@ func TestHyperNodesWithAcceleratorDomains(t *testing.T) {
 			s += " " + string(m.Type) + "/" + m.Selector.ExactMatch.Name
 		}
 		got[hn.Name] = s
-		if hn.Labels[TierNameLabel] != hn.Spec.TierName {
-			t.Errorf("HyperNode %s: tier-name label %q, want %q", hn.Name, hn.Labels[TierNameLabel], hn.Spec.TierName)
+		if hn.Labels[wellknown.TierNameLabel] != hn.Spec.TierName {
+			t.Errorf("HyperNode %s: tier-name label %q, want %q", hn.Name, hn.Labels[wellknown.TierNameLabel], hn.Spec.TierName)
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -122,8 +123,8 @@ func TestHyperNodeAnnotations(t *testing.T) {
 	}
 	want := map[string]map[string]string{
 		"fabric": nil,
-		"leaf-a": {SwitchesAnnotation: "mac:1", DegradedUplinksAnnotation: "2"},
-		"leaf-b": {SwitchesAnnotation: "mac:2"},
+		"leaf-a": {wellknown.SwitchesAnnotation: "mac:1", wellknown.DegradedUplinksAnnotation: "2"},
+		"leaf-b": {wellknown.SwitchesAnnotation: "mac:2"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)

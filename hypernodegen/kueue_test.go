@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func TestKueueTopology(t *testing.T) {
@@ -52,7 +53,7 @@ func TestKueueTopology(t *testing.T) {
 			if topo.APIVersion != "kueue.x-k8s.io/v1beta2" || topo.Kind != "Topology" {
 				t.Errorf("TypeMeta = %+v", topo.TypeMeta)
 			}
-			if topo.Name != "fabric" || topo.Namespace != "" || topo.Labels[ManagedByLabel] != ManagedByValue {
+			if topo.Name != "fabric" || topo.Namespace != "" || topo.Labels[wellknown.ManagedByLabel] != wellknown.ManagedByValue {
 				t.Errorf("ObjectMeta = %+v", topo.ObjectMeta)
 			}
 			var got []string

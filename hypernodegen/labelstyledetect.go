@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	"github.com/spf13/pflag"
 )
 
@@ -39,14 +40,6 @@ func DetectStyle(nodeLabels map[string]map[string]string) (LabelKeys, bool) {
 	return best, bestCount > 0
 }
 
-// LabelKeysAnnotation is set by the leading aggregator on its leader-election Lease: the node-label keys it
-// writes (EncodeLabelKeys), so that the CLI reads them instead of being told.
-const LabelKeysAnnotation = "fabricmap.io/label-keys"
-
-// AggregatorLeaseLabel marks the leading aggregator's leader-election Lease (value "true"), whatever its name
-// (--leader-election-id), so that the CLI finds the Lease that states LabelKeysAnnotation.
-const AggregatorLeaseLabel = "fabricmap.io/aggregator-lease"
-
 // labelKeysJSON is the annotation's form of LabelKeys.
 type labelKeysJSON struct {
 	Style                string   `json:"style,omitempty"`
@@ -65,11 +58,11 @@ func EncodeLabelKeys(k LabelKeys) string {
 func DecodeLabelKeys(s string) (LabelKeys, error) {
 	var j labelKeysJSON
 	if err := json.Unmarshal([]byte(s), &j); err != nil {
-		return LabelKeys{}, fmt.Errorf("%s: %w", LabelKeysAnnotation, err)
+		return LabelKeys{}, fmt.Errorf("%s: %w", wellknown.LabelKeysAnnotation, err)
 	}
 	k := LabelKeys{Style: j.Style, Tiers: j.Tiers, Accelerator: j.Accelerator, AcceleratorSubDomain: j.AcceleratorSubDomain}
 	if err := k.Validate(); err != nil {
-		return LabelKeys{}, fmt.Errorf("%s: %w", LabelKeysAnnotation, err)
+		return LabelKeys{}, fmt.Errorf("%s: %w", wellknown.LabelKeysAnnotation, err)
 	}
 	return k, nil
 }

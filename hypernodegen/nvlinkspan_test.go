@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/topology/topologytest"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // spanTree is topologytest.SpanInput built with accelerator domains: one NVLink domain over six leaves
@@ -97,9 +98,9 @@ func TestHyperNodesMultiRackNVLink(t *testing.T) {
 		}
 		got := map[string]shape{}
 		for _, h := range hns {
-			s := shape{Tier: h.Spec.Tier, TierName: h.Spec.TierName, NVLink: h.Labels[NVLinkDomainLabel]}
-			if a := h.Annotations[NVLinkDomainAnnotation]; a != "" && a != topologytest.SpanNVLinkDomain {
-				t.Errorf("%s: annotation %s = %q", h.Name, NVLinkDomainAnnotation, a)
+			s := shape{Tier: h.Spec.Tier, TierName: h.Spec.TierName, NVLink: h.Labels[wellknown.NVLinkDomainLabel]}
+			if a := h.Annotations[wellknown.NVLinkDomainAnnotation]; a != "" && a != topologytest.SpanNVLinkDomain {
+				t.Errorf("%s: annotation %s = %q", h.Name, wellknown.NVLinkDomainAnnotation, a)
 			}
 			for _, m := range h.Spec.Members {
 				switch {

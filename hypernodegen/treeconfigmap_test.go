@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func TestTreeConfigMap(t *testing.T) {
@@ -42,7 +43,7 @@ func TestTreeConfigMap(t *testing.T) {
 				t.Fatal(err)
 			}
 			if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Namespace != "fabricmap-system" ||
-				cm.Name != "fabricmap-topology" || cm.Labels[ManagedByLabel] != ManagedByValue {
+				cm.Name != "fabricmap-topology" || cm.Labels[wellknown.ManagedByLabel] != wellknown.ManagedByValue {
 				t.Errorf("object = %+v %+v", cm.TypeMeta, cm.ObjectMeta)
 			}
 			if len(cm.Data) != 1 || cm.Data[TreeConfigMapKey] != tc.want {

@@ -11,6 +11,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/topology/topologytest"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // TestRegistry holds the registry's rules: names and -o formats unique, every output the aggregator writes
@@ -101,7 +102,7 @@ func TestNodeFeatures(t *testing.T) {
 		u := o.Object.(*unstructured.Unstructured)
 		names = append(names, u.GetNamespace()+"/"+u.GetName())
 		node := strings.TrimPrefix(u.GetName(), NodeFeatureNamePrefix)
-		if u.GetLabels()[NodeFeatureNodeLabel] != node || u.GetLabels()[hypernodegen.ManagedByLabel] != hypernodegen.ManagedByValue {
+		if u.GetLabels()[NodeFeatureNodeLabel] != node || u.GetLabels()[wellknown.ManagedByLabel] != wellknown.ManagedByValue {
 			t.Errorf("%s: labels %v", u.GetName(), u.GetLabels())
 		}
 		labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "labels")

@@ -11,14 +11,8 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
-
-// UplinkLostAnnotation is on a Node that lost all its uplink evidence (health.LostUplink): the tree placed it,
-// and its report, still there, now names no switch that places it. Its value is JSON, {"leaf": the leaf domain
-// the node was in, "since": when the aggregator first saw it without uplink evidence (RFC 3339)}. The aggregator
-// writes it with the node labels (LabelFieldManager) and removes it when the node is placed again or its report
-// goes; `fabricmap get health` reads it for its uplink-lost findings, and a new leader for the time it states.
-const UplinkLostAnnotation = "fabricmap.io/uplink-lost"
 
 // Events about nodes that lose their uplinks.
 const (
@@ -42,7 +36,7 @@ type uplinkLostValue struct {
 func UplinkLostValue(l health.LostUplink) string {
 	b, err := json.Marshal(uplinkLostValue{Leaf: l.Leaf, Since: l.Since.UTC()})
 	if err != nil { // two strings and a time: cannot fail
-		panic(fmt.Sprintf("encoding %s: %v", UplinkLostAnnotation, err))
+		panic(fmt.Sprintf("encoding %s: %v", wellknown.UplinkLostAnnotation, err))
 	}
 	return string(b)
 }
@@ -51,10 +45,10 @@ func UplinkLostValue(l health.LostUplink) string {
 func ParseUplinkLost(node, value string) (health.LostUplink, error) {
 	var v uplinkLostValue
 	if err := json.Unmarshal([]byte(value), &v); err != nil {
-		return health.LostUplink{}, fmt.Errorf("annotation %s on node %s: %w", UplinkLostAnnotation, node, err)
+		return health.LostUplink{}, fmt.Errorf("annotation %s on node %s: %w", wellknown.UplinkLostAnnotation, node, err)
 	}
 	if v.Leaf == "" || v.Since.IsZero() {
-		return health.LostUplink{}, fmt.Errorf("annotation %s on node %s: want {\"leaf\": …, \"since\": …}, got %s", UplinkLostAnnotation, node, topology.Printable(value))
+		return health.LostUplink{}, fmt.Errorf("annotation %s on node %s: want {\"leaf\": …, \"since\": …}, got %s", wellknown.UplinkLostAnnotation, node, topology.Printable(value))
 	}
 	return health.LostUplink{Node: node, Leaf: v.Leaf, Since: v.Since}, nil
 }
@@ -67,7 +61,7 @@ func LostUplinksFromNodes(annotations map[string]map[string]string, reports []v1
 	var errs []error
 	for i := range reports {
 		n := reports[i].Name
-		v, ok := annotations[n][UplinkLostAnnotation]
+		v, ok := annotations[n][wellknown.UplinkLostAnnotation]
 		if !ok {
 			continue
 		}

@@ -3,6 +3,8 @@ package placer
 import (
 	"testing"
 	"time"
+
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // testBadGangsStayGated: a gang that can never fit, and gangs declared wrongly, stay gated with an Event that
@@ -12,7 +14,7 @@ func testBadGangsStayGated(t *testing.T) {
 	b.addNodes("bad-n1", "bad-n2")
 	b.addHyperNode("bad-leaf", 1, "leaf", "bad-n1", "bad-n2")
 	b.startPlacer()
-	b.gang("victim", 2, 8, lowClass, map[string]string{GangLabel: "victim", SizeLabel: "2", PreemptibleLabel: "true"}, nil)
+	b.gang("victim", 2, 8, lowClass, map[string]string{wellknown.GangLabel: "victim", wellknown.SizeLabel: "2", wellknown.PreemptibleLabel: "true"}, nil)
 	b.bound("victim", 2, 30*time.Second)
 
 	type pod struct {
@@ -25,13 +27,13 @@ func testBadGangsStayGated(t *testing.T) {
 		pods                       []pod
 	}{
 		{gang: "too-big", object: "too-big-0", reason: ReasonUnplaceable, want: "do not fit even in the empty cluster", podGroup: -1,
-			pods: []pod{{16, map[string]string{GangLabel: "too-big", SizeLabel: "2", RankLabel: "0"}}, {16, map[string]string{GangLabel: "too-big", SizeLabel: "2", RankLabel: "1"}}}},
+			pods: []pod{{16, map[string]string{wellknown.GangLabel: "too-big", wellknown.SizeLabel: "2", wellknown.RankLabel: "0"}}, {16, map[string]string{wellknown.GangLabel: "too-big", wellknown.SizeLabel: "2", wellknown.RankLabel: "1"}}}},
 		{gang: "rank-twice", object: "rank-twice-0", reason: ReasonBadGang, want: "rank 0 is given twice", podGroup: -1,
-			pods: []pod{{8, map[string]string{GangLabel: "rank-twice", SizeLabel: "2", RankLabel: "0"}}, {8, map[string]string{GangLabel: "rank-twice", SizeLabel: "2", RankLabel: "0"}}}},
-		{gang: "dp-disagree", object: "dp-disagree-0", reason: ReasonBadGang, want: "disagree on " + DPLabel, podGroup: -1,
-			pods: []pod{{8, map[string]string{GangLabel: "dp-disagree", DPLabel: "1", PPLabel: "2"}}, {8, map[string]string{GangLabel: "dp-disagree", DPLabel: "2", PPLabel: "2"}}}},
+			pods: []pod{{8, map[string]string{wellknown.GangLabel: "rank-twice", wellknown.SizeLabel: "2", wellknown.RankLabel: "0"}}, {8, map[string]string{wellknown.GangLabel: "rank-twice", wellknown.SizeLabel: "2", wellknown.RankLabel: "0"}}}},
+		{gang: "dp-disagree", object: "dp-disagree-0", reason: ReasonBadGang, want: "disagree on " + wellknown.DPLabel, podGroup: -1,
+			pods: []pod{{8, map[string]string{wellknown.GangLabel: "dp-disagree", wellknown.DPLabel: "1", wellknown.PPLabel: "2"}}, {8, map[string]string{wellknown.GangLabel: "dp-disagree", wellknown.DPLabel: "2", wellknown.PPLabel: "2"}}}},
 		{gang: "min-zero", object: "min-zero", reason: ReasonBadGang, want: "minMember 0", podGroup: 0,
-			pods: []pod{{8, map[string]string{PodGroupLabel: "min-zero"}}}},
+			pods: []pod{{8, map[string]string{wellknown.PodGroupLabel: "min-zero"}}}},
 	} {
 		t.Run(tc.gang, func(t *testing.T) {
 			if tc.podGroup >= 0 {

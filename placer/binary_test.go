@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // freeAddr returns a free local address.
@@ -71,7 +72,7 @@ func testBinary(t *testing.T) {
 	b.eventually(30*time.Second, "healthy and ready", func() (bool, string) {
 		return get("http://"+health+"/healthz") != "" && get("http://"+health+"/readyz") != "", "not yet"
 	})
-	b.gang("g", 2, 8, "", map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
+	b.gang("g", 2, 8, "", map[string]string{wellknown.GangLabel: "g", wellknown.SizeLabel: "2"}, nil)
 	b.bound("g", 2, 30*time.Second)
 	var lease coordinationv1.Lease
 	if err := b.c.Get(b.ctx, client.ObjectKey{Namespace: b.ns, Name: "fabricmap-placer"}, &lease); err != nil {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // testTreeFromClusterNetworkTopology: with no HyperNodes, the tree comes from Koordinator's
@@ -33,8 +34,8 @@ func testTreeFromClusterNetworkTopology(t *testing.T) {
 	// One GPU too many for block a alone, so the gang must take block b, whole.
 	b.addPod(podSpec{name: "other", gpus: 1, node: "cnt-a1"})
 	b.startPlacer()
-	b.gang("g", 3, 8, "", map[string]string{GangLabel: "g", SizeLabel: "3"},
-		map[string]string{KoordinatorTopology: `{"gatherStrategy":[{"layer":"BlockLayer","strategy":"MustGather"}]}`})
+	b.gang("g", 3, 8, "", map[string]string{wellknown.GangLabel: "g", wellknown.SizeLabel: "3"},
+		map[string]string{wellknown.KoordinatorTopology: `{"gatherStrategy":[{"layer":"BlockLayer","strategy":"MustGather"}]}`})
 	nodes := b.bound("g", 3, 30*time.Second)
 	if unitOf([][]string{blocks["blk-b"]}, nodes) != 0 {
 		t.Fatalf("gang on %v, want all of blk-b", nodes)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // testTwoGangsCompeteForLeaf: two gangs created together both want the tighter leaf; one gets it, the other
@@ -17,9 +19,9 @@ func testTwoGangsCompeteForLeaf(t *testing.T) {
 		b.addHyperNode(l, 1, "leaf", nodes...)
 	}
 	b.addHyperNode("cl-spine", 2, "spine", "cl-leaf-a", "cl-leaf-b")
-	must := map[string]string{KoordinatorTopology: `{"gatherStrategy":[{"layer":"leaf","strategy":"MustGather"}]}`}
+	must := map[string]string{wellknown.KoordinatorTopology: `{"gatherStrategy":[{"layer":"leaf","strategy":"MustGather"}]}`}
 	for _, g := range []string{"x", "y"} {
-		b.gang(g, 2, 8, "", map[string]string{GangLabel: g, SizeLabel: "2"}, must)
+		b.gang(g, 2, 8, "", map[string]string{wellknown.GangLabel: g, wellknown.SizeLabel: "2"}, must)
 	}
 	b.startPlacer()
 	var used []string
@@ -42,7 +44,7 @@ func testTwoGangsCompeteForLeaf(t *testing.T) {
 	if slices.Sort(leafOf); !slices.Equal(leafOf, []string{"cl-leaf-a", "cl-leaf-b"}) {
 		t.Errorf("gangs in leaves %v, want one in each", leafOf)
 	}
-	b.gang("z", 2, 8, "", map[string]string{GangLabel: "z", SizeLabel: "2"}, must)
+	b.gang("z", 2, 8, "", map[string]string{wellknown.GangLabel: "z", wellknown.SizeLabel: "2"}, must)
 	b.event("z-0", ReasonUnplaceable, "no placement", 20*time.Second)
 	for _, p := range b.pods("z") {
 		if !Gated(&p) || p.Spec.NodeName != "" {

@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
-
-	"github.com/fabricmap/fabricmap/hypernodegen"
 )
 
 // testAvoidDegraded: the placer keeps new gangs off nodes whose link is sick and prefers a leaf with healthy
@@ -27,10 +26,10 @@ func testAvoidDegraded(t *testing.T) {
 		b.addHyperNode("ad-spine", 2, "spine", "ad-leaf-a", "ad-leaf-b", "ad-leaf-c")
 		// leaf-a would win on name order, but one of its uplinks is degraded; leaf-c holds the gang only with
 		// c1, whose own link is down.
-		b.annotateHyperNode("ad-leaf-a", hypernodegen.DegradedUplinksAnnotation, "1")
-		b.labelNode("ad-c1", hypernodegen.LinkHealthLabel, hypernodegen.LinkHealthDown)
+		b.annotateHyperNode("ad-leaf-a", wellknown.DegradedUplinksAnnotation, "1")
+		b.labelNode("ad-c1", wellknown.LinkHealthLabel, wellknown.LinkHealthDown)
 		b.startPlacer()
-		b.gang("g", 2, 8, "", map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
+		b.gang("g", 2, 8, "", map[string]string{wellknown.GangLabel: "g", wellknown.SizeLabel: "2"}, nil)
 		nodes := b.bound("g", 2, 30*time.Second)
 		if !slices.Equal(slices.Sorted(slices.Values(nodes)), leaves["ad-leaf-b"]) {
 			t.Fatalf("ranks on %v, want the healthy leaf's %v", nodes, leaves["ad-leaf-b"])
@@ -42,9 +41,9 @@ func testAvoidDegraded(t *testing.T) {
 		b := newBed(t)
 		b.addNodes("ad-d1", "ad-d2")
 		b.addHyperNode("ad-leaf-d", 1, "leaf", "ad-d1", "ad-d2")
-		b.labelNode("ad-d2", hypernodegen.LinkHealthLabel, hypernodegen.LinkHealthDegraded)
+		b.labelNode("ad-d2", wellknown.LinkHealthLabel, wellknown.LinkHealthDegraded)
 		stop := b.startPlacer()
-		b.gang("g", 2, 8, "", map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
+		b.gang("g", 2, 8, "", map[string]string{wellknown.GangLabel: "g", wellknown.SizeLabel: "2"}, nil)
 		b.event("g-0", ReasonUnplaceable, "no placement even after preempting every eligible gang (no running gang is preemptible "+
 			"and of lower priority); nodes skipped for degraded links (--avoid-degraded): ad-d2 (degraded)", 20*time.Second)
 		for _, p := range b.pods("g") {

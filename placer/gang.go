@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Form says how a gang is declared.
@@ -30,29 +31,29 @@ const (
 // The plain label wins over a PodGroup label, then Koordinator's annotation, then Volcano's.
 func GangOf(p *corev1.Pod) (string, Form) {
 	switch {
-	case p.Labels[GangLabel] != "":
-		return p.Namespace + "/" + p.Labels[GangLabel], FormLabels
-	case p.Labels[PodGroupLabel] != "":
-		return p.Namespace + "/" + p.Labels[PodGroupLabel], FormPodGroup
-	case p.Labels[PodGroupLabelLegacy] != "":
-		return p.Namespace + "/" + p.Labels[PodGroupLabelLegacy], FormPodGroup
-	case p.Annotations[KoordinatorGangName] != "":
-		return p.Namespace + "/" + p.Annotations[KoordinatorGangName], FormKoordinator
-	case p.Annotations[VolcanoGroupAnnotation] != "":
-		return p.Namespace + "/" + p.Annotations[VolcanoGroupAnnotation], FormVolcano
+	case p.Labels[wellknown.GangLabel] != "":
+		return p.Namespace + "/" + p.Labels[wellknown.GangLabel], FormLabels
+	case p.Labels[wellknown.PodGroupLabel] != "":
+		return p.Namespace + "/" + p.Labels[wellknown.PodGroupLabel], FormPodGroup
+	case p.Labels[wellknown.PodGroupLabelLegacy] != "":
+		return p.Namespace + "/" + p.Labels[wellknown.PodGroupLabelLegacy], FormPodGroup
+	case p.Annotations[wellknown.KoordinatorGangName] != "":
+		return p.Namespace + "/" + p.Annotations[wellknown.KoordinatorGangName], FormKoordinator
+	case p.Annotations[wellknown.VolcanoGroupAnnotation] != "":
+		return p.Namespace + "/" + p.Annotations[wellknown.VolcanoGroupAnnotation], FormVolcano
 	}
 	return "", ""
 }
 
 // Gated says whether the pod still carries the placer's scheduling gate.
 func Gated(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == Gate })
+	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == wellknown.Gate })
 }
 
 // preemptible says whether a pod agrees to its gang being evicted for a higher-priority gang; the gang is
 // evictable only when all its pods agree (Preemption.evictable).
 func preemptible(p *corev1.Pod) bool {
-	return p.Labels[PreemptibleLabel] == "true" || p.Labels[KoordinatorPreemptibleLabel] == "true"
+	return p.Labels[wellknown.PreemptibleLabel] == "true" || p.Labels[wellknown.KoordinatorPreemptibleLabel] == "true"
 }
 
 // podPriority is a pod's priority (0 when unset, as the API server's default priority class has it).
@@ -122,10 +123,10 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 		return &FaultError{Gang: key, Fault: fmt.Sprintf(format, args...)}
 	}
 	var err error
-	if g.DP, err = agreeInt(pods, DPLabel); err != nil {
+	if g.DP, err = agreeInt(pods, wellknown.DPLabel); err != nil {
 		return nil, fault("%v", err)
 	}
-	if g.PP, err = agreeInt(pods, PPLabel); err != nil {
+	if g.PP, err = agreeInt(pods, wellknown.PPLabel); err != nil {
 		return nil, fault("%v", err)
 	}
 	g.Preemptible = len(pods) > 0
@@ -144,7 +145,7 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 	spec := ""
 	switch form {
 	case FormLabels:
-		size, err := agreeInt(pods, SizeLabel)
+		size, err := agreeInt(pods, wellknown.SizeLabel)
 		if err != nil {
 			return nil, fault("%v", err)
 		}
@@ -153,7 +154,7 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 			g.MinMember = g.DP * g.PP
 		}
 		if g.MinMember == 0 {
-			return nil, fault("no %s label and no %s and %s labels: the gang's size is unknown", SizeLabel, DPLabel, PPLabel)
+			return nil, fault("no %s label and no %s and %s labels: the gang's size is unknown", wellknown.SizeLabel, wellknown.DPLabel, wellknown.PPLabel)
 		}
 	case FormVolcano:
 		if err := g.readVolcano(pg); err != nil {
@@ -168,17 +169,17 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 			return nil, fault("PodGroup %s has minMember %d: it must be positive", key, mm)
 		}
 		g.MinMember = int(mm)
-		spec = pg.GetAnnotations()[KoordinatorTopology]
+		spec = pg.GetAnnotations()[wellknown.KoordinatorTopology]
 	case FormKoordinator:
-		v, err := agreeString(pods, KoordinatorMinAvailable, true)
+		v, err := agreeString(pods, wellknown.KoordinatorMinAvailable, true)
 		if err != nil {
 			return nil, fault("%v", err)
 		}
 		if g.MinMember, err = strconv.Atoi(v); err != nil || g.MinMember <= 0 {
-			return nil, fault("annotation %s=%q: want a positive number", KoordinatorMinAvailable, v)
+			return nil, fault("annotation %s=%q: want a positive number", wellknown.KoordinatorMinAvailable, v)
 		}
 	}
-	if s, err := agreeString(pods, KoordinatorTopology, true); err != nil {
+	if s, err := agreeString(pods, wellknown.KoordinatorTopology, true); err != nil {
 		return nil, fault("%v", err)
 	} else if s != "" {
 		spec = s
@@ -238,20 +239,20 @@ func (g *Gang) Validate() error {
 	slices.SortFunc(g.Pods, func(a, b *corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
 	ranked := 0
 	for _, p := range g.Pods {
-		if _, ok := p.Labels[RankLabel]; ok {
+		if _, ok := p.Labels[wellknown.RankLabel]; ok {
 			ranked++
 		}
 	}
 	if ranked > 0 {
 		if ranked != len(g.Pods) {
-			return fault("%d of %d pods have a %s label: give every pod one or none", ranked, len(g.Pods), RankLabel)
+			return fault("%d of %d pods have a %s label: give every pod one or none", ranked, len(g.Pods), wellknown.RankLabel)
 		}
 		byRank := make([]*corev1.Pod, len(g.Pods))
 		for _, p := range g.Pods {
-			r, err := strconv.Atoi(p.Labels[RankLabel])
+			r, err := strconv.Atoi(p.Labels[wellknown.RankLabel])
 			switch {
 			case err != nil || r < 0 || r >= len(g.Pods):
-				return fault("pod %s has rank %q: want 0 … %d", p.Name, p.Labels[RankLabel], len(g.Pods)-1)
+				return fault("pod %s has rank %q: want 0 … %d", p.Name, p.Labels[wellknown.RankLabel], len(g.Pods)-1)
 			case byRank[r] != nil:
 				return fault("rank %d is given twice (pods %s and %s)", r, byRank[r].Name, p.Name)
 			}

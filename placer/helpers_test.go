@@ -27,6 +27,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Priorities of the test priority classes.
@@ -95,7 +96,7 @@ func (b *bed) cleanup() {
 func (b *bed) addNodes(names ...string) {
 	b.t.Helper()
 	for _, name := range names {
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{HostnameLabel: name}}}
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{wellknown.HostnameLabel: name}}}
 		b.create(n)
 		b.nodes = append(b.nodes, name)
 		res := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8"), corev1.ResourceCPU: resource.MustParse("64"),
@@ -153,7 +154,7 @@ func (b *bed) addPod(s podSpec) *corev1.Pod {
 				Limits: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(int64(s.gpus), resource.DecimalSI)}}}}},
 	}
 	if s.gated {
-		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: Gate}}
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: wellknown.Gate}}
 	}
 	for _, g := range s.gates {
 		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
@@ -166,7 +167,7 @@ func (b *bed) addPod(s podSpec) *corev1.Pod {
 func (b *bed) gang(name string, n, gpus int, class string, labels, annotations map[string]string) {
 	b.t.Helper()
 	for i := range n {
-		l := map[string]string{RankLabel: fmt.Sprint(i)}
+		l := map[string]string{wellknown.RankLabel: fmt.Sprint(i)}
 		for k, v := range labels {
 			l[k] = v
 		}

@@ -3,6 +3,8 @@ package placer
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Koordinator's gather strategies.
@@ -23,18 +25,18 @@ func ParseNetworkTopologySpec(spec string) ([]string, error) {
 		} `json:"gatherStrategy"`
 	}
 	if err := json.Unmarshal([]byte(spec), &s); err != nil {
-		return nil, fmt.Errorf("annotation %s: %w", KoordinatorTopology, err)
+		return nil, fmt.Errorf("annotation %s: %w", wellknown.KoordinatorTopology, err)
 	}
 	var must []string
 	for i, r := range s.GatherStrategy {
 		switch {
 		case r.Layer == "":
-			return nil, fmt.Errorf("annotation %s: gatherStrategy[%d] names no layer", KoordinatorTopology, i)
+			return nil, fmt.Errorf("annotation %s: gatherStrategy[%d] names no layer", wellknown.KoordinatorTopology, i)
 		case r.Strategy == MustGather:
 			must = append(must, r.Layer)
 		case r.Strategy == PreferGather:
 		default:
-			return nil, fmt.Errorf("annotation %s: gatherStrategy[%d].strategy %q: want %s or %s", KoordinatorTopology, i, r.Strategy, MustGather, PreferGather)
+			return nil, fmt.Errorf("annotation %s: gatherStrategy[%d].strategy %q: want %s or %s", wellknown.KoordinatorTopology, i, r.Strategy, MustGather, PreferGather)
 		}
 	}
 	return must, nil

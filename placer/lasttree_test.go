@@ -20,6 +20,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // TestStaleTreeTakesNodesFromTheCluster: a fabric read earlier (the last consistent tree) gives only the
@@ -101,11 +102,11 @@ func testTreeInTransition(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	o.Registry = reg
 	b.startPlacerOptions(o)
-	must := map[string]string{KoordinatorTopology: `{"gatherStrategy":[{"layer":"leaf","strategy":"MustGather"}]}`}
+	must := map[string]string{wellknown.KoordinatorTopology: `{"gatherStrategy":[{"layer":"leaf","strategy":"MustGather"}]}`}
 	// inLeaf waits for the gang's two pods to bind and returns the leaf holding both.
 	inLeaf := func(gang string) string {
 		t.Helper()
-		b.gang(gang, 2, 8, "", map[string]string{GangLabel: gang, SizeLabel: "2"}, must)
+		b.gang(gang, 2, 8, "", map[string]string{wellknown.GangLabel: gang, wellknown.SizeLabel: "2"}, must)
 		nodes := b.bound(gang, 2, 30*time.Second)
 		for _, l := range names {
 			if slices.Equal(slices.Sorted(slices.Values(nodes)), leaves[l]) {
@@ -174,7 +175,7 @@ func testNoConsistentTree(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	o.Registry = reg
 	b.startPlacerOptions(o)
-	b.gang("g", 2, 8, "", map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
+	b.gang("g", 2, 8, "", map[string]string{wellknown.GangLabel: "g", wellknown.SizeLabel: "2"}, nil)
 	b.event("g-0", ReasonUnplaceable, "no consistent tree has been read since the placer started: the topology: tree.nodes[nt-n2]: "+
 		`node is in two domains: "nt-leaf-a" and "nt-leaf-b"`, 20*time.Second)
 	for _, p := range b.pods("g") {

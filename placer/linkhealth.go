@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // maxNamedNodes is how many skipped nodes an Event names before it counts the rest.
@@ -19,18 +19,18 @@ const maxNamedNodes = 8
 // AddAvoidDegradedFlag registers --avoid-degraded (default true) on fs, setting avoid: the one definition of
 // the flag, for fabricmap-placer and `fabricmap place` (Snapshot.AvoidDegraded).
 func AddAvoidDegradedFlag(fs *pflag.FlagSet, avoid *bool) {
-	fs.BoolVar(avoid, "avoid-degraded", true, "place no new pod on nodes labelled "+hypernodegen.LinkHealthLabel+"="+
-		hypernodegen.LinkHealthDegraded+" or "+hypernodegen.LinkHealthDown+" (a sick compute link); pods already there stay")
+	fs.BoolVar(avoid, "avoid-degraded", true, "place no new pod on nodes labelled "+wellknown.LinkHealthLabel+"="+
+		wellknown.LinkHealthDegraded+" or "+wellknown.LinkHealthDown+" (a sick compute link); pods already there stay")
 }
 
 // sickLink returns the link health that keeps new pods off node under AvoidDegraded (its
-// hypernodegen.LinkHealthLabel: degraded or down); "" when the node may take them.
+// wellknown.LinkHealthLabel: degraded or down); "" when the node may take them.
 func (st *Snapshot) sickLink(node *corev1.Node) string {
 	if !st.AvoidDegraded {
 		return ""
 	}
-	switch v := node.Labels[hypernodegen.LinkHealthLabel]; v {
-	case hypernodegen.LinkHealthDegraded, hypernodegen.LinkHealthDown:
+	switch v := node.Labels[wellknown.LinkHealthLabel]; v {
+	case wellknown.LinkHealthDegraded, wellknown.LinkHealthDown:
 		return v
 	}
 	return ""

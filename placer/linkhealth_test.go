@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // TestSnapshotAvoidsDegraded: under AvoidDegraded, the snapshot makes nodes labelled with a degraded or down
@@ -26,10 +26,10 @@ func TestSnapshotAvoidsDegraded(t *testing.T) {
 		outsideTree bool
 	}
 	nodes := map[string]node{
-		"ok": {}, "deg": {health: hypernodegen.LinkHealthDegraded}, "down": {health: hypernodegen.LinkHealthDown},
-		"odd": {health: "flapping"}, "cordoned-deg": {health: hypernodegen.LinkHealthDegraded, cordoned: true},
-		"full-deg": {health: hypernodegen.LinkHealthDegraded, usedGPUs: 8}, "half-down": {health: hypernodegen.LinkHealthDown, usedGPUs: 4},
-		"outside-deg": {health: hypernodegen.LinkHealthDegraded, outsideTree: true},
+		"ok": {}, "deg": {health: wellknown.LinkHealthDegraded}, "down": {health: wellknown.LinkHealthDown},
+		"odd": {health: "flapping"}, "cordoned-deg": {health: wellknown.LinkHealthDegraded, cordoned: true},
+		"full-deg": {health: wellknown.LinkHealthDegraded, usedGPUs: 8}, "half-down": {health: wellknown.LinkHealthDown, usedGPUs: 4},
+		"outside-deg": {health: wellknown.LinkHealthDegraded, outsideTree: true},
 	}
 	tr := topology.NewTree()
 	leaf := &topology.Domain{Name: "leaf", Tier: 1}
@@ -42,7 +42,7 @@ func TestSnapshotAvoidsDegraded(t *testing.T) {
 		o := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}, Spec: corev1.NodeSpec{Unschedulable: n.cordoned},
 			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}
 		if n.health != "" {
-			o.Labels[hypernodegen.LinkHealthLabel] = n.health
+			o.Labels[wellknown.LinkHealthLabel] = n.health
 		}
 		objs = append(objs, o)
 		if n.usedGPUs > 0 {

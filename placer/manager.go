@@ -46,7 +46,7 @@ type Config struct {
 	ReservationTimeout, Resync, Retry time.Duration
 	// Preemption limits whom the placer evicts (the zero value: nobody).
 	Preemption Preemption
-	// AvoidDegraded keeps new placements off nodes labelled hypernodegen.LinkHealthLabel=degraded or down
+	// AvoidDegraded keeps new placements off nodes labelled wellknown.LinkHealthLabel=degraded or down
 	// (--avoid-degraded).
 	AvoidDegraded bool
 	// Registry receives the placer's metrics (controller-runtime's registry, served on /metrics, when nil).

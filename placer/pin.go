@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,7 +32,7 @@ func pin(ctx context.Context, c client.Client, pod *corev1.Pod, d Decision, host
 		if p.Annotations == nil {
 			p.Annotations = map[string]string{}
 		}
-		p.Annotations[PlacementAnnotation] = string(data)
+		p.Annotations[wellknown.PlacementAnnotation] = string(data)
 		addNodeAffinity(p, hostname)
 		if tol := Toleration(d.Gang); !slices.ContainsFunc(p.Spec.Tolerations, func(t corev1.Toleration) bool { return t.MatchToleration(&tol) }) {
 			p.Spec.Tolerations = append(p.Spec.Tolerations, tol)
@@ -42,7 +43,7 @@ func pin(ctx context.Context, c client.Client, pod *corev1.Pod, d Decision, host
 
 // addNodeAffinity requires hostname: a new term when the pod has none, else an expression ANDed to each term.
 func addNodeAffinity(p *corev1.Pod, hostname string) {
-	expr := corev1.NodeSelectorRequirement{Key: HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{hostname}}
+	expr := corev1.NodeSelectorRequirement{Key: wellknown.HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{hostname}}
 	if p.Spec.Affinity == nil {
 		p.Spec.Affinity = &corev1.Affinity{}
 	}
@@ -68,7 +69,7 @@ func ungate(ctx context.Context, c client.Client, pod *corev1.Pod) (bool, error)
 		if !Gated(p) {
 			return false, nil
 		}
-		p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == Gate })
+		p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == wellknown.Gate })
 		return true, nil
 	})
 }

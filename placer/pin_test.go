@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // countingClient counts the reads and patches that pass through it.
@@ -33,7 +34,7 @@ func (c *countingClient) Patch(ctx context.Context, obj client.Object, patch cli
 func TestPinAndUngateWithoutReads(t *testing.T) {
 	testenv.Require(t)
 	b := newBed(t)
-	b.gang("g", 4, 8, "", map[string]string{GangLabel: "g", SizeLabel: "4"}, nil)
+	b.gang("g", 4, 8, "", map[string]string{wellknown.GangLabel: "g", wellknown.SizeLabel: "4"}, nil)
 	var list corev1.PodList
 	if err := b.c.List(b.ctx, &list, client.InNamespace(b.ns)); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // place pins every pod of the gang to its node, rank 0 (which records the whole plan) first, then removes the
@@ -50,8 +51,8 @@ func (r *Reconciler) place(ctx context.Context, st *Snapshot, g *Gang, plan *pla
 			d.Ranks = plan.Ranks
 		}
 		host := node
-		if n := st.nodes[node]; n != nil && n.Labels[HostnameLabel] != "" {
-			host = n.Labels[HostnameLabel]
+		if n := st.nodes[node]; n != nil && n.Labels[wellknown.HostnameLabel] != "" {
+			host = n.Labels[wellknown.HostnameLabel]
 		}
 		if _, err := pin(ctx, r.Client, p, d, host); err != nil {
 			return err
@@ -60,7 +61,7 @@ func (r *Reconciler) place(ctx context.Context, st *Snapshot, g *Gang, plan *pla
 		if p.Annotations == nil {
 			p.Annotations = map[string]string{}
 		}
-		p.Annotations[PlacementAnnotation] = string(data) // later gangs of this pass count it
+		p.Annotations[wellknown.PlacementAnnotation] = string(data) // later gangs of this pass count it
 		return nil
 	}
 	// Rank 0 first, alone: its decision holds the whole plan, which a pass that stopped while pinning resumes.

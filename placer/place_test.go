@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // testGangBoundWherePlanned: in every declaration form, a gated gang is pinned, ungated and bound by the real
@@ -18,14 +20,14 @@ func testGangBoundWherePlanned(t *testing.T) {
 		koordinator bool           // the PodGroup in Koordinator's group (scheduling.sigs.k8s.io)
 		volcano     map[string]any // a Volcano PodGroup's spec
 	}{
-		{form: "labels", labels: map[string]string{GangLabel: "g", DPLabel: "2", PPLabel: "2"}},
-		{form: "podgroup", labels: map[string]string{PodGroupLabel: "g", DPLabel: "2", PPLabel: "2"}, podGroup: true},
-		{form: "podgroup-legacy-label", labels: map[string]string{PodGroupLabelLegacy: "g"}, podGroup: true},
-		{form: "koordinator-podgroup", labels: map[string]string{PodGroupLabelLegacy: "g"}, koordinator: true},
-		{form: "koordinator", labels: map[string]string{PPLabel: "2"},
-			annotations: map[string]string{KoordinatorGangName: "g", KoordinatorMinAvailable: "4",
-				KoordinatorTopology: `{"gatherStrategy":[{"layer":"unit","strategy":"MustGather"}]}`}},
-		{form: "volcano", labels: map[string]string{DPLabel: "2", PPLabel: "2"}, annotations: map[string]string{VolcanoGroupAnnotation: "g"},
+		{form: "labels", labels: map[string]string{wellknown.GangLabel: "g", wellknown.DPLabel: "2", wellknown.PPLabel: "2"}},
+		{form: "podgroup", labels: map[string]string{wellknown.PodGroupLabel: "g", wellknown.DPLabel: "2", wellknown.PPLabel: "2"}, podGroup: true},
+		{form: "podgroup-legacy-label", labels: map[string]string{wellknown.PodGroupLabelLegacy: "g"}, podGroup: true},
+		{form: "koordinator-podgroup", labels: map[string]string{wellknown.PodGroupLabelLegacy: "g"}, koordinator: true},
+		{form: "koordinator", labels: map[string]string{wellknown.PPLabel: "2"},
+			annotations: map[string]string{wellknown.KoordinatorGangName: "g", wellknown.KoordinatorMinAvailable: "4",
+				wellknown.KoordinatorTopology: `{"gatherStrategy":[{"layer":"unit","strategy":"MustGather"}]}`}},
+		{form: "volcano", labels: map[string]string{wellknown.DPLabel: "2", wellknown.PPLabel: "2"}, annotations: map[string]string{wellknown.VolcanoGroupAnnotation: "g"},
 			volcano: map[string]any{"minMember": int64(4), "networkTopology": map[string]any{"mode": "hard", "highestTierAllowed": int64(1)}}},
 	} {
 		t.Run(tc.form, func(t *testing.T) {
@@ -93,7 +95,7 @@ func testGangWithRoles(t *testing.T) {
 	b.addPod(podSpec{name: "other", gpus: 7, node: "roles-a5"})
 	b.startPlacer()
 	b.podGroup("mpi", 5, nil)
-	labels := map[string]string{PodGroupLabel: "mpi", DPLabel: "2", PPLabel: "2"}
+	labels := map[string]string{wellknown.PodGroupLabel: "mpi", wellknown.DPLabel: "2", wellknown.PPLabel: "2"}
 	b.addPod(podSpec{name: "mpi-launcher", gpus: 1, gated: true, labels: labels})
 	for i := range 4 {
 		b.addPod(podSpec{name: fmt.Sprintf("mpi-worker-%d", i), gpus: 8, gated: true, labels: labels})

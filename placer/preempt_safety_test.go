@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // highNeverClass has highClass's value and preemptionPolicy Never.
@@ -33,7 +34,7 @@ func testPreemptionSafety(t *testing.T) {
 	if err := testenv.Shared.Client.Create(t.Context(), never); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	yes := map[string]string{PreemptibleLabel: "true"}
+	yes := map[string]string{wellknown.PreemptibleLabel: "true"}
 	whole := []victimPod{{"victim", "n1", yes}, {"victim", "n2", yes}}
 	on := Preemption{Enabled: true, MaxVictims: DefaultMaxVictims}
 	for _, tc := range []struct {
@@ -73,7 +74,7 @@ func testPreemptionSafety(t *testing.T) {
 			for _, v := range tc.victims {
 				name := fmt.Sprintf("%s-%d", v.gang, rank[v.gang])
 				victims = append(victims, name)
-				labels := merge(v.labels, map[string]string{GangLabel: v.gang, SizeLabel: fmt.Sprint(size[v.gang]), RankLabel: fmt.Sprint(rank[v.gang])})
+				labels := merge(v.labels, map[string]string{wellknown.GangLabel: v.gang, wellknown.SizeLabel: fmt.Sprint(size[v.gang]), wellknown.RankLabel: fmt.Sprint(rank[v.gang])})
 				rank[v.gang]++
 				class := tc.victimClass
 				if class == "" {
@@ -89,7 +90,7 @@ func testPreemptionSafety(t *testing.T) {
 					class = highClass
 				}
 				b.addPod(podSpec{name: fmt.Sprintf("urgent-%d", i), gpus: 8, class: class, gated: true,
-					labels: map[string]string{GangLabel: "urgent", SizeLabel: "2", RankLabel: fmt.Sprint(i)}})
+					labels: map[string]string{wellknown.GangLabel: "urgent", wellknown.SizeLabel: "2", wellknown.RankLabel: fmt.Sprint(i)}})
 			}
 
 			if tc.want == "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -33,11 +34,11 @@ func testSeedPreemptionStory(t *testing.T) {
 	}
 	stop := b.startPlacer()
 
-	preemptible := map[string]string{PreemptibleLabel: "true", DPLabel: "2", PPLabel: "2"}
+	preemptible := map[string]string{wellknown.PreemptibleLabel: "true", wellknown.DPLabel: "2", wellknown.PPLabel: "2"}
 	var victimUnits []int
 	for _, pg := range []string{"podgroup1", "podgroup2"} {
 		b.podGroup(pg, 4, nil)
-		b.gang(pg, 4, 8, lowClass, merge(preemptible, map[string]string{PodGroupLabel: pg}), nil)
+		b.gang(pg, 4, 8, lowClass, merge(preemptible, map[string]string{wellknown.PodGroupLabel: pg}), nil)
 		nodes := b.bound(pg, 4, 30*time.Second)
 		victimUnits = append(victimUnits, unitOf(units, nodes))
 	}
@@ -45,8 +46,8 @@ func testSeedPreemptionStory(t *testing.T) {
 		t.Fatalf("podgroup1 and podgroup2 in units %v, want 2 and 3", victimUnits)
 	}
 
-	b.podGroup("podgroup3", 8, map[string]string{KoordinatorTopology: `{"gatherStrategy":[{"layer":"spine","strategy":"PreferGather"},{"layer":"leaf","strategy":"MustGather"}]}`})
-	b.gang("podgroup3", 8, 8, highClass, map[string]string{PodGroupLabel: "podgroup3", DPLabel: "2", PPLabel: "4"}, nil)
+	b.podGroup("podgroup3", 8, map[string]string{wellknown.KoordinatorTopology: `{"gatherStrategy":[{"layer":"spine","strategy":"PreferGather"},{"layer":"leaf","strategy":"MustGather"}]}`})
+	b.gang("podgroup3", 8, 8, highClass, map[string]string{wellknown.PodGroupLabel: "podgroup3", wellknown.DPLabel: "2", wellknown.PPLabel: "4"}, nil)
 	b.event("podgroup3", ReasonPreempting, "podgroup1", 30*time.Second)
 	b.event("podgroup2-0", ReasonPreempted, "to make room for gang "+b.ns+"/podgroup3", 10*time.Second)
 	b.eventually(20*time.Second, "victims evicted and node4-11 reserved", func() (bool, string) {

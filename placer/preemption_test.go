@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +24,9 @@ func leaving(p *corev1.Pod) *corev1.Pod {
 
 func TestPreemptionEvictable(t *testing.T) {
 	on := Preemption{Enabled: true, MaxVictims: DefaultMaxVictims}
-	yes := map[string]string{GangLabel: "g", PreemptibleLabel: "true"}
-	koord := map[string]string{GangLabel: "g", KoordinatorPreemptibleLabel: "true"}
-	no := map[string]string{GangLabel: "g"}
+	yes := map[string]string{wellknown.GangLabel: "g", wellknown.PreemptibleLabel: "true"}
+	koord := map[string]string{wellknown.GangLabel: "g", wellknown.KoordinatorPreemptibleLabel: "true"}
+	no := map[string]string{wellknown.GangLabel: "g"}
 	for _, tc := range []struct {
 		name string
 		p    Preemption
@@ -41,11 +42,11 @@ func TestPreemptionEvictable(t *testing.T) {
 		{name: "a pod added without the label protects its gang", p: on,
 			pods: []*corev1.Pod{pod("g-0", 8, yes, nil), pod("g-1", 8, yes, nil), pod("added", 8, no, nil)},
 			want: map[string]bool{"ns/g": false}},
-		{name: "the label set to false", p: on, pods: []*corev1.Pod{pod("g-0", 8, merge(yes, map[string]string{PreemptibleLabel: "false"}), nil)},
+		{name: "the label set to false", p: on, pods: []*corev1.Pod{pod("g-0", 8, merge(yes, map[string]string{wellknown.PreemptibleLabel: "false"}), nil)},
 			want: map[string]bool{"ns/g": false}},
 		{name: "a terminating pod without the label is leaving anyway", p: on, pods: []*corev1.Pod{pod("g-0", 8, yes, nil), leaving(pod("g-1", 8, no, nil))},
 			want: map[string]bool{"ns/g": true}},
-		{name: "pods of no gang are no victims", p: on, pods: []*corev1.Pod{pod("plain", 8, map[string]string{PreemptibleLabel: "true"}, nil)},
+		{name: "pods of no gang are no victims", p: on, pods: []*corev1.Pod{pod("plain", 8, map[string]string{wellknown.PreemptibleLabel: "true"}, nil)},
 			want: map[string]bool{}},
 		{name: "preemption off", p: Preemption{MaxVictims: 1}, pods: []*corev1.Pod{pod("g-0", 8, yes, nil)},
 			want: map[string]bool{"ns/g": false}},
@@ -68,7 +69,7 @@ func TestGangPreemptionTraits(t *testing.T) {
 		Priority, PreemptorPriority int32
 		Preemptible, NeverPreempts  bool
 	}
-	labels := map[string]string{GangLabel: "g", SizeLabel: "2"}
+	labels := map[string]string{wellknown.GangLabel: "g", wellknown.SizeLabel: "2"}
 	withPrio := func(p *corev1.Pod, prio int32, policy corev1.PreemptionPolicy) *corev1.Pod {
 		p.Spec.Priority = &prio
 		if policy != "" {
@@ -90,9 +91,9 @@ func TestGangPreemptionTraits(t *testing.T) {
 		{name: "one pod says Never", pods: []*corev1.Pod{withPrio(pod("g-0", 8, labels, nil), 1000, corev1.PreemptLowerPriority),
 			withPrio(pod("g-1", 8, labels, nil), 1000, corev1.PreemptNever)},
 			want: traits{Priority: 1000, PreemptorPriority: 1000, NeverPreempts: true}},
-		{name: "all preemptible", pods: pods("g", 2, true, merge(labels, map[string]string{PreemptibleLabel: "true"}), nil),
+		{name: "all preemptible", pods: pods("g", 2, true, merge(labels, map[string]string{wellknown.PreemptibleLabel: "true"}), nil),
 			want: traits{Preemptible: true}},
-		{name: "one preemptible of two", pods: []*corev1.Pod{pod("g-0", 8, merge(labels, map[string]string{PreemptibleLabel: "true"}), nil), pod("g-1", 8, labels, nil)},
+		{name: "one preemptible of two", pods: []*corev1.Pod{pod("g-0", 8, merge(labels, map[string]string{wellknown.PreemptibleLabel: "true"}), nil), pod("g-1", 8, labels, nil)},
 			want: traits{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // PodGroupGVK is the scheduler-plugins PodGroup the placer reads minMember from.
@@ -198,7 +199,7 @@ func (r *Reconciler) order(gangs map[string][]*corev1.Pod) []string {
 func (r *Reconciler) podGroup(ctx context.Context, key string, pods []*corev1.Pod) (*unstructured.Unstructured, error) {
 	var kinds []schema.GroupVersionKind
 	switch _, form := GangOf(pods[0]); {
-	case form == FormPodGroup && pods[0].Labels[PodGroupLabel] == "":
+	case form == FormPodGroup && pods[0].Labels[wellknown.PodGroupLabel] == "":
 		kinds = []schema.GroupVersionKind{LegacyPodGroupGVK, PodGroupGVK}
 	case form == FormPodGroup:
 		kinds = []schema.GroupVersionKind{PodGroupGVK}
@@ -245,7 +246,7 @@ func (r *Reconciler) handle(ctx context.Context, st *Snapshot, key string, pods 
 	}
 	for _, p := range g.Pods {
 		if _, pinned := decisionOf(p); !Gated(p) && !pinned {
-			return r.fault(p, pg, &FaultError{Gang: key, Fault: "pod " + p.Name + " is not gated by " + Gate}, log)
+			return r.fault(p, pg, &FaultError{Gang: key, Fault: "pod " + p.Name + " is not gated by " + wellknown.Gate}, log)
 		}
 	}
 	req, err := st.placementGang(g)

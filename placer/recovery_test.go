@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,14 +26,14 @@ func testEvictionRefusedByPDB(t *testing.T) {
 	b := newBed(t)
 	b.twoNodeLeaf("pdb")
 	b.startPlacer()
-	b.gang("victim", 2, 8, lowClass, map[string]string{GangLabel: "victim", SizeLabel: "2", PreemptibleLabel: "true"}, nil)
+	b.gang("victim", 2, 8, lowClass, map[string]string{wellknown.GangLabel: "victim", wellknown.SizeLabel: "2", wellknown.PreemptibleLabel: "true"}, nil)
 	b.bound("victim", 2, 30*time.Second)
 	b.running("victim") // the Eviction API ignores budgets for Pending pods
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "victim", Namespace: b.ns},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrTo(intstr.FromInt32(2)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{GangLabel: "victim"}}}}
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{wellknown.GangLabel: "victim"}}}}
 	b.create(pdb)
-	b.gang("urgent", 2, 8, highClass, map[string]string{GangLabel: "urgent", SizeLabel: "2"}, nil)
+	b.gang("urgent", 2, 8, highClass, map[string]string{wellknown.GangLabel: "urgent", wellknown.SizeLabel: "2"}, nil)
 	b.event("urgent-0", ReasonEvictRefused, "victim", 20*time.Second)
 	for _, p := range b.pods("victim") {
 		if p.DeletionTimestamp != nil {
@@ -60,9 +61,9 @@ func testReservationLapses(t *testing.T) {
 	b := newBed(t)
 	b.twoNodeLeaf("lapse")
 	b.startPlacerWith(3 * time.Second)
-	b.gang("victim", 2, 8, lowClass, map[string]string{GangLabel: "victim", SizeLabel: "2", PreemptibleLabel: "true"}, nil)
+	b.gang("victim", 2, 8, lowClass, map[string]string{wellknown.GangLabel: "victim", wellknown.SizeLabel: "2", wellknown.PreemptibleLabel: "true"}, nil)
 	b.bound("victim", 2, 30*time.Second)
-	b.gang("urgent", 2, 8, highClass, map[string]string{GangLabel: "urgent", SizeLabel: "2"}, nil)
+	b.gang("urgent", 2, 8, highClass, map[string]string{wellknown.GangLabel: "urgent", wellknown.SizeLabel: "2"}, nil)
 	b.eventually(20*time.Second, "nodes reserved", func() (bool, string) {
 		r := b.reservation("lapse-n1")
 		return r.Gang == b.ns+"/urgent", fmt.Sprintf("%+v", r)
@@ -95,7 +96,7 @@ func testRestartMidway(t *testing.T) {
 			b := newBed(t)
 			prefix := fmt.Sprintf("mid%d", i)
 			b.twoNodeLeaf(prefix)
-			b.gang("g", 2, 8, "", map[string]string{GangLabel: "g", SizeLabel: "2"}, nil)
+			b.gang("g", 2, 8, "", map[string]string{wellknown.GangLabel: "g", wellknown.SizeLabel: "2"}, nil)
 			plan := []string{prefix + "-n2", prefix + "-n1"}
 			for rank := range tc.pinned {
 				d := Decision{Gang: b.ns + "/g", Node: plan[rank], Rank: rank, Explanation: "before the restart"}

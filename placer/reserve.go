@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,17 +38,17 @@ func TaintValue(gang string) string {
 // reservationOf reads a node's reservation; ok is false when the node carries no reserved taint. A taint
 // without readable annotations is a reservation that has lapsed (Until is zero).
 func reservationOf(n *corev1.Node) (Reservation, bool) {
-	if !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == ReservedTaint }) {
+	if !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == wellknown.ReservedTaint }) {
 		return Reservation{}, false
 	}
-	r := Reservation{Node: n.Name, Gang: n.Annotations[ReservedForAnnotation]}
-	r.Until, _ = time.Parse(time.RFC3339, n.Annotations[ReservedUntilAnnotation])
+	r := Reservation{Node: n.Name, Gang: n.Annotations[wellknown.ReservedForAnnotation]}
+	r.Until, _ = time.Parse(time.RFC3339, n.Annotations[wellknown.ReservedUntilAnnotation])
 	return r, true
 }
 
 // Toleration is what a gang's pods carry to use the nodes reserved for it.
 func Toleration(gang string) corev1.Toleration {
-	return corev1.Toleration{Key: ReservedTaint, Operator: corev1.TolerationOpEqual, Value: TaintValue(gang), Effect: corev1.TaintEffectNoSchedule}
+	return corev1.Toleration{Key: wellknown.ReservedTaint, Operator: corev1.TolerationOpEqual, Value: TaintValue(gang), Effect: corev1.TaintEffectNoSchedule}
 }
 
 // reserve taints node for gang until the given time; a node already reserved for the gang keeps a deadline
@@ -57,13 +58,13 @@ func reserve(ctx context.Context, c client.Client, node, gang string, until time
 		if r, ok := reservationOf(n); ok && r.Gang == gang && !r.Until.Before(until.Truncate(time.Second)) {
 			return false
 		}
-		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == ReservedTaint })
-		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: ReservedTaint, Value: TaintValue(gang), Effect: corev1.TaintEffectNoSchedule})
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == wellknown.ReservedTaint })
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: wellknown.ReservedTaint, Value: TaintValue(gang), Effect: corev1.TaintEffectNoSchedule})
 		if n.Annotations == nil {
 			n.Annotations = map[string]string{}
 		}
-		n.Annotations[ReservedForAnnotation] = gang
-		n.Annotations[ReservedUntilAnnotation] = until.UTC().Format(time.RFC3339)
+		n.Annotations[wellknown.ReservedForAnnotation] = gang
+		n.Annotations[wellknown.ReservedUntilAnnotation] = until.UTC().Format(time.RFC3339)
 		return true
 	})
 }
@@ -71,12 +72,12 @@ func reserve(ctx context.Context, c client.Client, node, gang string, until time
 // release removes a node's reservation (taint and annotations).
 func release(ctx context.Context, c client.Client, node string) error {
 	return updateNode(ctx, c, node, func(n *corev1.Node) bool {
-		if _, ok := reservationOf(n); !ok && n.Annotations[ReservedForAnnotation] == "" {
+		if _, ok := reservationOf(n); !ok && n.Annotations[wellknown.ReservedForAnnotation] == "" {
 			return false
 		}
-		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == ReservedTaint })
-		delete(n.Annotations, ReservedForAnnotation)
-		delete(n.Annotations, ReservedUntilAnnotation)
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == wellknown.ReservedTaint })
+		delete(n.Annotations, wellknown.ReservedForAnnotation)
+		delete(n.Annotations, wellknown.ReservedUntilAnnotation)
 		return true
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -73,7 +74,7 @@ func (b *bed) heldGang(name string) {
 	b.t.Helper()
 	for i := range 2 {
 		b.addPod(podSpec{name: fmt.Sprintf("%s-%d", name, i), gpus: 8, gated: true, gates: []string{holdGate},
-			labels: map[string]string{GangLabel: name, SizeLabel: "2", RankLabel: fmt.Sprint(i)}})
+			labels: map[string]string{wellknown.GangLabel: name, wellknown.SizeLabel: "2", wellknown.RankLabel: fmt.Sprint(i)}})
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Snapshot is a cluster as placement sees it, read once per pass: the pods, the nodes, the topology's fabric
@@ -21,7 +22,7 @@ import (
 // and `fabricmap place` both build theirs with NewSnapshot (or ReadSnapshot) and Cluster.
 type Snapshot struct {
 	// AvoidDegraded keeps new pods off nodes whose compute link fabric health judged sick (labelled
-	// hypernodegen.LinkHealthLabel=degraded or down): --avoid-degraded. NewSnapshot sets it; pods already
+	// wellknown.LinkHealthLabel=degraded or down): --avoid-degraded. NewSnapshot sets it; pods already
 	// placed there stay.
 	AvoidDegraded bool
 
@@ -150,7 +151,7 @@ type Decision struct {
 // decisionOf reads a pod's recorded decision; ok is false when it has none (or an unreadable one).
 func decisionOf(p *corev1.Pod) (Decision, bool) {
 	var d Decision
-	v, ok := p.Annotations[PlacementAnnotation]
+	v, ok := p.Annotations[wellknown.PlacementAnnotation]
 	if !ok || json.Unmarshal([]byte(v), &d) != nil || d.Node == "" {
 		return Decision{}, false
 	}
@@ -252,7 +253,7 @@ func (st *Snapshot) usable(node *corev1.Node, gang string, tolerations []corev1.
 	}
 	for i := range node.Spec.Taints {
 		t := &node.Spec.Taints[i]
-		if t.Key == ReservedTaint || t.Effect == corev1.TaintEffectPreferNoSchedule {
+		if t.Key == wellknown.ReservedTaint || t.Effect == corev1.TaintEffectPreferNoSchedule {
 			continue
 		}
 		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool {

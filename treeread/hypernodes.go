@@ -11,13 +11,14 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // TreeFromHyperNodes builds a tree from Volcano HyperNodes, strictly, as placement needs it: a member selected
 // by regex or label is resolved against nodeLabels (node name → labels: the cluster's nodes; nil when every
 // node member is selected by name), and a node or HyperNode claimed by two HyperNodes, an unknown member
 // HyperNode, a selector that cannot be read or cannot be resolved, or a degraded-uplinks annotation
-// (hypernodegen.DegradedUplinksAnnotation, read into Domain.DegradedUplinks) that is no count is a
+// (wellknown.DegradedUplinksAnnotation, read into Domain.DegradedUplinks) that is no count is a
 // *placement.InputError naming the HyperNode's field.
 func TreeFromHyperNodes(hns []topologyv1alpha1.HyperNode, nodeLabels map[string]map[string]string) (*topology.Tree, error) {
 	t, problems := readHyperNodes(hns, nodeLabels)
@@ -75,18 +76,18 @@ func readHyperNodes(hns []topologyv1alpha1.HyperNode, nodeLabels map[string]map[
 	for i := range hns {
 		hn := &hns[i]
 		hnNames[i] = hn.Name
-		d := &topology.Domain{Name: hn.Name, Tier: hn.Spec.Tier, TierName: hn.Spec.TierName, Source: hn.Labels[hypernodegen.SourceLabel]}
-		d.NVLinkDomain = hn.Annotations[hypernodegen.NVLinkDomainAnnotation]
-		d.NVLinkSubDomain = hn.Annotations[hypernodegen.NVLinkSubDomainAnnotation]
-		d.NVLinkPart = hn.Annotations[hypernodegen.NVLinkPartAnnotation] == "true"
-		if sw := hn.Annotations[hypernodegen.SwitchesAnnotation]; sw != "" {
+		d := &topology.Domain{Name: hn.Name, Tier: hn.Spec.Tier, TierName: hn.Spec.TierName, Source: hn.Labels[wellknown.SourceLabel]}
+		d.NVLinkDomain = hn.Annotations[wellknown.NVLinkDomainAnnotation]
+		d.NVLinkSubDomain = hn.Annotations[wellknown.NVLinkSubDomainAnnotation]
+		d.NVLinkPart = hn.Annotations[wellknown.NVLinkPartAnnotation] == "true"
+		if sw := hn.Annotations[wellknown.SwitchesAnnotation]; sw != "" {
 			d.Switches = strings.Split(sw, ",")
 			slices.Sort(d.Switches)
 		}
-		if v, ok := hn.Annotations[hypernodegen.DegradedUplinksAnnotation]; ok {
+		if v, ok := hn.Annotations[wellknown.DegradedUplinksAnnotation]; ok {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				key := hypernodegen.DegradedUplinksAnnotation
+				key := wellknown.DegradedUplinksAnnotation
 				bad("hyperNodes["+hn.Name+"].metadata.annotations["+key+"]",
 					fmt.Sprintf("HyperNode %q: annotation %s=%q is not a count of uplinks; read as none", hn.Name, key, v),
 					"%q is not a count of uplinks (want a decimal number, 0 or more)", v)

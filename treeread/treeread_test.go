@@ -15,6 +15,7 @@ import (
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/topology/topologytest"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 const gpu = "nvidia.com/gpu"
@@ -445,18 +446,18 @@ func TestDegradedUplinksBad(t *testing.T) {
 			}
 			for i := range hns {
 				if hns[i].Name == "leaf-b" {
-					hns[i].Annotations = map[string]string{hypernodegen.DegradedUplinksAnnotation: v}
+					hns[i].Annotations = map[string]string{wellknown.DegradedUplinksAnnotation: v}
 				}
 			}
 			_, err = TreeFromHyperNodes(hns, nil)
 			var ie *placement.InputError
-			wantField := "hyperNodes[leaf-b].metadata.annotations[" + hypernodegen.DegradedUplinksAnnotation + "]"
+			wantField := "hyperNodes[leaf-b].metadata.annotations[" + wellknown.DegradedUplinksAnnotation + "]"
 			if !errors.As(err, &ie) || ie.Field != wantField {
 				t.Errorf("strict reader: %v, want an InputError on %s", err, wantField)
 			}
 			got, warnings := ViewHyperNodes(hns, nil)
 			wantWarned := []string{fmt.Sprintf("HyperNode \"leaf-b\": annotation %s=%q is not a count of uplinks; read as none",
-				hypernodegen.DegradedUplinksAnnotation, v)}
+				wellknown.DegradedUplinksAnnotation, v)}
 			if diff := cmp.Diff(wantWarned, warnings); diff != "" {
 				t.Errorf("viewer warnings (-want +got):\n%s", diff)
 			}

@@ -15,9 +15,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/internal/workers"
-	"github.com/fabricmap/fabricmap/placer"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // nodeWorkers is how many nodes are cleaned at once (the client's rate limit still bounds the requests).
@@ -59,7 +58,7 @@ func cleanNodes(ctx context.Context, c client.Client, o Options) error {
 // labelledByFabricmap reports whether the aggregator's label field manager has applied fields on n.
 func labelledByFabricmap(n *corev1.Node) bool {
 	return slices.ContainsFunc(n.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
-		return f.Manager == aggregator.LabelFieldManager && f.Operation == metav1.ManagedFieldsOperationApply
+		return f.Manager == wellknown.LabelFieldManager && f.Operation == metav1.ManagedFieldsOperationApply
 	})
 }
 
@@ -70,7 +69,7 @@ func removeLabels(ctx context.Context, c client.Client, o Options, n *corev1.Nod
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": n.Name},
 	}}
-	opts := []client.ApplyOption{client.FieldOwner(aggregator.LabelFieldManager), client.ForceOwnership}
+	opts := []client.ApplyOption{client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership}
 	if o.DryRun {
 		opts = append(opts, client.DryRunAll)
 	}
@@ -97,10 +96,10 @@ func removeLabels(ctx context.Context, c client.Client, o Options, n *corev1.Nod
 // reserved reports whether n carries the placer's reservation: its taint or its annotations.
 func reserved(n *corev1.Node) bool {
 	return slices.ContainsFunc(n.Spec.Taints, isReservation) ||
-		n.Annotations[placer.ReservedForAnnotation] != "" || n.Annotations[placer.ReservedUntilAnnotation] != ""
+		n.Annotations[wellknown.ReservedForAnnotation] != "" || n.Annotations[wellknown.ReservedUntilAnnotation] != ""
 }
 
-func isReservation(t corev1.Taint) bool { return t.Key == placer.ReservedTaint }
+func isReservation(t corev1.Taint) bool { return t.Key == wellknown.ReservedTaint }
 
 // releaseReservation takes the placer's reservation taint and annotations off the node (a merge patch checked
 // against the node's resourceVersion, retried on conflict). Other taints and annotations stay.
@@ -120,12 +119,12 @@ func releaseReservation(ctx context.Context, c client.Client, o Options, name st
 				what = append(what, fmt.Sprintf("taint %s=%s:%s", t.Key, t.Value, t.Effect))
 			}
 		}
-		if gang := n.Annotations[placer.ReservedForAnnotation]; gang != "" {
+		if gang := n.Annotations[wellknown.ReservedForAnnotation]; gang != "" {
 			what = append(what, "reservation for "+gang)
 		}
 		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, isReservation)
-		delete(n.Annotations, placer.ReservedForAnnotation)
-		delete(n.Annotations, placer.ReservedUntilAnnotation)
+		delete(n.Annotations, wellknown.ReservedForAnnotation)
+		delete(n.Annotations, wellknown.ReservedUntilAnnotation)
 		opts := []client.PatchOption{}
 		if o.DryRun {
 			opts = append(opts, client.DryRunAll)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/placer"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // startPlacer runs the placer's controller (package placer, as fabricmap-placer runs it, without leader
@@ -49,9 +50,9 @@ func createGang(ctx context.Context, c client.Client, g Gang) error {
 	for rank := range g.Pods() {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", g.Name, rank), Namespace: g.Namespace, Labels: map[string]string{
-				placer.GangLabel: g.Name, placer.DPLabel: strconv.Itoa(g.DP), placer.PPLabel: strconv.Itoa(g.PP), placer.RankLabel: strconv.Itoa(rank)}},
+				wellknown.GangLabel: g.Name, wellknown.DPLabel: strconv.Itoa(g.DP), wellknown.PPLabel: strconv.Itoa(g.PP), wellknown.RankLabel: strconv.Itoa(rank)}},
 			Spec: corev1.PodSpec{
-				SchedulingGates: []corev1.PodSchedulingGate{{Name: placer.Gate}},
+				SchedulingGates: []corev1.PodSchedulingGate{{Name: wellknown.Gate}},
 				Containers: []corev1.Container{{Name: "trainer", Image: "trainer:demo",
 					Resources: corev1.ResourceRequirements{Requests: gpus, Limits: gpus}}},
 			},
@@ -72,7 +73,7 @@ func waitForPlacement(ctx context.Context, c client.Client, g Gang, timeout time
 	)
 	err := poll(ctx, timeout, func() bool {
 		var pods corev1.PodList
-		if err := c.List(ctx, &pods, client.InNamespace(g.Namespace), client.MatchingLabels{placer.GangLabel: g.Name}); err != nil {
+		if err := c.List(ctx, &pods, client.InNamespace(g.Namespace), client.MatchingLabels{wellknown.GangLabel: g.Name}); err != nil {
 			status = err.Error()
 			return false
 		}
@@ -96,8 +97,8 @@ func waitForPlacement(ctx context.Context, c client.Client, g Gang, timeout time
 // placedDecision returns the placer's decision on a pod it has pinned and ungated.
 func placedDecision(p corev1.Pod) (placer.Decision, bool) {
 	var d placer.Decision
-	raw, pinned := p.Annotations[placer.PlacementAnnotation]
-	gated := slices.ContainsFunc(p.Spec.SchedulingGates, func(s corev1.PodSchedulingGate) bool { return s.Name == placer.Gate })
+	raw, pinned := p.Annotations[wellknown.PlacementAnnotation]
+	gated := slices.ContainsFunc(p.Spec.SchedulingGates, func(s corev1.PodSchedulingGate) bool { return s.Name == wellknown.Gate })
 	if !pinned || gated || json.Unmarshal([]byte(raw), &d) != nil {
 		return placer.Decision{}, false
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/placer"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // options are the binary's settings: the process's (logging, kubeconfig, API rate) and the placer's Config.
@@ -31,7 +32,7 @@ func flags(args []string) (*options, error) {
 			"and removes the gate so that the stock kube-scheduler binds them; it preempts lower-priority gangs and\n"+
 			"reserves nodes (taint %s) when needed.\n\nUsage:\n  fabricmap-placer [flags]\n\nEnvironment:\n"+
 			"  POD_NAMESPACE  namespace of the leader-election Lease (default \"default\")\n"+
-			"  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", placer.Gate, placer.ReservedTaint, fs.FlagUsages())
+			"  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", wellknown.Gate, wellknown.ReservedTaint, fs.FlagUsages())
 	}
 	fs.String("config", "", "YAML file of settings, keyed by flag name (e.g. reservation-timeout: 10m); a flag on the command line wins")
 	o.proc.AddFlags(fs)
@@ -40,10 +41,10 @@ func flags(args []string) (*options, error) {
 	fs.StringVar(&c.LeaderElectionID, "leader-election-id", "fabricmap-placer", "name of the leader-election Lease")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
 	fs.StringVar(&c.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
-	fs.DurationVar(&c.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+placer.ReservedTaint+") for a placed gang that has not bound yet (set before its pods are ungated, or when it preempts)")
+	fs.DurationVar(&c.ReservationTimeout, "reservation-timeout", 5*time.Minute, "how long nodes stay reserved (tainted "+wellknown.ReservedTaint+") for a placed gang that has not bound yet (set before its pods are ungated, or when it preempts)")
 	fs.DurationVar(&c.Resync, "resync", 30*time.Second, "longest time between two passes over the gated gangs (unplaceable gangs are retried at least this often)")
 	fs.DurationVar(&c.Retry, "retry", 2*time.Second, "time to the next pass while a gang waits for evicted pods to leave or after a failed write")
-	fs.BoolVar(&c.Preemption.Enabled, "preemption-enabled", true, "evict whole lower-priority gangs whose pods all carry "+placer.PreemptibleLabel+"=true when a gang does not fit otherwise")
+	fs.BoolVar(&c.Preemption.Enabled, "preemption-enabled", true, "evict whole lower-priority gangs whose pods all carry "+wellknown.PreemptibleLabel+"=true when a gang does not fit otherwise")
 	fs.StringSliceVar(&c.Preemption.Namespaces, "preemption-namespaces", nil, "namespaces whose gangs may be evicted (empty: all)")
 	fs.IntVar(&c.Preemption.MaxVictims, "preemption-max-victims", placer.DefaultMaxVictims, "most gangs evicted to place one gang; a plan needing more is not carried out")
 	placer.AddAvoidDegradedFlag(fs, &c.AvoidDegraded)

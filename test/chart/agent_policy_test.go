@@ -19,6 +19,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 const agentSA = "fabricmap-agent" // the chart's agent service account for release "fabricmap"
@@ -160,10 +161,10 @@ func TestAgentWritesOnlyItsOwnReport(t *testing.T) {
 
 	// The heartbeat Lease follows the same rule: its own, held by its own node.
 	beats := reportsOnA.(agent.HeartbeatClient)
-	if err := beats.ApplyHeartbeat(ctx, namespace, "policy-node-a", time.Now(), time.Minute, nil, agent.FieldManager); err != nil {
+	if err := beats.ApplyHeartbeat(ctx, namespace, "policy-node-a", time.Now(), time.Minute, nil, wellknown.AgentFieldManager); err != nil {
 		t.Fatalf("the agent on node A could not renew its own heartbeat Lease: %v", err)
 	}
-	err = beats.ApplyHeartbeat(ctx, namespace, "policy-node-b", time.Now(), time.Minute, nil, agent.FieldManager)
+	err = beats.ApplyHeartbeat(ctx, namespace, "policy-node-b", time.Now(), time.Minute, nil, wellknown.AgentFieldManager)
 	if err == nil || !strings.Contains(err.Error(), "may write only its heartbeat Lease "+v1alpha1.HeartbeatLeaseName("policy-node-a")) {
 		t.Fatalf("node A's agent renewed node B's heartbeat, or was refused for another reason: %v", err)
 	}

@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 const aggregatorSA = "fabricmap-aggregator" // the chart's aggregator service account for release "fabricmap"
@@ -38,7 +38,7 @@ const (
 func applyNodeLabels(ctx context.Context, writer client.Client, node string, labels map[string]any, dry bool) error {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": node, "labels": labels}}}
-	opts := []client.ApplyOption{client.FieldOwner(aggregator.LabelFieldManager), client.ForceOwnership}
+	opts := []client.ApplyOption{client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership}
 	if dry {
 		opts = append(opts, client.DryRunAll)
 	}
@@ -125,7 +125,7 @@ func TestAggregatorPolicyKeysFollowTheLabelStyle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := append(keys.All(), hypernodegen.LinkHealthLabel)
+			want := append(keys.All(), wellknown.LinkHealthLabel)
 			var got []string
 			for _, o := range renderRelease(t, "fabricmap", "--set", "aggregator.nodeLabels.style="+style) {
 				if o.GetKind() != "ValidatingAdmissionPolicy" || !strings.HasSuffix(o.GetName(), "-aggregator-own-labels") {

@@ -28,11 +28,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/agent"
-	"github.com/fabricmap/fabricmap/aggregator"
 	aggregatorapp "github.com/fabricmap/fabricmap/aggregator/app"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	placerapp "github.com/fabricmap/fabricmap/placer/app"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // The leader-election Leases of release "fabricmap" (the binaries' defaults, see
@@ -148,14 +148,14 @@ func TestLeaseAccessPerCredential(t *testing.T) {
 				return false, fmt.Sprint(err)
 			}
 		}
-		err := createLease(ctx, asLeaseAdmin, aggregatorLease, map[string]string{aggregator.ConfirmDeletionsAnnotation: forgedConfirmation})
+		err := createLease(ctx, asLeaseAdmin, aggregatorLease, map[string]string{wellknown.ConfirmDeletionsAnnotation: forgedConfirmation})
 		return strings.Contains(fmt.Sprint(err), "no service account but the fabricmap aggregator's"), fmt.Sprint(err)
 	})
 
 	// Each one's own Leases, for real: the placer's and the aggregator's leader elections create theirs.
 	lead(t, ctx, placerToken, placerLease, "fabricmap-placer-0")
 	lead(t, ctx, aggregatorToken, aggregatorLease, "fabricmap-aggregator-0")
-	if err := beats.ApplyHeartbeat(ctx, namespace, nodeA, time.Now(), time.Minute, nil, agent.FieldManager); err != nil {
+	if err := beats.ApplyHeartbeat(ctx, namespace, nodeA, time.Now(), time.Minute, nil, wellknown.AgentFieldManager); err != nil {
 		t.Fatalf("the agent on %s could not renew its own heartbeat Lease: %v", nodeA, err)
 	}
 	if err := admin.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: v1alpha1.HeartbeatLeaseName(nodeB),
@@ -171,7 +171,7 @@ func TestLeaseAccessPerCredential(t *testing.T) {
 	guard := "no service account but the fabricmap aggregator's (and those of aggregator.admissionPolicy.deletionConfirmers) may set or " +
 		"change the annotations fabricmap.io/* of its leader-election Lease " + namespace + "/" + aggregatorLease
 	rbac := func(verb string) string { return fmt.Sprintf("cannot %s resource \"leases\"", verb) }
-	confirm := map[string]string{aggregator.ConfirmDeletionsAnnotation: forgedConfirmation}
+	confirm := map[string]string{wellknown.ConfirmDeletionsAnnotation: forgedConfirmation}
 
 	for _, cred := range []struct {
 		name   string
@@ -180,7 +180,7 @@ func TestLeaseAccessPerCredential(t *testing.T) {
 	}{
 		{"agent", asAgent, []leaseWrite{
 			{what: "its own heartbeat Lease renewed", do: func(ctx context.Context, _ client.Client) error {
-				return beats.ApplyHeartbeat(ctx, namespace, nodeA, time.Now(), time.Minute, nil, agent.FieldManager)
+				return beats.ApplyHeartbeat(ctx, namespace, nodeA, time.Now(), time.Minute, nil, wellknown.AgentFieldManager)
 			}},
 			{what: "the aggregator's Lease created", do: create(aggregatorLease, nil), refuse: agentOnly},
 			{what: "the aggregator's Lease taken over", do: takeOver(aggregatorLease), refuse: agentOnly},
@@ -202,7 +202,7 @@ func TestLeaseAccessPerCredential(t *testing.T) {
 		{"aggregator", asAggregator, []leaseWrite{
 			{what: "its own Lease renewed", do: takeOver(aggregatorLease)},
 			{what: "its own Lease annotated (the HyperNode CRD's state, a confirmation)", do: annotate(aggregatorLease, map[string]string{
-				aggregator.HyperNodeCRDAnnotation: "installed", aggregator.ConfirmDeletionsAnnotation: time.Now().UTC().Format(time.RFC3339)})},
+				wellknown.HyperNodeCRDAnnotation: "installed", wellknown.ConfirmDeletionsAnnotation: time.Now().UTC().Format(time.RFC3339)})},
 			{what: "its tree ConfigMap created", do: createConfigMap(treeCM)},
 			{what: "its Slurm ConfigMap created", do: createConfigMap(slurmCM)},
 			{what: "another ConfigMap created", do: createConfigMap("chart-someone-elses"), refuse: aggregatorOnly + "ConfigMap " + namespace + "/chart-someone-elses"},
@@ -237,8 +237,8 @@ func TestLeaseAccessPerCredential(t *testing.T) {
 		{"a workload allowed every Lease", asLeaseAdmin, []leaseWrite{
 			{what: "the aggregator's Lease written, its annotations left alone", do: takeOver(aggregatorLease)},
 			{what: "the aggregator's Lease annotated to confirm deletions", do: annotate(aggregatorLease, confirm), refuse: guard},
-			{what: "the aggregator's annotation changed", do: annotate(aggregatorLease, map[string]string{aggregator.HyperNodeCRDAnnotation: "missing"}), refuse: guard},
-			{what: "the aggregator's annotation removed", do: annotate(aggregatorLease, map[string]string{aggregator.HyperNodeCRDAnnotation: ""}), refuse: guard},
+			{what: "the aggregator's annotation changed", do: annotate(aggregatorLease, map[string]string{wellknown.HyperNodeCRDAnnotation: "missing"}), refuse: guard},
+			{what: "the aggregator's annotation removed", do: annotate(aggregatorLease, map[string]string{wellknown.HyperNodeCRDAnnotation: ""}), refuse: guard},
 			{what: "the aggregator's Lease created annotated", do: create(aggregatorLease, confirm), refuse: guard},
 		}},
 		{"a listed deletion confirmer", asConfirmer, []leaseWrite{

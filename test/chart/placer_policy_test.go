@@ -24,6 +24,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/placer"
 	placerapp "github.com/fabricmap/fabricmap/placer/app"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 const (
@@ -87,14 +88,14 @@ func placerBed(t *testing.T, ctx context.Context, c client.Client) {
 		t.Cleanup(func() { _ = c.Delete(context.Background(), p, client.GracePeriodSeconds(0)) })
 	}
 	for i := range 2 {
-		pod(placerNS, fmt.Sprintf("victim-%d", i), map[string]string{placer.GangLabel: "victim", placer.SizeLabel: "2", placer.RankLabel: fmt.Sprint(i),
-			placer.PreemptibleLabel: "true"}, "chart-test-low", fmt.Sprintf("chart-placer-n%d", i+1))
+		pod(placerNS, fmt.Sprintf("victim-%d", i), map[string]string{wellknown.GangLabel: "victim", wellknown.SizeLabel: "2", wellknown.RankLabel: fmt.Sprint(i),
+			wellknown.PreemptibleLabel: "true"}, "chart-test-low", fmt.Sprintf("chart-placer-n%d", i+1))
 	}
 	for i := range 2 {
-		pod(placerNS, fmt.Sprintf("urgent-%d", i), map[string]string{placer.GangLabel: "urgent", placer.SizeLabel: "2", placer.RankLabel: fmt.Sprint(i)},
-			"chart-test-high", "", placer.Gate)
+		pod(placerNS, fmt.Sprintf("urgent-%d", i), map[string]string{wellknown.GangLabel: "urgent", wellknown.SizeLabel: "2", wellknown.RankLabel: fmt.Sprint(i)},
+			"chart-test-high", "", wellknown.Gate)
 	}
-	pod(placerNS, "gated-other", nil, "", "", placer.Gate, "example.com/other")
+	pod(placerNS, "gated-other", nil, "", "", wellknown.Gate, "example.com/other")
 	pod(namespace, "outsider", nil, "", "")
 }
 
@@ -200,7 +201,7 @@ func TestPlacerWritesOnlyGatedPodsAndItsTaint(t *testing.T) {
 		}
 		for _, name := range []string{"chart-placer-n1", "chart-placer-n2"} {
 			var n corev1.Node
-			if err := admin.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil || !hasTaint(&n, placer.ReservedTaint, taint) {
+			if err := admin.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil || !hasTaint(&n, wellknown.ReservedTaint, taint) {
 				return false, fmt.Sprintf("node %s not reserved: %v (%v)", name, n.Spec.Taints, err)
 			}
 		}
@@ -215,8 +216,8 @@ func TestPlacerWritesOnlyGatedPodsAndItsTaint(t *testing.T) {
 			if err := admin.Get(ctx, client.ObjectKey{Namespace: placerNS, Name: name}, &p); err != nil {
 				return false, err.Error()
 			}
-			if p.Annotations[placer.PlacementAnnotation] == "" || placer.Gated(&p) {
-				return false, fmt.Sprintf("pod %s: decision %q, gates %v", name, p.Annotations[placer.PlacementAnnotation], p.Spec.SchedulingGates)
+			if p.Annotations[wellknown.PlacementAnnotation] == "" || placer.Gated(&p) {
+				return false, fmt.Sprintf("pod %s: decision %q, gates %v", name, p.Annotations[wellknown.PlacementAnnotation], p.Spec.SchedulingGates)
 			}
 		}
 		return true, ""
@@ -233,7 +234,7 @@ func TestPlacerWritesOnlyGatedPodsAndItsTaint(t *testing.T) {
 		refuse string // "" when admitted
 	}{
 		{name: "pin and ungate a gated pod", key: podKey("gated-other"), pod: func(p *corev1.Pod) {
-			p.Annotations = map[string]string{placer.PlacementAnnotation: `{"node":"chart-placer-n1"}`}
+			p.Annotations = map[string]string{wellknown.PlacementAnnotation: `{"node":"chart-placer-n1"}`}
 			p.Spec.Tolerations = append(p.Spec.Tolerations, placer.Toleration(placerNS+"/other"))
 			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
@@ -243,7 +244,7 @@ func TestPlacerWritesOnlyGatedPodsAndItsTaint(t *testing.T) {
 		{name: "an ungated pod", key: podKey("urgent-0"), pod: func(p *corev1.Pod) { p.Annotations["example.com/note"] = "x" },
 			refuse: "may change only pods gated by fabricmap.io/placement; pod chart-placer/urgent-0 is not"},
 		{name: "someone else's gate", key: podKey("gated-other"), pod: func(p *corev1.Pod) {
-			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: placer.Gate}}
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: wellknown.Gate}}
 		}, refuse: "may remove only its own scheduling gate"},
 		{name: "a label of a gated pod", key: podKey("gated-other"), pod: func(p *corev1.Pod) { p.Labels = map[string]string{"team": "x"} },
 			refuse: "not its labels"},
@@ -256,15 +257,15 @@ func TestPlacerWritesOnlyGatedPodsAndItsTaint(t *testing.T) {
 		}, refuse: "may add only tolerations of its taint fabricmap.io/reserved"},
 		{name: "release a reservation", key: nodeKey, node: func(n *corev1.Node) {
 			n.Spec.Taints = nil
-			delete(n.Annotations, placer.ReservedForAnnotation)
-			delete(n.Annotations, placer.ReservedUntilAnnotation)
+			delete(n.Annotations, wellknown.ReservedForAnnotation)
+			delete(n.Annotations, wellknown.ReservedUntilAnnotation)
 		}},
 		{name: "a node label", key: nodeKey, node: func(n *corev1.Node) { n.Labels["example.com/rack"] = "r1" }, refuse: "not its labels"},
 		{name: "another taint", key: nodeKey, node: func(n *corev1.Node) {
 			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "example.com/broken", Effect: corev1.TaintEffectNoSchedule})
 		}, refuse: "may change only its own taint fabricmap.io/reserved"},
 		{name: "a NoExecute reservation", key: nodeKey, node: func(n *corev1.Node) {
-			n.Spec.Taints = []corev1.Taint{{Key: placer.ReservedTaint, Value: taint, Effect: corev1.TaintEffectNoExecute}}
+			n.Spec.Taints = []corev1.Taint{{Key: wellknown.ReservedTaint, Value: taint, Effect: corev1.TaintEffectNoExecute}}
 		}, refuse: "must have the effect NoSchedule"},
 		{name: "a cordon", key: nodeKey, node: func(n *corev1.Node) { n.Spec.Unschedulable = true }, refuse: "other spec fields"},
 		{name: "a node annotation not its own", key: nodeKey, node: func(n *corev1.Node) { n.Annotations["example.com/note"] = "x" },

@@ -29,7 +29,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testenv"
-	"github.com/fabricmap/fabricmap/placer"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // aggregatorProc is one aggregator replica and where its metrics are served.
@@ -379,8 +379,8 @@ func TestFabricEndToEnd(t *testing.T) {
 			gpus := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}
 			pod := &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("train-%d", i), Namespace: jobs, Labels: map[string]string{
-					placer.GangLabel: "train", placer.SizeLabel: "2", placer.RankLabel: fmt.Sprint(i)}},
-				Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: placer.Gate}},
+					wellknown.GangLabel: "train", wellknown.SizeLabel: "2", wellknown.RankLabel: fmt.Sprint(i)}},
+				Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: wellknown.Gate}},
 					Containers: []corev1.Container{{Name: "train", Image: "trainer:e2e",
 						Resources: corev1.ResourceRequirements{Requests: gpus, Limits: gpus}}}},
 			}

@@ -30,12 +30,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/netlab"
 	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // The release as the README installs it.
@@ -273,7 +273,7 @@ func TestChartOnKubeletCluster(t *testing.T) {
 		owned := 0
 		for _, n := range nodes.Items {
 			keep := maps.Clone(n.Labels)
-			for _, k := range labelsOwnedBy(t, n.ManagedFields, aggregator.LabelFieldManager) {
+			for _, k := range labelsOwnedBy(t, n.ManagedFields, wellknown.LabelFieldManager) {
 				delete(keep, k)
 				owned++
 			}

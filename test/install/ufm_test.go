@@ -25,6 +25,7 @@ import (
 	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/sources/ufm/ufmtest"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // The admin's own UFM objects, made before the chart is told about them, as docs/install.md says.
@@ -197,7 +198,7 @@ func confirmOnLease(t *testing.T, c client.Client, key client.ObjectKey) {
 	if l.Annotations == nil {
 		l.Annotations = map[string]string{}
 	}
-	l.Annotations[aggregator.ConfirmDeletionsAnnotation] = time.Now().UTC().Format(time.RFC3339)
+	l.Annotations[wellknown.ConfirmDeletionsAnnotation] = time.Now().UTC().Format(time.RFC3339)
 	if err := c.Patch(context.Background(), &l, patch); err != nil {
 		t.Fatalf("confirming on Lease %s: %v", key, err)
 	}

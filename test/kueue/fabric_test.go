@@ -24,6 +24,7 @@ import (
 	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // topologyName is the Kueue Topology the aggregator writes (its --kueue-topology).
@@ -229,8 +230,8 @@ func checkNVLinkHyperNodes(t *testing.T, ctx context.Context) {
 				return false, fmt.Sprintf("leaf HyperNode %s: tier %d, members %v; want tier 2 holding %s", l.name, leafHN.Spec.Tier, members, name)
 			}
 			if part.Spec.Tier != 1 || part.Spec.TierName != topology.TierNameAccelerator ||
-				part.Annotations[hypernodegen.NVLinkPartAnnotation] != "true" ||
-				part.Labels[hypernodegen.NVLinkDomainLabel] != hypernodegen.LabelValue(nvlinkDomainA) ||
+				part.Annotations[wellknown.NVLinkPartAnnotation] != "true" ||
+				part.Labels[wellknown.NVLinkDomainLabel] != hypernodegen.LabelValue(nvlinkDomainA) ||
 				len(part.Spec.Members) != 3 {
 				return false, fmt.Sprintf("accelerator HyperNode %s: %+v %v %v", name, part.Spec, part.Labels, part.Annotations)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -146,7 +147,7 @@ func TestGeneratedObjectsAccepted(t *testing.T) {
 			if diff := cmp.Diff(u.Object[tc.field], stored.Object[tc.field]); diff != "" {
 				t.Errorf("stored %s differs from the one sent, pruned or defaulted (-want sent +got stored):\n%s", tc.field, diff)
 			}
-			if stored.GetLabels()[hypernodegen.ManagedByLabel] != hypernodegen.ManagedByValue {
+			if stored.GetLabels()[wellknown.ManagedByLabel] != wellknown.ManagedByValue {
 				t.Errorf("labels = %v", stored.GetLabels())
 			}
 			if err := apply(ctx, c, toUnstructured(t, tc.obj)); err != nil {

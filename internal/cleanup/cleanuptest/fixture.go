@@ -18,10 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fabricmap/fabricmap/aggregator"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/placer"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Node label keys of the fixture: the chart's default tier keys.
@@ -55,9 +55,9 @@ func Made(ns string) []string {
 		"NodeFabricReport cleanup-gpu-2",
 		"Node cleanup-gpu-1 label "+BlockKey+"=leaf-a",
 		"Node cleanup-gpu-1 label "+SpineKey+"=spine-1",
-		"Node cleanup-gpu-1 taint "+placer.ReservedTaint+"=team_llm:NoSchedule",
-		"Node cleanup-gpu-1 annotation "+placer.ReservedForAnnotation+"=team/llm",
-		"Node cleanup-gpu-1 annotation "+placer.ReservedUntilAnnotation+"="+reservedUntil,
+		"Node cleanup-gpu-1 taint "+wellknown.ReservedTaint+"=team_llm:NoSchedule",
+		"Node cleanup-gpu-1 annotation "+wellknown.ReservedForAnnotation+"=team/llm",
+		"Node cleanup-gpu-1 annotation "+wellknown.ReservedUntilAnnotation+"="+reservedUntil,
 		"Node cleanup-gpu-2 label "+SpineKey+"=spine-1",
 	)
 }
@@ -159,7 +159,7 @@ func seedNodes(ctx context.Context, c client.Client) error {
 		"cleanup-gpu-2": {SpineKey: "spine-1"},
 		"cleanup-gpu-3": {BlockKey: "leaf-b"},
 	} {
-		if err := applyLabels(ctx, c, node, labels, aggregator.LabelFieldManager); err != nil {
+		if err := applyLabels(ctx, c, node, labels, wellknown.LabelFieldManager); err != nil {
 			return err
 		}
 	}
@@ -181,9 +181,9 @@ func seedNodes(ctx context.Context, c client.Client) error {
 		return err
 	}
 	return patchNode(ctx, c, "cleanup-gpu-1", "fabricmap-placer", func(n *corev1.Node) {
-		n.Spec.Taints = withTaint(n.Spec.Taints, corev1.Taint{Key: placer.ReservedTaint, Value: placer.TaintValue("team/llm"), Effect: corev1.TaintEffectNoSchedule})
-		n.Annotations[placer.ReservedForAnnotation] = "team/llm"
-		n.Annotations[placer.ReservedUntilAnnotation] = reservedUntil
+		n.Spec.Taints = withTaint(n.Spec.Taints, corev1.Taint{Key: wellknown.ReservedTaint, Value: placer.TaintValue("team/llm"), Effect: corev1.TaintEffectNoSchedule})
+		n.Annotations[wellknown.ReservedForAnnotation] = "team/llm"
+		n.Annotations[wellknown.ReservedUntilAnnotation] = reservedUntil
 	})
 }
 
