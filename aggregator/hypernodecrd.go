@@ -91,7 +91,8 @@ func newHyperNodeCRD(mgr manager.Manager, opts ManagerConfig, m *Metrics, log *s
 		newCache: func() (cache.Cache, error) {
 			return cache.New(mgr.GetConfig(), cache.Options{
 				HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-				ByObject: map[client.Object]cache.ByObject{&topologyv1alpha1.HyperNode{}: {Label: owned}},
+				ByObject:         map[client.Object]cache.ByObject{&topologyv1alpha1.HyperNode{}: {Label: owned}},
+				DefaultTransform: trimForCache,
 			})
 		},
 		elected: mgr.Elected(),
@@ -333,21 +334,30 @@ func (r *Reconciler) ownedHyperNodes(ctx context.Context) (_ []topologyv1alpha1.
 	return list.Items, true, nil
 }
 
-// syncHyperNodes makes the owned HyperNodes match desired when they are served. A write refused because
-// they no longer are (their CRD deleted, or being deleted) is no error to retry: the CRD is looked at again
-// at once, and the HyperNodes start again when it is back.
-func (r *Reconciler) syncHyperNodes(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, served bool, placed map[string]bool,
-	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (time.Duration, error) {
+// planHyperNodes plans the writes that make the owned HyperNodes match desired when they are served (nil
+// when they are not: nothing to write).
+func (r *Reconciler) planHyperNodes(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, served bool, placed map[string]bool,
+	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (*hyperNodeWrites, time.Duration, error) {
 	if !served {
-		return 0, nil
+		return nil, 0, nil
 	}
-	requeue, err := r.sync(ctx, desired, existing, placed, nodes, labels)
+	return r.planWrites(ctx, desired, existing, placed, nodes, labels)
+}
+
+// writeHyperNodesServed makes the planned writes (none when w is nil). A write refused because HyperNodes are
+// no longer served (their CRD deleted, or being deleted) is no error to retry: the CRD is looked at again at
+// once, and the HyperNodes start again when it is back.
+func (r *Reconciler) writeHyperNodesServed(ctx context.Context, w *hyperNodeWrites) error {
+	if w == nil {
+		return nil
+	}
+	err := r.writeHyperNodes(ctx, w)
 	if err != nil && r.hyperNodeCRD != nil && hyperNodesNotServed(err) {
 		r.Log.Warn("HyperNodes not written: the API server no longer serves them (CRD deleted?); looking at the CRD again", "err", err)
 		r.hyperNodeCRD.lookAgain()
-		return requeue, nil
+		return nil
 	}
-	return requeue, err
+	return err
 }
 
 // crdTerminating is how the API server refuses to create a custom resource while its CRD is being deleted

@@ -77,7 +77,7 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.HealthAddr,
-		Cache:                         cache.Options{ByObject: byObject},
+		Cache:                         cache.Options{ByObject: byObject, DefaultTransform: trimForCache},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

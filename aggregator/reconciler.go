@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -25,6 +26,7 @@ import (
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/workers"
 	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
@@ -196,14 +198,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if ok, wait := r.guardRewrites(ctx, findRewrites(desired, existing, nodes, labels, r.Config.LabelKeys.All())); !ok {
 		return reconcile.Result{RequeueAfter: wait}, nil // rewriteguard.go: nothing of this tree is written
 	}
-	requeue, err := r.syncHyperNodes(ctx, desired, existing, served, placed, nodes, labels)
+	writes, requeue, err := r.planHyperNodes(ctx, desired, existing, served, placed, nodes, labels)
 	if errors.Is(err, errInconsistent) {
 		return reconcile.Result{RequeueAfter: requeue}, nil // consistency.go: said; the last tree stays as written
 	}
-	labelHoldWait, lerr := r.syncNodeLabels(ctx, labels, placed, dropped, nodes)
-	if lerr != nil {
-		err = errors.Join(err, lerr)
-	}
+	// The HyperNodes and the node labels are written side by side: at a cold start they are thousands of
+	// writes each, and neither waits for the other (the client's rate limit bounds them together).
+	var labelHoldWait time.Duration
+	var herr, lerr error
+	var wg sync.WaitGroup
+	wg.Go(func() { herr = r.writeHyperNodesServed(ctx, writes) })
+	wg.Go(func() { labelHoldWait, lerr = r.syncNodeLabels(ctx, labels, placed, dropped, nodes) })
+	wg.Wait()
+	err = errors.Join(err, herr, lerr)
 	if oerr := r.syncOutputs(ctx, tree, evidence); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
@@ -250,14 +257,15 @@ func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[str
 	return out, dropped
 }
 
-// sync applies desired HyperNodes that differ from the existing owned ones, and deletes owned HyperNodes that
-// have been absent from the tree for the grace period, unless the deletion guard holds them. While they wait,
-// absent HyperNodes stay below the tree (anchorPending): their parent lists them again, and they keep only the
-// members the tree has not placed elsewhere (placed are the nodes the tree places, nodes every Node); one
-// that no HyperNode of the tree stands above any more is due at once, through the guard, rather than left as
-// a second root. It returns when to look again for pending deletes.
-func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, placed map[string]bool,
-	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (time.Duration, error) {
+// planWrites decides what a pass writes of the HyperNodes: the desired ones that differ from the existing owned
+// ones, and the owned ones absent from the tree for the grace period, unless the deletion guard holds them.
+// While they wait, absent HyperNodes stay below the tree (anchorPending): their parent lists them again, and
+// they keep only the members the tree has not placed elsewhere (placed are the nodes the tree places, nodes
+// every Node); one that no HyperNode of the tree stands above any more is due at once, through the guard,
+// rather than left as a second root. It returns when to look again for pending deletes, and errInconsistent
+// (wrapped) when the HyperNodes it would leave are inconsistent: then nothing of the pass is written.
+func (r *Reconciler) planWrites(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, placed map[string]bool,
+	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (*hyperNodeWrites, time.Duration, error) {
 	have := map[string]*topologyv1alpha1.HyperNode{}
 	for i := range existing {
 		have[existing[i].Name] = &existing[i]
@@ -332,42 +340,64 @@ func (r *Reconciler) sync(ctx context.Context, desired, existing []topologyv1alp
 		if requeue == 0 || requeue > inconsistentRetry {
 			requeue = inconsistentRetry
 		}
-		return requeue, err
+		return nil, requeue, err
 	}
+	return &hyperNodeWrites{plan: plan, due: due, have: have}, requeue, nil
+}
 
-	for i := range plan.kept { // first, so that no node is in two HyperNodes when the tree's take it
-		if err := r.applyHyperNode(ctx, &plan.kept[i], have[plan.kept[i].Name], "kept below the tree until its grace period ends"); err != nil {
-			return 0, err
-		}
+// hyperNodeWrites is what a pass writes of the HyperNodes (planWrites).
+type hyperNodeWrites struct {
+	plan pendingPlan
+	due  []string // owned HyperNodes to delete
+	have map[string]*topologyv1alpha1.HyperNode
+}
+
+// writeHyperNodes makes the writes w plans.
+func (r *Reconciler) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) error {
+	plan, due, have := w.plan, w.due, w.have
+	// The writes go several at a time (writeWorkers), within the client's rate limit: the kept ones first, so
+	// that no node is in two HyperNodes when the tree's take it, then the tree's, then the deletions.
+	if err := errors.Join(workers.Run(len(plan.kept), writeWorkers, func(i int) error {
+		return r.applyHyperNode(ctx, &plan.kept[i], have[plan.kept[i].Name], "kept below the tree until its grace period ends")
+	})...); err != nil {
+		return err
 	}
-	for i := range plan.desired {
+	taken, err := r.foreignHyperNodes(ctx, plan.desired, have)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(workers.Run(len(plan.desired), writeWorkers, func(i int) error {
 		d := &plan.desired[i]
-		cur, ok := have[d.Name]
-		if !ok {
-			if taken, err := r.takenByOther(ctx, d.Name); err != nil {
-				return 0, err
-			} else if taken {
-				r.Metrics.nameConflicts.Inc()
-				r.Log.Error("a HyperNode not made by fabricmap already has this name; leaving it alone", "hypernode", d.Name)
-				continue
-			}
+		if taken[d.Name] {
+			r.Metrics.nameConflicts.Inc()
+			r.Log.Error("a HyperNode not made by fabricmap already has this name; leaving it alone", "hypernode", d.Name)
+			return nil
 		}
-		if err := r.applyHyperNode(ctx, d, cur, ""); err != nil {
-			return 0, err
-		}
+		return r.applyHyperNode(ctx, d, have[d.Name], "")
+	})...); err != nil {
+		return err
 	}
-	for _, n := range due {
-		hn := have[n]
+	errs := workers.Run(len(due), writeWorkers, func(i int) error {
+		hn := have[due[i]]
 		err := r.Client.Delete(ctx, hn, client.Preconditions{UID: &hn.UID, ResourceVersion: &hn.ResourceVersion})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return 0, fmt.Errorf("deleting HyperNode %q: %w", n, err)
+			return fmt.Errorf("deleting HyperNode %q: %w", hn.Name, err)
 		}
-		delete(r.absentSince, n)
 		r.Metrics.writes.WithLabelValues("delete").Inc()
-		r.Log.Info("HyperNode deleted", "hypernode", n)
+		r.Log.Info("HyperNode deleted", "hypernode", hn.Name)
+		return nil
+	})
+	for i, n := range due {
+		if errs[i] == nil {
+			delete(r.absentSince, n)
+		}
 	}
-	return requeue, nil
+	return errors.Join(errs...)
 }
+
+// writeWorkers is how many HyperNode writes are in flight at once; the client's rate limit (--kube-api-qps)
+// bounds what reaches the API server.
+const writeWorkers = 16
 
 // applyHyperNode server-side-applies d when it differs from cur (nil: it does not exist yet), and its status
 // when its node count does; why, when set, is logged with the write.
@@ -408,17 +438,31 @@ func placedNodes(tree *topology.Tree) map[string]bool {
 	return out
 }
 
-// takenByOther reports whether a HyperNode named name exists without fabricmap's ownership label.
-func (r *Reconciler) takenByOther(ctx context.Context, name string) (bool, error) {
-	var hn topologyv1alpha1.HyperNode
-	err := r.Live.Get(ctx, client.ObjectKey{Name: name}, &hn)
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("checking whether HyperNode %q exists: %w", name, err)
+// foreignHyperNodes returns the names among desired that HyperNodes not made by fabricmap already hold (no
+// fabricmap ownership label). Only names fabricmap does not hold yet (absent from have) can be taken; one
+// live List answers for all of them, not a read per name.
+func (r *Reconciler) foreignHyperNodes(ctx context.Context, desired []topologyv1alpha1.HyperNode, have map[string]*topologyv1alpha1.HyperNode) (map[string]bool, error) {
+	fresh := map[string]bool{}
+	for i := range desired {
+		if _, ok := have[desired[i].Name]; !ok {
+			fresh[desired[i].Name] = true
+		}
 	}
-	return hn.Labels[wellknown.ManagedByLabel] != wellknown.ManagedByValue, nil
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNodeList"))
+	if err := r.Live.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing HyperNodes to check that the new names are free: %w", err)
+	}
+	taken := map[string]bool{}
+	for _, hn := range list.Items {
+		if fresh[hn.Name] && hn.Labels[wellknown.ManagedByLabel] != wellknown.ManagedByValue {
+			taken[hn.Name] = true
+		}
+	}
+	return taken, nil
 }
 
 // specEqual compares what fabricmap owns of a HyperNode: its spec, its labels and its annotations.

@@ -1,0 +1,42 @@
+package aggregator
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fabricmap/fabricmap/wellknown"
+)
+
+// lastAppliedAnnotation is kubectl's copy of an object as last applied: often the largest part of a Node's
+// metadata, never read here.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// trimForCache is the informers' transform: every object the aggregator caches (Nodes' metadata, reports,
+// heartbeat Leases, owned HyperNodes) keeps of its managed fields only the entries of the aggregator's own
+// field managers, which it reads to know what it owns (ownedLabels, ownedOf), and loses kubectl's
+// last-applied copy. At 50,000 nodes the other managers' entries (the kubelet's, the agents', controllers')
+// are most of the cache. It changes the object in place: the informer hands over a freshly decoded one.
+func trimForCache(obj any) (any, error) {
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil // a tombstone or another wrapper: as it is
+	}
+	if fields := o.GetManagedFields(); len(fields) > 0 {
+		kept := fields[:0]
+		for _, f := range fields {
+			if f.Manager == wellknown.LabelFieldManager || f.Manager == wellknown.AggregatorFieldManager {
+				kept = append(kept, f)
+			}
+		}
+		if len(kept) == 0 {
+			kept = nil
+		}
+		o.SetManagedFields(kept)
+	}
+	if a := o.GetAnnotations(); a != nil {
+		if _, ok := a[lastAppliedAnnotation]; ok {
+			delete(a, lastAppliedAnnotation)
+			o.SetAnnotations(a)
+		}
+	}
+	return obj, nil
+}
