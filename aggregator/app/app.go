@@ -72,7 +72,7 @@ func Main(ctx context.Context, args []string) error {
 	if err := addDeprecatedCaptureFlags(fs, &srcs.Capture); err != nil {
 		return err
 	}
-	proc.Rate.AddFlags(fs, 300, 600, "a cold start writes one label set per node")
+	proc.Rate.AddFlags(fs, 1000, 2000, "a cold start writes one label set per node and two writes per HyperNode, several at a time")
 	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
 		return nil
 	} else if err != nil {
