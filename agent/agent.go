@@ -18,6 +18,9 @@ type Config struct {
 	// Jitter is the largest random extra wait added to each interval, so that thousands of agents started
 	// together do not write in lock-step.
 	Jitter time.Duration
+	// StartJitter is the largest random wait before the first cycle: the agents of a DaemonSet rollout start
+	// together, and their first reports spread over it instead of reaching the API server at once.
+	StartJitter time.Duration
 	// DataExpiry is how long a failing probe's last good data is kept, marked stale.
 	DataExpiry time.Duration
 	// MaxBackoff caps the wait after a failed write.
@@ -174,6 +177,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	changes := a.changes(ctx)
 	backoff := time.Second
 	nextCycle := time.Now() // the loop's schedule runs on the real clock; a.now stamps the data
+	if a.Config.StartJitter > 0 {
+		nextCycle = nextCycle.Add(rand.N(a.Config.StartJitter))
+	}
 	for {
 		if !time.Now().Before(nextCycle) {
 			wait := a.Config.Interval

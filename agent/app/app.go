@@ -30,6 +30,7 @@ type options struct {
 	probes      []string
 	interval    time.Duration
 	jitter      time.Duration
+	startJitter time.Duration
 	dataExpiry  time.Duration
 	maxBackoff  time.Duration
 	heartbeat   time.Duration
@@ -50,6 +51,7 @@ func flags(args []string) (*options, error) {
 	fs.StringSliceVar(&o.probes, "probes", nil, "probes to run, comma-separated (default all: "+strings.Join(discovery.Names(), ",")+")")
 	fs.DurationVar(&o.interval, "interval", 5*time.Minute, "time between probe cycles")
 	fs.DurationVar(&o.jitter, "jitter", 30*time.Second, "largest random extra wait added to each interval")
+	fs.DurationVar(&o.startJitter, "start-jitter", 0, "largest random wait before the first cycle, so that the agents of a rollout spread their first writes (the chart sets it)")
 	fs.DurationVar(&o.dataExpiry, "data-expiry", 30*time.Minute, "how long a failing probe's last good data is kept, marked stale")
 	fs.DurationVar(&o.maxBackoff, "max-backoff", 5*time.Minute, "longest wait between retries after a failed write")
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", 2*time.Minute, "how often the agent renews its heartbeat Lease, by which the aggregator tells a quiet agent from a dead one (0 turns it off: the report then never expires)")
@@ -109,7 +111,7 @@ func Main(ctx context.Context, args []string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a := &agent.Agent{
-		Config: agent.Config{Interval: o.interval, Jitter: o.jitter, DataExpiry: o.dataExpiry, MaxBackoff: o.maxBackoff},
+		Config: agent.Config{Interval: o.interval, Jitter: o.jitter, StartJitter: o.startJitter, DataExpiry: o.dataExpiry, MaxBackoff: o.maxBackoff},
 		Probes: probes, Publisher: &agent.Publisher{Client: c, NodeName: o.nodeName},
 		Heartbeat: &agent.Heartbeat{Client: c, Namespace: o.heartbeatNS, Interval: o.heartbeat},
 		Log:       log.With("node", o.nodeName), Metrics: agent.NewMetrics(reg),
