@@ -16,33 +16,44 @@ type GUID string
 // ParseGUID normalises a GUID as ibnetdiscover prints it ("0x2c90300a1b2c3", "S-0002c90300a1b2c3",
 // "2c90300a1b2c3") to 16 lower-case hex digits. It rejects empty, over-long and non-hex input.
 func ParseGUID(s string) (GUID, error) {
+	g, _, err := parseGUID(s)
+	return g, err
+}
+
+// parseGUID is ParseGUID that also gives the GUID as a number.
+func parseGUID(s string) (GUID, uint64, error) {
 	s = strings.TrimSpace(s)
 	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
 		s = s[2:]
 	}
 	if s == "" {
-		return "", fmt.Errorf("empty GUID")
+		return "", 0, fmt.Errorf("empty GUID")
 	}
 	if len(s) > 16 {
-		return "", fmt.Errorf("GUID %q longer than 16 hex digits", s)
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return "", fmt.Errorf("GUID %q is not hexadecimal", s)
-		}
+		return "", 0, fmt.Errorf("GUID %q longer than 16 hex digits", s)
 	}
 	// Always a new string: a GUID kept must not hold the whole line it was read from.
 	var b [16]byte
 	pad := copy(b[:], "0000000000000000"[:16-len(s)])
+	var n uint64
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 'A' && c <= 'F' {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
 			c += 'a' - 'A'
+		default:
+			return "", 0, fmt.Errorf("GUID %q is not hexadecimal", s)
 		}
 		b[pad+i] = c
+		n = n<<4 | uint64(d)
 	}
-	return GUID(b[:]), nil
+	return GUID(b[:]), n, nil
 }
 
 // NodeKind is the type of an InfiniBand node.
@@ -187,13 +198,14 @@ func (g GUID) uint64() uint64 {
 	return n
 }
 
-// portKey names one port of one node.
+// portKey names one port of one node, by its node GUID as a number: GUIDs in normal form sort as their
+// numbers do, and a key without strings hashes fast and holds no pointer for the collector to follow.
 type portKey struct {
-	guid GUID
+	guid uint64
 	port int
 }
 
-func (e Endpoint) key() portKey { return portKey{e.GUID, e.Port} }
+func (e Endpoint) key() portKey { return portKey{e.GUID.uint64(), e.Port} }
 
 func (k portKey) less(o portKey) bool {
 	if k.guid != o.guid {

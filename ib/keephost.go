@@ -1,6 +1,9 @@
 package ib
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // With ParseOptions.KeepHost, the parser keeps what the accepted hosts need. A port line tells at once
 // whether its link may be kept (keepLink); what only a later line can tell (that a CA is another host's, or
@@ -18,17 +21,18 @@ func (p *parser) keepLink(remote Endpoint, peerDesc string) bool {
 		return false
 	}
 	host, _ := HostDevice(peerDesc)
-	return host != "" && p.keep(host)
+	// A clone: peerDesc shares the line's buffer (readLine), and the caller's function may keep its argument.
+	return host != "" && p.keep(strings.Clone(host))
 }
 
 // forgetDropped removes, when ParseOptions.KeepHost is set, the kept links with an end on a CA that was
 // declared but not kept: a switch's port line named a kept host and the CA's own block another, or a kept
-// CA's port line named another host's CA (as a switch, even).
+// CA's port line named another host's CA (as a switch, even). It works on the link store (parser.links).
 func (p *parser) forgetDropped() {
 	if p.keep == nil {
 		return
 	}
-	p.f.Links = slices.DeleteFunc(p.f.Links, func(l Link) bool { return p.dropped.has(l.A.GUID) || p.dropped.has(l.B.GUID) })
+	p.links.deleteFunc(func(l *Link) bool { return p.dropped.has(l.A.GUID) || p.dropped.has(l.B.GUID) })
 }
 
 // keepHostsOnly leaves, when ParseOptions.KeepHost is set, only the kept hosts' CAs (inferred ones of other

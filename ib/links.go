@@ -2,23 +2,8 @@ package ib
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
+	"math/bits"
 )
-
-// Port line, both shapes:
-//
-//	switch: `[3]	"H-0002c90300a1b2c4"[1](2c90300a1b2c4) 		# "dgx-001 mlx5_0" lid 12 4xNDR`
-//	CA:     `[1](2c90300a1b2c4) 	"S-0002c90300a1b2c3"[3]		# lid 12 lmc 0 "MF0;sw-leaf-01:MQM9700/U1" lid 3 4xNDR`
-//
-// with optional "[ext N]" after either port number (grouping mode) and optional trailing fields
-// (" s=64 w=2 v=4" with --full, " (scp)", " slot N").
-var portRE = regexp.MustCompile(`^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9A-Fa-fxX]+)\))?\s*` +
-	`"([SHR?])-([^"]*)"\[(\d+)\](?:\[ext \d+\])?\s*(?:\(([0-9A-Fa-fxX]+)\))?\s*` +
-	`#\s*(?:lid\s+(\d+)\s+lmc\s+\d+\s+)?"(.*)"(?:\s+lid\s+(\d+))?(?:\s+(\S+))?(.*)$`)
-
-// Width and speed token: "4xNDR", "12xQDR", "??" width with "???" speed.
-var rateRE = regexp.MustCompile(`^(\d+x|\?\?)([A-Za-z0-9?]+)$`)
 
 // parsePort reads one port line of the current node and records its link.
 func (p *parser) parsePort(line, t string) {
@@ -29,14 +14,13 @@ func (p *parser) parsePort(line, t string) {
 		p.warn(line, "port line outside a node block")
 		return
 	}
-	m := portRE.FindStringSubmatch(t)
-	if m == nil {
+	m, ok := scanPortLine(t) // the line's shape: scan.go
+	if !ok {
 		p.warn(line, "malformed port line")
 		return
 	}
 	local := Endpoint{GUID: p.cur.guid, Kind: p.cur.kind}
-	var ok bool
-	if local.Port, ok = atoiMax(m[1], maxPortNumber); !ok || local.Port == 0 {
+	if local.Port, ok = atoiMax(m.localPort, maxPortNumber); !ok || local.Port == 0 {
 		p.warn(line, "bad local port number")
 		return
 	}
@@ -44,62 +28,72 @@ func (p *parser) parsePort(line, t string) {
 		p.warn(line, fmt.Sprintf("port %d beyond the node's %d ports", local.Port, p.cur.np))
 		return
 	}
-	if m[2] != "" {
-		if local.PortGUID, ok = guidOK(m[2]); !ok {
+	if m.localPortGUID != "" {
+		if local.PortGUID, ok = guidOK(m.localPortGUID); !ok {
 			p.warn(line, "bad local port GUID")
 			return
 		}
+		local.PortGUID = sameGUID(local.PortGUID, local.GUID)
 	}
 	if local.Kind == KindSwitch {
 		local.LID = p.cur.lid
-	} else if m[7] != "" {
-		if local.LID, ok = atoiMax(m[7], maxLID); !ok {
+	} else if m.localLID != "" {
+		if local.LID, ok = atoiMax(m.localLID, maxLID); !ok {
 			p.warn(line, "bad local LID")
 			return
 		}
 	}
-	remote := Endpoint{Kind: letterKind(m[3])}
+	remote := Endpoint{Kind: letterKind(m.peerLetter)}
 	if remote.Kind == "" {
 		p.warn(line, "peer of unknown node type")
 		return
 	}
-	if remote.GUID, ok = guidOK(m[4]); !ok {
+	g, remoteNum, err := parseGUID(m.peerGUID)
+	if err != nil {
 		p.warn(line, "bad peer GUID")
 		return
 	}
-	if remote.Port, ok = atoiMax(m[5], maxPortNumber); !ok || remote.Port == 0 {
+	remote.GUID = g
+	if remote.Port, ok = atoiMax(m.peerPort, maxPortNumber); !ok || remote.Port == 0 {
 		p.warn(line, "bad peer port number")
 		return
 	}
-	if m[6] != "" {
-		if remote.PortGUID, ok = guidOK(m[6]); !ok {
+	if m.peerPortGUID != "" {
+		if remote.PortGUID, ok = guidOK(m.peerPortGUID); !ok {
 			p.warn(line, "bad peer port GUID")
 			return
 		}
+		remote.PortGUID = sameGUID(remote.PortGUID, remote.GUID)
 	}
-	if m[9] != "" {
-		if remote.LID, ok = atoiMax(m[9], maxLID); !ok {
+	if m.peerLID != "" {
+		if remote.LID, ok = atoiMax(m.peerLID, maxLID); !ok {
 			p.warn(line, "bad peer LID")
 			return
 		}
 	}
 	var width, speed string
-	if rm := rateRE.FindStringSubmatch(m[10]); rm != nil {
-		width, speed = p.intern(rm[1]), p.intern(rm[2])
+	if w, sp, ok := scanRate(m.rate); ok {
+		width, speed = p.intern(w), p.intern(sp)
 	}
-	if !p.keepLink(remote, m[8]) {
+	if !p.keepLink(remote, m.peerDesc) {
 		return
 	}
-	if _, seen := p.peers[remote.GUID]; !seen {
-		// A clone: the description must not hold the whole line.
-		p.peers[remote.GUID] = peerSeen{kind: remote.Kind, desc: strings.Clone(m[8]), lid: remote.LID, line: p.lineNo}
-	}
-	p.addLink(line, local, remote, width, speed)
+	p.notePeer(remoteNum, remote.Kind, m.peerDesc, remote.LID)
+	p.addLink(line, local, remote, portKey{p.cur.guidNum, local.Port}, portKey{remoteNum, remote.Port}, width, speed)
 }
 
-// addLink records a link, merging it with the same link seen from its other end.
-func (p *parser) addLink(line string, a, b Endpoint, width, speed string) {
-	ka, kb := a.key(), b.key()
+// sameGUID returns node when port is the same GUID, so that the link keeps one string for both (an HCA's port
+// GUID is often its node GUID); else port.
+func sameGUID(port, node GUID) GUID {
+	if port == node {
+		return node
+	}
+	return port
+}
+
+// addLink records a link between a and b (their keys ka and kb), merging it with the same link seen from its
+// other end.
+func (p *parser) addLink(line string, a, b Endpoint, ka, kb portKey, width, speed string) {
 	if ka == kb {
 		p.warn(line, "port linked to itself")
 		return
@@ -107,11 +101,11 @@ func (p *parser) addLink(line string, a, b Endpoint, width, speed string) {
 	if kb.less(ka) {
 		a, b, ka, kb = b, a, kb, ka
 	}
-	ia, haveA := p.ports[ka]
-	ib, haveB := p.ports[kb]
+	ia, haveA := p.ports.get(ka)
+	ib, haveB := p.ports.get(kb)
 	switch {
 	case haveA && haveB && ia == ib:
-		l := &p.f.Links[ia]
+		l := p.links.at(int(ia))
 		mergeEnd(&l.A, a)
 		mergeEnd(&l.B, b)
 		if l.Width == "" {
@@ -122,16 +116,17 @@ func (p *parser) addLink(line string, a, b Endpoint, width, speed string) {
 		if !haveA {
 			taken, idx = kb, ib
 		}
-		other := p.f.Links[idx].A.key()
+		held := p.links.at(int(idx))
+		other := held.A.key()
 		if other == taken {
-			other = p.f.Links[idx].B.key()
+			other = held.B.key()
 		}
-		p.warn(line, fmt.Sprintf("port %s/%d is already linked to %s/%d (line %d); link ignored",
-			taken.guid, taken.port, other.guid, other.port, p.f.Links[idx].Line))
+		p.warn(line, fmt.Sprintf("port %016x/%d is already linked to %016x/%d (line %d); link ignored",
+			taken.guid, taken.port, other.guid, other.port, held.Line))
 	default:
-		p.f.Links = append(p.f.Links, Link{A: a, B: b, Width: width, Speed: speed, Line: p.lineNo})
-		p.ports[ka] = len(p.f.Links) - 1
-		p.ports[kb] = len(p.f.Links) - 1
+		i := int32(p.links.add(Link{A: a, B: b, Width: width, Speed: speed, Line: p.lineNo}))
+		p.ports.put(ka, i)
+		p.ports.put(kb, i)
 	}
 }
 
@@ -147,9 +142,10 @@ func mergeEnd(dst *Endpoint, src Endpoint) {
 // inferPeers adds the nodes that links reach but that had no block of their own (a capture cut short, or a
 // node that dropped out mid-scan), so that every link end names a known node, and warns of them
 // (warnUnrecorded).
+// It reads the links from the store (parser.links), before they become f.Links.
 func (p *parser) inferPeers() {
 	var inferred []GUID
-	for _, l := range p.f.Links {
+	p.links.each(func(l *Link) {
 		for _, e := range []Endpoint{l.A, l.B} {
 			if _, ok := p.f.Switches[e.GUID]; ok {
 				continue
@@ -158,7 +154,7 @@ func (p *parser) inferPeers() {
 				continue
 			}
 			inferred = append(inferred, e.GUID)
-			seen := p.peers[e.GUID]
+			seen := p.peer(e.GUID)
 			if e.Kind == KindSwitch {
 				sw := &Switch{GUID: e.GUID, Description: seen.desc, LID: seen.lid, Inferred: true, Line: seen.line}
 				sw.Name, sw.Model = SwitchNameModel(seen.desc)
@@ -171,7 +167,7 @@ func (p *parser) inferPeers() {
 			}
 			p.f.CAs[e.GUID] = ca
 		}
-	}
+	})
 	p.warnUnrecorded(inferred)
 }
 
@@ -197,4 +193,79 @@ func (p *parser) fixKinds() {
 			}
 		}
 	}
+}
+
+// linkStore holds the links while the parser reads them, in blocks it never moves: appending to one slice
+// moved every link about four times over on a large capture (a slice grows by a quarter at a time), and those
+// copies were most of what a parse allocated. Blocks double from minLinkBlock links up to maxLinkBlock, so a
+// small parse (ParseOptions.KeepHost keeps a few links) stays small.
+type linkStore struct {
+	blocks [][]Link
+	n      int
+}
+
+const (
+	minLinkBlock = 64
+	maxLinkBlock = 16384 // 2.7 MB of links
+)
+
+// add appends l and returns its index.
+func (s *linkStore) add(l Link) int {
+	last := len(s.blocks) - 1
+	if last < 0 || len(s.blocks[last]) == cap(s.blocks[last]) {
+		s.blocks = append(s.blocks, make([]Link, 0, min(maxLinkBlock, max(minLinkBlock, s.n))))
+		last++
+	}
+	s.blocks[last] = append(s.blocks[last], l)
+	s.n++
+	return s.n - 1
+}
+
+// at returns link i. Block 0 holds links 0 to 63, block b from 1 to 8 links 64·2^(b-1) to 64·2^b - 1, and
+// the blocks after them maxLinkBlock links each.
+func (s *linkStore) at(i int) *Link {
+	if i < maxLinkBlock {
+		b := bits.Len(uint(i / minLinkBlock))
+		start := 0
+		if b > 0 {
+			start = minLinkBlock << (b - 1)
+		}
+		return &s.blocks[b][i-start]
+	}
+	b := bits.Len(maxLinkBlock/minLinkBlock) + (i-maxLinkBlock)/maxLinkBlock
+	return &s.blocks[b][(i-maxLinkBlock)%maxLinkBlock]
+}
+
+// each calls fn with every link, in order.
+func (s *linkStore) each(fn func(*Link)) {
+	for _, b := range s.blocks {
+		for i := range b {
+			fn(&b[i])
+		}
+	}
+}
+
+// deleteFunc removes the links del returns true for, keeping the others in order.
+func (s *linkStore) deleteFunc(del func(*Link) bool) {
+	var kept linkStore
+	s.each(func(l *Link) {
+		if !del(l) {
+			kept.add(*l)
+		}
+	})
+	*s = kept
+}
+
+// all returns the links in one slice of their number, and empties the store.
+func (s *linkStore) all() []Link {
+	if s.n == 0 {
+		return nil
+	}
+	out := make([]Link, 0, s.n)
+	for i, b := range s.blocks {
+		out = append(out, b...)
+		s.blocks[i] = nil // garbage as soon as it is copied
+	}
+	*s = linkStore{}
+	return out
 }

@@ -3,6 +3,7 @@ package ib
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // SwitchNameModel splits an NVIDIA/Mellanox switch description into the switch's name and model.
@@ -38,14 +39,19 @@ func HostDevice(desc string) (host, device string) {
 	if strings.Contains(strings.ToLower(desc), "aggregation node") {
 		return "", ""
 	}
-	words := strings.Fields(desc)
-	if len(words) > 0 {
-		host = strings.ToLower(words[0])
+	first, rest := cutField(desc)
+	device, _ = cutField(rest)
+	return strings.ToLower(first), device
+}
+
+// cutField returns s's first field as strings.Fields splits it (around runs of white space), and what
+// follows it, without allocating: HostDevice runs once for every CA of a capture.
+func cutField(s string) (field, rest string) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 {
+		return s[:i], s[i:]
 	}
-	if len(words) > 1 {
-		device = words[1]
-	}
-	return host, device
+	return s, ""
 }
 
 // DefaultSwitchDescriptionRegexp matches the node description an NVIDIA/Mellanox switch ASIC carries until it

@@ -2,13 +2,16 @@ package ib
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // ErrNoNodes is returned by Parse when the input declares no switch and no CA: it is not ibnetdiscover
@@ -27,10 +30,6 @@ const (
 	// maxLID is the largest 16-bit LID.
 	maxLID = 0xffff
 )
-
-// Node header: `Switch	41 "S-0002c90300a1b2c3"		# "MF0;sw-leaf-01:MQM9700/U1" enhanced port 0 lid 3 lmc 0`
-// or `Ca	1 "H-0002c90300a1b2c4"		# "dgx-001 mlx5_0"`; old releases and node-name maps may change the comment.
-var nodeRE = regexp.MustCompile(`^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR?])-([^"]*)"\s*(?:#\s*"(.*)"(.*))?$`)
 
 // Switch header tail: ` enhanced port 0 lid 3 lmc 0`.
 var switchTailRE = regexp.MustCompile(`^\s*(base|enhanced)\s+port\s+0\s+lid\s+(\d+)\s+lmc\s+(\d+)\b`)
@@ -62,8 +61,7 @@ func Parse(r io.Reader) (*Fabric, []Warning, error) {
 func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric, []Warning, error) {
 	p := &parser{
 		f:     &Fabric{Switches: map[GUID]*Switch{}, CAs: map[GUID]*CA{}},
-		ports: map[portKey]int{},
-		peers: map[GUID]peerSeen{},
+		peers: map[uint64]peerRef{},
 		hosts: map[string]struct{}{},
 		keep:  opts.KeepHost,
 	}
@@ -97,9 +95,15 @@ func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric,
 	if len(p.f.Switches)+len(p.f.CAs)+p.dropped.len() == 0 {
 		return nil, p.warnings(), fmt.Errorf("%w (%d lines read)", ErrNoNodes, p.lineNo)
 	}
+	// What the parse kept beside the fabric goes as soon as it has served, and before the links move into
+	// one slice (for a moment, they are there twice): the peak of a large parse.
+	p.ports = portTable{} // no port is linked again
 	p.checkPartial()
+	p.partial.narrow, p.partial.wide = nil, nil
 	p.forgetDropped()
 	p.inferPeers()
+	p.peers, p.peerDescs = nil, nil
+	p.f.Links = p.links.all()
 	p.fixKinds()
 	p.keepHostsOnly()
 	p.f.HostCount = len(p.hosts)
@@ -108,6 +112,11 @@ func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric,
 
 // readLine returns the next line without its line ending. A line longer than maxLineBytes is consumed and
 // reported with tooLong set and only its start returned.
+//
+// The line is no string of its own: it shares the reader's buffer, and is valid only until the next read.
+// A large capture has millions of lines, and a copy of each was most of the garbage a parse made (so most of
+// its peak heap). Whatever the parser keeps of a line it copies (strings.Clone, or a new string such as
+// ParseGUID's), as it must anyway so that a kept field does not hold the whole line.
 func readLine(br *bufio.Reader) (line string, tooLong bool, err error) {
 	b, err := br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
@@ -117,8 +126,8 @@ func readLine(br *bufio.Reader) (line string, tooLong bool, err error) {
 		}
 		return head, true, err
 	}
-	s := strings.TrimRight(string(b), "\r\n")
-	return s, false, err
+	b = bytes.TrimRight(b, "\r\n")
+	return unsafe.String(unsafe.SliceData(b), len(b)), false, err
 }
 
 // peerSeen is what port lines said about a node that may never get a block of its own.
@@ -129,16 +138,57 @@ type peerSeen struct {
 	line int
 }
 
+// peerRef is a peerSeen as the parser keeps it, for every node a port line names: its description in
+// parser.peerDescs, in 16 bytes and no pointer, so that the hundreds of thousands a large capture names take
+// little room and cost the collector nothing to scan.
+type peerRef struct {
+	descAt  uint32
+	line    uint32 // saturates: a capture of 4 billion lines is no real one
+	descLen uint16
+	lid     uint16 // LIDs are 16 bits
+	kind    uint8  // kinds' index
+}
+
+// kinds are the node kinds by peerRef.kind.
+var kinds = [...]NodeKind{"", KindSwitch, KindCA, KindRouter}
+
+// notePeer remembers, the first time a port line names node g, what the line says of it.
+func (p *parser) notePeer(g uint64, kind NodeKind, desc string, lid int) {
+	if _, seen := p.peers[g]; seen {
+		return
+	}
+	r := peerRef{line: uint32(min(uint64(p.lineNo), math.MaxUint32)), lid: uint16(lid)}
+	for i, k := range kinds {
+		if k == kind {
+			r.kind = uint8(i)
+		}
+	}
+	// A description is shorter than a line (maxLineBytes); past 4 GiB of them, the rest are not kept.
+	if desc = desc[:min(len(desc), math.MaxUint16)]; uint64(len(p.peerDescs))+uint64(len(desc)) <= math.MaxUint32 {
+		r.descAt, r.descLen = uint32(len(p.peerDescs)), uint16(len(desc))
+		p.peerDescs = append(p.peerDescs, desc...)
+	}
+	p.peers[g] = r
+}
+
+// peer returns what the first port line naming node g said of it.
+func (p *parser) peer(g GUID) peerSeen {
+	r := p.peers[g.uint64()]
+	desc := string(p.peerDescs[r.descAt : int(r.descAt)+int(r.descLen)])
+	return peerSeen{kind: kinds[r.kind], desc: desc, lid: int(r.lid), line: int(r.line)}
+}
+
 // current is the node whose port lines are being read.
 type current struct {
-	guid  GUID
-	kind  NodeKind
-	lid   int  // switch port-0 LID
-	np    int  // port count, 0 if unknown
-	keep  bool // its links are kept (always, unless ParseOptions.KeepHost is set)
-	line  int  // the header's line
-	desc  string
-	ports int // port lines read in its block, good or bad
+	guid    GUID
+	guidNum uint64 // guid as a number
+	kind    NodeKind
+	lid     int  // switch port-0 LID
+	np      int  // port count, 0 if unknown
+	keep    bool // its links are kept (always, unless ParseOptions.KeepHost is set)
+	line    int  // the header's line
+	desc    string
+	ports   int // port lines read in its block, good or bad
 }
 
 // pendingIDs are the key=value lines that precede a node header.
@@ -156,10 +206,13 @@ type parser struct {
 	warns      []Warning
 	suppressed int // warnings over maxWarnings
 	pend       pendingIDs
-	cur        *current
-	skipping   bool // inside a block whose header was rejected
-	ports      map[portKey]int
-	peers      map[GUID]peerSeen
+	cur        *current // &record while a block is read, else nil
+	record     current
+	skipping   bool                // inside a block whose header was rejected
+	links      linkStore           // the links read so far; f.Links once the input is read
+	ports      portTable           // the link (index in links) holding each port
+	peers      map[uint64]peerRef  // by node GUID as a number (notePeer)
+	peerDescs  []byte              // the peers' descriptions, end to end
 	hosts      map[string]struct{} // every host a CA block declared
 	keep       func(host string) bool
 	dropped    guidSet // with keep: the CAs (and routers) declared but not kept
@@ -214,6 +267,8 @@ func (p *parser) endBlock() {
 	p.pend = pendingIDs{}
 }
 
+// parseLine reads one line. line, and every part of it, shares the reader's buffer (readLine): what the parser
+// keeps of it must be a copy.
 func (p *parser) parseLine(line string) {
 	t := strings.TrimSpace(line)
 	switch {
@@ -309,27 +364,27 @@ func (p *parser) parseID(line, t string) {
 func (p *parser) parseNode(line, t string) {
 	p.cur, p.skipping = nil, true // until the header proves good
 	p.partial.idsOpen = false
-	m := nodeRE.FindStringSubmatch(t)
-	if m == nil {
+	m, ok := scanNodeHeader(t) // the line's shape: scan.go
+	if !ok {
 		p.warn(line, "malformed node header; its port lines are skipped")
 		return
 	}
-	kind := map[string]NodeKind{"Switch": KindSwitch, "Ca": KindCA, "Rt": KindRouter}[m[1]]
-	if want := kindLetter(kind); m[3] != want {
-		p.warn(line, fmt.Sprintf("%s header names a %q node; its port lines are skipped", m[1], m[3]))
+	kind := map[string]NodeKind{"Switch": KindSwitch, "Ca": KindCA, "Rt": KindRouter}[m.keyword]
+	if want := kindLetter(kind); m.letter != want {
+		p.warn(line, fmt.Sprintf("%s header names a %q node; its port lines are skipped", m.keyword, m.letter))
 		return
 	}
-	guid, err := ParseGUID(m[4])
+	guid, guidNum, err := parseGUID(m.guid)
 	if err != nil {
 		p.warn(line, "bad node GUID: "+err.Error()+"; its port lines are skipped")
 		return
 	}
-	nports, ok := atoiMax(m[2], maxPortNumber)
+	nports, ok := atoiMax(m.ports, maxPortNumber)
 	if !ok {
 		p.warn(line, "bad port count; its port lines are skipped")
 		return
 	}
-	desc, tail := strings.Clone(m[5]), m[6] // a clone: the description must not hold the whole line
+	desc, tail := strings.Clone(m.desc), m.tail // a clone: the description must not hold the whole line
 	if p.pend.guid != "" && p.pend.guid != guid {
 		p.warn(line, fmt.Sprintf("header GUID differs from the %sguid line; using the header's", kindPrefix(p.pend.guidKind)))
 		p.pend.portGUID = ""
@@ -343,7 +398,10 @@ func (p *parser) parseNode(line, t string) {
 		p.warn(line, "GUID already declared as a CA; block skipped")
 		return
 	}
-	cur := &current{guid: guid, kind: kind, np: nports, keep: true, line: p.lineNo, desc: desc}
+	if p.pend.sysImg == guid {
+		p.pend.sysImg = guid // one string for both: a CA's system image GUID is mostly its own
+	}
+	cur := current{guid: guid, guidNum: guidNum, kind: kind, np: nports, keep: true, line: p.lineNo, desc: desc}
 	switch kind {
 	case KindSwitch:
 		if sw, dup := p.f.Switches[guid]; dup {
@@ -399,8 +457,11 @@ func (p *parser) parseNode(line, t string) {
 		}
 		p.f.CAs[guid] = ca
 	}
-	p.cur, p.skipping = cur, false
-	p.partial.last = cur
+	// One record for every block, not one each: a capture has hundreds of thousands of blocks. The last
+	// accepted record stays there until the next is accepted.
+	p.record = cur
+	p.cur, p.skipping = &p.record, false
+	p.partial.last = p.cur
 }
 
 func guidOK(s string) (GUID, bool) {

@@ -42,13 +42,21 @@ type portTally struct {
 	tainted bool     // a line of its block gave a warning (or it was reported already)
 }
 
+// narrowTally is a portTally of ports below 64: every HCA's, in a third of the room.
+type narrowTally struct {
+	listed, claimed uint64
+	tainted         bool
+}
+
 // partialState is what the parser keeps to tell a capture cut short.
 type partialState struct {
 	last    *current // the last record whose header was accepted
 	idsOpen bool     // key=value lines were read with no header or blank line after them yet
-	// tallies are by node GUID (as a number): every node, or with ParseOptions.KeepHost only the switches,
-	// so that a partial parse stays small.
-	tallies map[uint64]portTally
+	// narrow and wide are the tallies by node GUID (as a number): every node, or with ParseOptions.KeepHost
+	// only the switches, so that a partial parse stays small. A node's tally is narrow until a port of 64 or
+	// more joins it (a switch's, mostly), then wide; never both.
+	narrow map[uint64]narrowTally
+	wide   map[uint64]portTally
 	// the input's last line, when it had no line end
 	unterminated bool
 	cutLine      int
@@ -56,13 +64,64 @@ type partialState struct {
 	cutWarned    bool
 }
 
-func (p *parser) tally(g uint64, f func(t *portTally)) {
-	if p.partial.tallies == nil {
-		p.partial.tallies = map[uint64]portTally{}
+// tallyPort notes port of node g as listed by g's own block, or else as claimed by another's.
+func (p *parser) tallyPort(g uint64, port int, listed bool) {
+	ps := &p.partial
+	if t, ok := ps.wide[g]; ok || port >= 64 {
+		if !ok {
+			t = ps.narrow[g].widen()
+			delete(ps.narrow, g)
+			if ps.wide == nil {
+				ps.wide = map[uint64]portTally{}
+			}
+		}
+		if listed {
+			t.listed.set(port)
+		} else {
+			t.claimed.set(port)
+		}
+		ps.wide[g] = t
+		return
 	}
-	t := p.partial.tallies[g]
-	f(&t)
-	p.partial.tallies[g] = t
+	if ps.narrow == nil {
+		ps.narrow = map[uint64]narrowTally{}
+	}
+	t := ps.narrow[g]
+	if listed {
+		t.listed |= 1 << port
+	} else {
+		t.claimed |= 1 << port
+	}
+	ps.narrow[g] = t
+}
+
+// taint marks node g as one whose record gave warnings (or was reported already).
+func (p *parser) taint(g uint64) {
+	ps := &p.partial
+	if t, ok := ps.wide[g]; ok {
+		t.tainted = true
+		ps.wide[g] = t
+		return
+	}
+	if ps.narrow == nil {
+		ps.narrow = map[uint64]narrowTally{}
+	}
+	t := ps.narrow[g]
+	t.tainted = true
+	ps.narrow[g] = t
+}
+
+// tallyOf returns node g's tally; ok is false when no port line named it.
+func (p *parser) tallyOf(g uint64) (t portTally, ok bool) {
+	if t, ok := p.partial.wide[g]; ok {
+		return t, true
+	}
+	n, ok := p.partial.narrow[g]
+	return n.widen(), ok
+}
+
+func (n narrowTally) widen() portTally {
+	return portTally{listed: portBits{n.listed}, claimed: portBits{n.claimed}, tainted: n.tainted}
 }
 
 // tracked tells whether a node of kind k has its ports tallied.
@@ -71,7 +130,7 @@ func (p *parser) tracked(k NodeKind) bool { return p.keep == nil || k == KindSwi
 // taintCurrent marks the record being read as one whose lines gave warnings.
 func (p *parser) taintCurrent() {
 	if p.cur != nil && p.tracked(p.cur.kind) {
-		p.tally(p.cur.guid.uint64(), func(t *portTally) { t.tainted = true })
+		p.taint(p.cur.guidNum)
 	}
 }
 
@@ -84,14 +143,14 @@ func (p *parser) notePortLine(cur *current, t string, bad bool) {
 	}
 	cur.ports++
 	if port, ok := leadingPort(t); ok && p.tracked(cur.kind) {
-		p.tally(cur.guid.uint64(), func(tl *portTally) { tl.listed.set(port) })
+		p.tallyPort(cur.guidNum, port, true)
 	}
 	if bad {
 		return
 	}
 	kind, guid, port, ok := peerOf(t)
 	if ok && p.tracked(kind) {
-		p.tally(guid, func(tl *portTally) { tl.claimed.set(port) })
+		p.tallyPort(guid, port, false)
 	}
 }
 
@@ -169,7 +228,7 @@ func (p *parser) checkPartial() {
 		if last != nil && last.line < ps.cutLine {
 			where = fmt.Sprintf(": the last record, %s (line %d), is incomplete", last.name(), last.line)
 			if p.tracked(last.kind) {
-				p.tally(last.guid.uint64(), func(t *portTally) { t.tainted = true })
+				p.taint(last.guidNum)
 			}
 		}
 		p.warnPartial(ps.cutLine, ps.cutText, "the capture ends in the middle of a line (no line end), cut short"+where)
@@ -180,7 +239,7 @@ func (p *parser) checkPartial() {
 	if last != nil && last.ports == 0 {
 		p.warnPartial(last.line, "", fmt.Sprintf("the capture ends mid-record: %s declares %s but lists none, cut short", last.name(), plural(last.np, "port", "ports")))
 		if p.tracked(last.kind) {
-			p.tally(last.guid.uint64(), func(t *portTally) { t.tainted = true })
+			p.taint(last.guidNum)
 		}
 	}
 	type short struct {
@@ -192,11 +251,11 @@ func (p *parser) checkPartial() {
 	}
 	var shorts []short
 	check := func(kind NodeKind, g GUID, desc string, np, line int) {
-		t, ok := ps.tallies[g.uint64()]
+		t, ok := p.tallyOf(g.uint64())
 		if !ok || t.tainted {
 			return
 		}
-		s := short{line: line, name: recordName(kind, g, desc), np: np}
+		s := short{line: line, np: np}
 		for port := 1; port <= min(np, maxPortNumber); port++ {
 			switch {
 			case t.listed.has(port):
@@ -206,6 +265,7 @@ func (p *parser) checkPartial() {
 			}
 		}
 		if len(s.missing) > 0 {
+			s.name = recordName(kind, g, desc)
 			shorts = append(shorts, s)
 		}
 	}
@@ -241,7 +301,7 @@ func (p *parser) warnUnrecorded(unrecorded []GUID) {
 	missing := make([]node, 0, len(unrecorded))
 	counts := map[NodeKind]int{}
 	for _, g := range unrecorded {
-		seen := p.peers[g]
+		seen := p.peer(g)
 		missing = append(missing, node{g, seen})
 		counts[seen.kind]++
 	}
@@ -287,8 +347,12 @@ func incompletePortLine(t string) bool {
 	if t == "" || t[0] != '[' {
 		return false
 	}
-	m := portRE.FindStringSubmatch(t)
-	return m == nil || !rateRE.MatchString(m[10])
+	m, ok := scanPortLine(t)
+	if !ok {
+		return true
+	}
+	_, _, ok = scanRate(m.rate)
+	return !ok
 }
 
 // portRanges writes sorted port numbers as ranges: "ports 3, 21-33".

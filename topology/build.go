@@ -83,7 +83,7 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 // indexNodes keeps the first usable evidence of each node and reports the rest.
 func indexNodes(evidence []NodeEvidence) (map[string]NodeEvidence, []Problem) {
 	var problems []Problem
-	byNode := map[string]NodeEvidence{}
+	byNode := make(map[string]NodeEvidence, len(evidence))
 	for _, e := range evidence {
 		if reason := e.Check(); reason != "" {
 			problems = append(problems, Problem{Node: e.Node, Source: e.Source, Reason: reason})

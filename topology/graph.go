@@ -101,7 +101,7 @@ func (g *switchGraph) groupLeaves(byNode map[string]NodeEvidence) ([]*Domain, []
 	for _, n := range sortedKeys(links) {
 		kept, stray := majorityGroup(uf, links[n])
 		for _, id := range kept {
-			uf.union("n\x00"+n, "s\x00"+id)
+			uf.union(ufKey{ufNode, n}, ufKey{ufSwitch, id})
 		}
 		if len(stray) > 0 {
 			strays[n] = strayLinks{kept: kept, stray: stray}
@@ -110,17 +110,16 @@ func (g *switchGraph) groupLeaves(byNode map[string]NodeEvidence) ([]*Domain, []
 
 	var leaves []*Domain
 	for _, keys := range uf.sets() {
-		if !slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, "n\x00") }) {
+		if !slices.ContainsFunc(keys, func(k ufKey) bool { return k.kind == ufNode }) {
 			continue // switches whose only hosts were strays kept elsewhere
 		}
 		d := &Domain{Tier: 1, TierName: TierName(1)}
 		for _, k := range keys {
-			kind, id, _ := strings.Cut(k, "\x00")
-			if kind == "s" {
-				d.Switches = append(d.Switches, id)
+			if k.kind == ufSwitch {
+				d.Switches = append(d.Switches, k.id)
 				continue
 			}
-			d.Nodes = append(d.Nodes, id)
+			d.Nodes = append(d.Nodes, k.id)
 		}
 		slices.Sort(d.Nodes)
 		slices.Sort(d.Switches)
@@ -181,30 +180,44 @@ func joinedSwitches(links map[string][]string) *unionFind {
 	}
 	uf := newUnionFind()
 	for id := range hosts {
-		uf.add("s\x00" + id)
+		uf.add(ufKey{ufSwitch, id})
 	}
 	for pair, n := range shared {
 		if 2*n > min(hosts[pair[0]], hosts[pair[1]]) {
-			uf.union("s\x00"+pair[0], "s\x00"+pair[1])
+			uf.union(ufKey{ufSwitch, pair[0]}, ufKey{ufSwitch, pair[1]})
 		}
 	}
 	return uf
 }
 
 // majorityGroup splits ids into the switches of the group that holds most of them (the first link's group on
-// a tie) and the others.
+// a tie) and the others. When none is a stray, kept is ids itself. It allocates nothing more than the stray
+// list for a node of up to 16 switches: Build calls it for every node.
 func majorityGroup(uf *unionFind, ids []string) (kept, stray []string) {
-	count := map[string]int{}
-	best := ""
+	var buf [16]ufKey
+	roots := buf[:0]
 	for _, id := range ids {
-		r := uf.find("s\x00" + id)
-		count[r]++
-		if best == "" || count[r] > count[best] {
-			best = r
+		roots = append(roots, uf.find(ufKey{ufSwitch, id}))
+	}
+	// As counting each group's switches in link order, and taking a group when its count passes the best's.
+	var best ufKey
+	bestN := 0
+	for i, r := range roots {
+		n := 0
+		for _, o := range roots[:i+1] {
+			if o == r {
+				n++
+			}
+		}
+		if bestN == 0 || n > bestN {
+			best, bestN = r, n
 		}
 	}
-	for _, id := range ids {
-		if uf.find("s\x00"+id) == best {
+	if bestN == len(ids) {
+		return ids, nil
+	}
+	for i, id := range ids {
+		if roots[i] == best {
 			kept = append(kept, id)
 		} else {
 			stray = append(stray, id)
@@ -479,11 +492,11 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int
 		for _, d := range frontier {
 			for _, s := range d.Switches {
 				if layer[s] == tier+1 {
-					uf.union("d\x00"+d.Name, "s\x00"+s) // a cascaded leaf's hosts join the tier above them
+					uf.union(ufKey{ufDomain, d.Name}, ufKey{ufSwitch, s}) // a cascaded leaf's hosts join the tier above them
 				}
 				for _, n := range g.up[s] {
 					if layer[n] == tier+1 {
-						uf.union("d\x00"+d.Name, "s\x00"+n)
+						uf.union(ufKey{ufDomain, d.Name}, ufKey{ufSwitch, n})
 					}
 				}
 			}
@@ -497,13 +510,12 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int
 		for _, keys := range sets {
 			d := &Domain{Tier: tier + 1, TierName: TierName(tier + 1)}
 			for _, k := range keys {
-				kind, id, _ := strings.Cut(k, "\x00")
-				if kind == "s" {
-					d.Switches = append(d.Switches, id)
-					d.Source = smallerSource(d.Source, g.source[id])
+				if k.kind == ufSwitch {
+					d.Switches = append(d.Switches, k.id)
+					d.Source = smallerSource(d.Source, g.source[k.id])
 				} else {
-					d.Children = append(d.Children, id)
-					grouped[id] = true
+					d.Children = append(d.Children, k.id)
+					grouped[k.id] = true
 				}
 			}
 			slices.Sort(d.Switches)

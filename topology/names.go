@@ -17,6 +17,9 @@ const maxNameLen = 63
 // case, runs of other characters folded to "-", trimmed; when the result is empty or too long, it is cut and
 // a short hash of the raw identifier appended. The same input always gives the same name.
 func SafeName(raw string) string {
+	if isSafeName(raw) {
+		return raw // most names are safe already: Build asks for hundreds of thousands
+	}
 	var b strings.Builder
 	lastDash := true
 	for _, r := range strings.ToLower(raw) {
@@ -36,6 +39,23 @@ func SafeName(raw string) string {
 		return clean
 	}
 	return hashed(clean, raw)
+}
+
+// isSafeName tells whether SafeName would give raw back unchanged: lower-case letters, digits and single
+// dashes between them, no longer than maxNameLen.
+func isSafeName(raw string) bool {
+	if raw == "" || len(raw) > maxNameLen || raw[0] == '-' || raw[len(raw)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && raw[i-1] != '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // UniqueName is SafeName with the hash always appended: for identifiers whose SafeName collides with another's.

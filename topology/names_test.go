@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -126,5 +127,36 @@ func TestKeepNamesWithoutPreviousTree(t *testing.T) {
 	KeepNames(got, NewTree())
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("KeepNames without a previous tree changed it (-want +got):\n%s", diff)
+	}
+}
+
+// A name SafeName gives back unchanged without building it (isSafeName) is one its full rules give back
+// unchanged, and the reverse.
+func TestSafeNameShortCut(t *testing.T) {
+	for _, raw := range []string{
+		"ib-su1-leaf-r1", "a", "0", "a-b", "a--b", "-a", "a-", "A", "ib_spine", "ib spine", "é", "",
+		strings.Repeat("a", maxNameLen), strings.Repeat("a", maxNameLen+1), "sw-leaf-01.example", "guid-b83fd20300e20101",
+	} {
+		// SafeName's rules, without the short cut.
+		var b strings.Builder
+		lastDash := true
+		for _, r := range strings.ToLower(raw) {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+				b.WriteRune(r)
+				lastDash = false
+			case !lastDash:
+				b.WriteByte('-')
+				lastDash = true
+			}
+		}
+		clean := strings.Trim(b.String(), "-")
+		unchanged := clean != "" && clean == raw && len(clean) <= maxNameLen
+		if isSafeName(raw) != unchanged {
+			t.Errorf("isSafeName(%q) = %v; SafeName's rules keep it unchanged: %v", raw, isSafeName(raw), unchanged)
+		}
+		if unchanged && SafeName(raw) != raw {
+			t.Errorf("SafeName(%q) = %q", raw, SafeName(raw))
+		}
 	}
 }

@@ -48,33 +48,35 @@ type Options struct {
 // A director's switch ASICs are one switch (ib.GroupChassis): its hosts' links name the chassis, by its system
 // image GUID, with ports named after the card ("L05/U1/7"), and the cables inside it are no switch links.
 func Evidence(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, []ib.HostNote, error) {
-	uplinks, err := f.AllHostUplinks(ctx)
-	if err != nil {
-		return topology.Input{}, nil, fmt.Errorf("ibfabric: evidence: %w", err)
-	}
 	sw := newSwitches(f)
 	j := newJudge(f, opts.Hosts)
 	unnamed := j.unnamedHosts(f)
 	var in topology.Input
+	if f.HostCount > 0 {
+		in.Nodes = make([]topology.NodeEvidence, 0, f.HostCount) // about one node a host
+	}
 	var notes []ib.HostNote
-	for _, host := range f.Hosts() {
+	err := f.EachHostUplinks(ctx, func(host string, ups []ib.Uplink) {
 		if cas, ok := unnamed[host]; ok {
-			nodes, hostNotes := reidentify(host, cas, uplinks[host], opts, j, sw)
+			nodes, hostNotes := reidentify(host, cas, ups, opts, j, sw)
 			in.Nodes = append(in.Nodes, nodes...)
 			notes = append(notes, hostNotes...)
-			continue
+			return
 		}
 		node := host
 		if opts.NodeName != nil {
 			node = opts.NodeName(host)
 		}
 		if node == "" {
-			continue
+			return
 		}
-		in.Nodes = append(in.Nodes, hostEvidence(node, uplinks[host], opts, sw))
+		in.Nodes = append(in.Nodes, hostEvidence(node, ups, opts, sw))
+	})
+	if err != nil {
+		return topology.Input{}, nil, fmt.Errorf("ibfabric: evidence: %w", err)
 	}
-	if err := ctx.Err(); err != nil {
-		return topology.Input{}, nil, fmt.Errorf("ibfabric: evidence stopped after the hosts: %w", err)
+	if len(in.Nodes) == 0 {
+		in.Nodes = nil
 	}
 	in.SwitchLinks = sw.links(f.SwitchAdjacency())
 	return in, notes, nil
@@ -85,6 +87,8 @@ func Evidence(ctx context.Context, f *ib.Fabric, opts Options) (topology.Input, 
 type switches struct {
 	f       *ib.Fabric
 	chassis map[ib.GUID]*ib.Chassis
+	// ids are the topology identifiers by ASIC GUID, made once a switch rather than once a link.
+	ids map[ib.GUID]string
 }
 
 // newSwitches groups f's switches into chassis and names them: a switch default description several switches
@@ -99,13 +103,23 @@ func newSwitches(f *ib.Fabric) switches {
 	for _, c := range chassis {
 		c.Name = names[string(c.ID)]
 	}
-	return switches{f: f, chassis: chassis}
+	ids := make(map[ib.GUID]string, len(chassis))
+	byChassis := make(map[ib.GUID]string, len(chassis))
+	for g, c := range chassis {
+		id, ok := byChassis[c.ID]
+		if !ok {
+			id = switchID(c.ID)
+			byChassis[c.ID] = id
+		}
+		ids[g] = id
+	}
+	return switches{f: f, chassis: chassis, ids: ids}
 }
 
 // id is the topology identifier of the switch holding ASIC g.
 func (s switches) id(g ib.GUID) string {
-	if c := s.chassis[g]; c != nil {
-		return switchID(c.ID)
+	if id, ok := s.ids[g]; ok {
+		return id
 	}
 	return switchID(g)
 }
@@ -129,13 +143,18 @@ func (s switches) port(g ib.GUID, p int) string {
 
 // links turns the ASICs' switch adjacency into the switch links between distinct switches, each once, sorted
 // by their ends: the cables inside a director vanish, and parallel cables between two of them are one link.
+// ASIC pairs of the same two chassis give equal links (a chassis has one identifier and one name), so sorting
+// and compacting leaves each once.
 func (s switches) links(adj map[ib.GUID][]ib.GUID) []topology.SwitchEdge {
-	seen := map[[2]string]bool{}
-	var out []topology.SwitchEdge
+	n := 0
+	for _, ns := range adj {
+		n += len(ns)
+	}
+	out := make([]topology.SwitchEdge, 0, n/2) // adj lists each cable from both ends
 	for asic, ns := range adj {
 		for _, peer := range ns {
 			if peer < asic {
-				continue // adj lists each cable from both ends
+				continue
 			}
 			e := topology.SwitchEdge{A: s.id(asic), B: s.id(peer), AName: s.name(asic), BName: s.name(peer), Source: Name}
 			if e.A == e.B {
@@ -144,21 +163,25 @@ func (s switches) links(adj map[ib.GUID][]ib.GUID) []topology.SwitchEdge {
 			if e.B < e.A {
 				e.A, e.B, e.AName, e.BName = e.B, e.A, e.BName, e.AName
 			}
-			if k := [2]string{e.A, e.B}; !seen[k] {
-				seen[k] = true
-				out = append(out, e)
-			}
+			out = append(out, e)
 		}
 	}
 	slices.SortFunc(out, func(x, y topology.SwitchEdge) int {
 		return cmp.Or(strings.Compare(x.A, y.A), strings.Compare(x.B, y.B))
 	})
-	return out
+	out = slices.CompactFunc(out, func(x, y topology.SwitchEdge) bool { return x.A == y.A && x.B == y.B })
+	if len(out) == 0 {
+		return nil
+	}
+	return slices.Clip(out)
 }
 
 // hostEvidence is the evidence of node, cabled through ups to the switches sw names.
 func hostEvidence(node string, ups []ib.Uplink, opts Options, sw switches) topology.NodeEvidence {
 	e := topology.NodeEvidence{Node: node, Source: Name}
+	if len(ups) > 0 {
+		e.Links = make([]topology.SwitchLink, 0, len(ups))
+	}
 	for _, u := range ups {
 		e.Links = append(e.Links, topology.SwitchLink{
 			SwitchID:   sw.id(u.Switch),
