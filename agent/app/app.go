@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -21,10 +20,11 @@ import (
 	"github.com/fabricmap/fabricmap/discovery"
 	_ "github.com/fabricmap/fabricmap/discovery/all" // registers every probe
 	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/internal/program"
 )
 
+// options are the agent's settings, filled by its flags.
 type options struct {
-	proc        cli.Process
 	nodeName    string
 	once        bool
 	probes      []string
@@ -39,13 +39,25 @@ type options struct {
 	probeConfig discovery.Config
 }
 
-func flags(args []string) (*options, error) {
-	o := &options{}
-	fs := pflag.NewFlagSet("fabricmap-agent", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "fabricmap-agent probes this node and publishes its NodeFabricReport.\n\nUsage:\n  fabricmap-agent [flags]\n\nEnvironment:\n  NODE_NAME      the node's name (set it from the downward API, spec.nodeName); --node-name overrides it\n  POD_NAMESPACE  the agent's namespace, which holds its heartbeat Lease\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
+// program is fabricmap-agent on the binaries' scaffold.
+func (o *options) program() program.Program {
+	return program.Program{
+		Name:    "fabricmap-agent",
+		Summary: "fabricmap-agent probes this node and publishes its NodeFabricReport.",
+		Environment: []string{
+			"NODE_NAME      the node's name (set it from the downward API, spec.nodeName); --node-name overrides it",
+			"POD_NAMESPACE  the agent's namespace, which holds its heartbeat Lease",
+			"KUBECONFIG     kubeconfig path when not running in a cluster",
+		},
+		ConfigExample: "interval: 10m",
+		Flags:         o.flags,
+		Validate:      o.validate,
+		Run:           o.run,
 	}
-	o.proc.AddFlags(fs)
+}
+
+// flags registers the agent's own flags.
+func (o *options) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of this node (default $NODE_NAME)")
 	fs.BoolVar(&o.once, "once", false, "run one cycle, write the report if it changed, and exit (with no heartbeat unless --heartbeat-interval is given: a run from cron would otherwise go silent between runs and expire)")
 	fs.StringSliceVar(&o.probes, "probes", nil, "probes to run, comma-separated (default all: "+strings.Join(discovery.Names(), ",")+")")
@@ -62,34 +74,33 @@ func flags(args []string) (*options, error) {
 		"which an IPv4 one takes too); 127.0.0.1:9464 keeps it to the node itself, out of the kubelet's probes' reach. "+
 		"An address that cannot be bound stops the agent at start")
 	o.probeConfig.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
+}
+
+// validate completes what follows from the flags: the probes' node, and no heartbeat for a single run unless
+// one is asked for.
+func (o *options) validate(fs *pflag.FlagSet) error {
 	o.probeConfig.NodeName = o.nodeName
 	if o.once && !fs.Changed("heartbeat-interval") {
 		o.heartbeat = 0
 	}
-	return o, nil
+	return nil
 }
 
 // Main runs the agent until ctx ends (or for one cycle with --once).
 func Main(ctx context.Context, args []string) error {
-	o, err := flags(args)
-	if errors.Is(err, pflag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	log, err := o.proc.Logger()
-	if err != nil {
-		return err
-	}
+	o := &options{}
+	return o.program().Main(ctx, args)
+}
+
+// run runs the agent until ctx ends (or for one cycle with --once).
+func (o *options) run(ctx context.Context, env program.Env) error {
+	log := env.Log
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
 		log.Debug("Go soft memory limit", "bytes", limit)
 	}
 	// Bind before anything else, so that an address in use or mistyped stops the agent at once, by name.
 	var ln net.Listener
+	var err error
 	if o.addr != "" && !o.once {
 		if ln, err = listen(o.addr); err != nil {
 			return err
@@ -100,7 +111,7 @@ func Main(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	restCfg, err := o.proc.RESTConfig("fabricmap-agent/" + o.nodeName)
+	restCfg, err := env.RESTConfig(o.nodeName)
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,8 @@ func TestHeartbeatFlag(t *testing.T) {
 		{"turned off", []string{"--heartbeat-interval", "0s"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := flags(tc.args)
-			if err != nil {
+			o := &options{}
+			if _, err := o.program().Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
 			if o.heartbeat != tc.want {

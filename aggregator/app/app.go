@@ -21,6 +21,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/program"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
@@ -28,29 +29,42 @@ import (
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
-// Main runs the aggregator until ctx ends.
-func Main(ctx context.Context, args []string) error {
-	var (
-		proc    cli.Process
-		webAddr string
-		mc      aggregator.ManagerConfig
-		conf    aggregator.Config
-		srcs    sources.Options
-		guard   aggregator.DeletionGuard
-		plan    string
-	)
-	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "fabricmap-aggregator merges NodeFabricReports into a topology tree and writes Volcano HyperNodes.\n\nUsage:\n  fabricmap-aggregator [flags]\n\nEnvironment:\n  POD_NAMESPACE  namespace of the leader-election Lease and the agents' heartbeat Leases (default \"default\")\n  KUBECONFIG     kubeconfig path when not running in a cluster\n\nFlags:\n%s", fs.FlagUsages())
+// options are the aggregator's settings, filled by its flags.
+type options struct {
+	webAddr string
+	mc      aggregator.ManagerConfig
+	conf    aggregator.Config
+	srcs    sources.Options
+	guard   aggregator.DeletionGuard
+	plan    string
+}
+
+// program is fabricmap-aggregator on the binaries' scaffold.
+func (o *options) program() program.Program {
+	return program.Program{
+		Name:    "fabricmap-aggregator",
+		Summary: "fabricmap-aggregator merges NodeFabricReports into a topology tree and writes Volcano HyperNodes.",
+		Environment: []string{
+			`POD_NAMESPACE  namespace of the leader-election Lease and the agents' heartbeat Leases (default "default")`,
+			"KUBECONFIG     kubeconfig path when not running in a cluster",
+		},
+		ConfigExample: "delete-grace-period: 15m",
+		Flags:         o.flags,
+		Rate:          program.Rate{QPS: 1000, Burst: 2000, Why: "a cold start writes one label set per node and two writes per HyperNode, several at a time"},
+		Validate:      o.validate,
+		Run:           o.run,
 	}
-	fs.String("config", "", "YAML file of settings, keyed by flag name (e.g. delete-grace-period: 15m); a flag on the command line wins")
-	proc.AddFlags(fs)
+}
+
+// flags registers the aggregator's own flags.
+func (o *options) flags(fs *pflag.FlagSet) {
+	mc, conf, guard := &o.mc, &o.conf, &o.guard
 	fs.BoolVar(&mc.LeaderElection, "leader-elect", true, "elect a leader so that only one replica writes")
 	fs.StringVar(&mc.LeaderElectionNamespace, "leader-election-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the leader-election Lease")
 	fs.StringVar(&mc.LeaderElectionID, "leader-election-id", "fabricmap-aggregator", "name of the leader-election Lease")
 	fs.StringVar(&mc.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
 	fs.StringVar(&mc.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
-	fs.StringVar(&webAddr, "web-addr", ":8082", "address serving a read-only web page of the live tree (0 or empty turns it off)")
+	fs.StringVar(&o.webAddr, "web-addr", ":8082", "address serving a read-only web page of the live tree (0 or empty turns it off)")
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
 	fs.BoolVar(&conf.AcceleratorDomains, "accelerator-domains", false, "make NVLink domains the lowest tier (tier 1, tierName accelerator) below the leaves")
 	fs.DurationVar(&conf.DeleteGracePeriod, "delete-grace-period", 10*time.Minute, "how long a domain must stay absent before its HyperNode is deleted")
@@ -66,18 +80,16 @@ func Main(ctx context.Context, args []string) error {
 	fs.StringVar(&conf.MemberSelector, "member-selector", hypernodegen.SelectorExact, "how a HyperNode selects its nodes: exactMatch (one member a node), regexMatch (one regular expression) or labelMatch (the node label of its tier; needs --node-labels)")
 	conf.Outputs.AddFlags(fs)
 	fs.StringSliceVar(&conf.SourcePriority, "source-priority", pipeline.DefaultSourcePriority, "sources in the order they win conflicts about a node's switches")
-	fs.StringVar(&plan, "expected-topology", "", "JSON `FILE` of the tree an admin approved (what fabricmap topology -o json prints, a List of HyperNodes, the tree ConfigMap's JSON), read again when it changes: fabric health reports every difference from it as drift (empty: no drift check)")
-	srcs.AddFlags(fs)
-	srcs.AddPollFlags(fs)
-	if err := addDeprecatedCaptureFlags(fs, &srcs.Capture); err != nil {
-		return err
-	}
-	proc.Rate.AddFlags(fs, 1000, 2000, "a cold start writes one label set per node and two writes per HyperNode, several at a time")
-	if err := cli.ParseWithConfig(fs, args, "config"); errors.Is(err, pflag.ErrHelp) {
-		return nil
-	} else if err != nil {
-		return err
-	}
+	fs.StringVar(&o.plan, "expected-topology", "", "JSON `FILE` of the tree an admin approved (what fabricmap topology -o json prints, a List of HyperNodes, the tree ConfigMap's JSON), read again when it changes: fabric health reports every difference from it as drift (empty: no drift check)")
+	o.srcs.AddFlags(fs)
+	o.srcs.AddPollFlags(fs)
+	addDeprecatedCaptureFlags(fs, &o.srcs.Capture)
+}
+
+// validate checks the settings together and completes what follows from them (the guard's Lease, the
+// expected topology), before anything connects.
+func (o *options) validate(fs *pflag.FlagSet) error {
+	mc, conf, guard, srcs := &o.mc, &o.conf, &o.guard, &o.srcs
 	if err := conf.LabelKeys.Resolve(fs); err != nil {
 		return err
 	}
@@ -95,7 +107,7 @@ func Main(ctx context.Context, args []string) error {
 	if err := guard.Validate(); err != nil {
 		return err
 	}
-	conf.DeletionGuard = &guard
+	conf.DeletionGuard = guard
 	if err := pipeline.ValidateSourcePriority(conf.SourcePriority); err != nil {
 		return err
 	}
@@ -119,34 +131,36 @@ func Main(ctx context.Context, args []string) error {
 	if conf.Outputs.NodeFeatures && conf.NodeLabels {
 		return errors.New("--node-features hands the node labels to NFD: it goes with --node-labels=false, so that two writers do not own the same labels")
 	}
-	if plan != "" {
-		conf.ExpectedTopology = &pipeline.ExpectedTopology{Path: plan}
+	if o.plan != "" {
+		conf.ExpectedTopology = &pipeline.ExpectedTopology{Path: o.plan}
 		if _, err := conf.ExpectedTopology.Load(); err != nil {
 			return fmt.Errorf("--expected-topology: %w", err)
 		}
 	}
-	log, err := proc.Logger()
-	if err != nil {
-		return err
-	}
-	restCfg, err := proc.RESTConfig("fabricmap-aggregator")
+	return nil
+}
+
+// run runs the aggregator until ctx ends.
+func (o *options) run(ctx context.Context, env program.Env) error {
+	mc, conf, log := o.mc, o.conf, env.Log
+	restCfg, err := env.RESTConfig("")
 	if err != nil {
 		return err
 	}
 	// The capture and UFM name hosts without a usable description after the node reporting their GUIDs.
-	srcs.Reported = &sources.ReportedGUIDs{}
-	conf.ReportedGUIDs = srcs.Reported
-	specs, err := srcs.Specs(sources.Deps{Log: log})
+	o.srcs.Reported = &sources.ReportedGUIDs{}
+	conf.ReportedGUIDs = o.srcs.Reported
+	specs, err := o.srcs.Specs(sources.Deps{Log: log})
 	if err != nil {
 		return err
 	}
-	if webAddr != "" && webAddr != "0" {
+	if o.webAddr != "" && o.webAddr != "0" {
 		mc.Snapshot = &aggregator.TreeSnapshot{}
-		page, err := webPage(restCfg, mc, webAddr, log)
+		page, err := webPage(restCfg, mc, o.webAddr, log)
 		if err != nil {
 			return err
 		}
-		if _, err := web.Start(ctx, webAddr, page, log); err != nil {
+		if _, err := web.Start(ctx, o.webAddr, page, log); err != nil {
 			return err
 		}
 	}
@@ -154,10 +168,17 @@ func Main(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	guard := o.guard
 	log.Info("aggregator starting", "leaderElection", mc.LeaderElection, "leaseNamespace", mc.LeaderElectionNamespace,
 		"deleteGracePeriod", conf.DeleteGracePeriod, "unplacedLabelHold", conf.UnplacedLabelHold, "reportExpiry", conf.ReportExpiry, "heartbeatNamespace", mc.HeartbeatNamespace,
-		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelStyle", conf.LabelKeys.Style, "labelKeys", conf.LabelKeys.All(), "expectedTopology", plan)
+		"deletionGuardMaxShare", guard.MaxShare, "deletionGuardMinCount", guard.MinCount, "deletionGuardConfirmAfter", guard.ConfirmAfter, "nodeLabels", conf.NodeLabels, "labelStyle", conf.LabelKeys.Style, "labelKeys", conf.LabelKeys.All(), "expectedTopology", o.plan)
 	return mgr.Start(ctx)
+}
+
+// Main runs the aggregator until ctx ends.
+func Main(ctx context.Context, args []string) error {
+	o := &options{}
+	return o.program().Main(ctx, args)
 }
 
 // webPage is the read-only page of the tree. Only the leader builds one; with leader election on, a standby
@@ -186,14 +207,10 @@ func webPage(restCfg *rest.Config, mc aggregator.ManagerConfig, webAddr string, 
 
 // addDeprecatedCaptureFlags keeps the capture's former flag names working: --ibnetdiscover-file for
 // --capture-file and --fabric-recheck for --capture-recheck.
-func addDeprecatedCaptureFlags(fs *pflag.FlagSet, o *ibfabric.CaptureOptions) error {
+func addDeprecatedCaptureFlags(fs *pflag.FlagSet, o *ibfabric.CaptureOptions) {
 	fs.StringVar(&o.File, "ibnetdiscover-file", "", "deprecated: --capture-file")
 	fs.DurationVar(&o.Recheck, "fabric-recheck", time.Minute, "deprecated: --capture-recheck")
-	if err := fs.MarkDeprecated("ibnetdiscover-file", "use --capture-file"); err != nil {
-		return fmt.Errorf("flags: %w", err)
-	}
-	if err := fs.MarkDeprecated("fabric-recheck", "use --capture-recheck"); err != nil {
-		return fmt.Errorf("flags: %w", err)
-	}
-	return nil
+	// MarkDeprecated fails only for a flag not defined, and both are, just above.
+	_ = fs.MarkDeprecated("ibnetdiscover-file", "use --capture-file")
+	_ = fs.MarkDeprecated("fabric-recheck", "use --capture-recheck")
 }

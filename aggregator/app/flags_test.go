@@ -28,9 +28,7 @@ func TestSourceFlags(t *testing.T) {
 			fs.SetOutput(io.Discard)
 			srcs.AddFlags(fs)
 			srcs.AddPollFlags(fs)
-			if err := addDeprecatedCaptureFlags(fs, &srcs.Capture); err != nil {
-				t.Fatal(err)
-			}
+			addDeprecatedCaptureFlags(fs, &srcs.Capture)
 			args := append(args, "--ufm-url=https://ufm.example.com", "--ufm-token-file=/t", "--label-source-keys=a,b")
 			if err := fs.Parse(args); err != nil {
 				t.Fatal(err)

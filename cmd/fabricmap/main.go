@@ -10,16 +10,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	aggregator "github.com/fabricmap/fabricmap/aggregator/app"
 	"github.com/fabricmap/fabricmap/ctl"
-	"github.com/fabricmap/fabricmap/internal/memlimit"
-	"github.com/fabricmap/fabricmap/internal/version"
+	"github.com/fabricmap/fabricmap/internal/program"
 	placer "github.com/fabricmap/fabricmap/placer/app"
 )
 
@@ -31,25 +27,20 @@ var programs = map[string]func(context.Context, []string) error{
 }
 
 func main() {
-	if _, err := memlimit.Set(memlimit.Options{}); err != nil {
-		slog.Warn("GOMEMLIMIT not set from the container's memory limit", "err", err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	name := filepath.Base(os.Args[0])
 	if run, ok := programs[name]; ok {
-		if version.PrintIfRequested(os.Stdout, name, os.Args[1:]) {
-			return
-		}
-		if err := run(ctx, os.Args[1:]); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-			stop()
-			os.Exit(1)
-		}
+		program.Exec(name, program.Process{}, run)
 		return
 	}
-	if err := ctl.NewRootAs(os.Args[0]).ExecuteContext(ctx); err != nil {
-		stop()
-		os.Exit(1)
+	program.Exec("fabricmap", program.Process{}, cli)
+}
+
+// cli runs the operator's commands; cobra has already printed any error.
+func cli(ctx context.Context, args []string) error {
+	root := ctl.NewRootAs(os.Args[0])
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		return fmt.Errorf("%w: %w", program.ErrReported, err)
 	}
+	return nil
 }

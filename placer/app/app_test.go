@@ -40,14 +40,11 @@ func TestFlags(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("POD_NAMESPACE", "")
-			o, err := flags(tc.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = o.conf.Validate()
+			o := &options{}
+			_, err := o.program().Parse(tc.args)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Validate: %v, want an error containing %q", err, tc.wantErr)
+					t.Fatalf("Parse: %v, want an error containing %q", err, tc.wantErr)
 				}
 				return
 			}
