@@ -64,8 +64,8 @@ func podPriority(p *corev1.Pod) int32 {
 	return 0
 }
 
-// Gang is a gated gang as read from its pods (and its PodGroup): what placement needs, and the pods in rank order.
-type Gang struct {
+// GatedGang is a gated gang as read from its pods (and its PodGroup): what placement needs, and the pods in rank order.
+type GatedGang struct {
 	// Key is "namespace/name"; Namespace and Name its parts.
 	Key, Namespace, Name string
 	// Form is how the gang is declared.
@@ -116,9 +116,9 @@ func (e *FaultError) Error() string { return "gang " + e.Gang + ": " + e.Fault }
 
 // newGang reads a gang's declaration from its pods (all of the same key) and PodGroup (nil when none). It
 // checks only what the declaration says; Validate checks the pods against it.
-func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstructured) (*Gang, error) {
+func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstructured) (*GatedGang, error) {
 	ns, name, _ := strings.Cut(key, "/")
-	g := &Gang{Key: key, Namespace: ns, Name: name, Form: form, Pods: slices.Clone(pods), PodGroup: pg}
+	g := &GatedGang{Key: key, Namespace: ns, Name: name, Form: form, Pods: slices.Clone(pods), PodGroup: pg}
 	fault := func(format string, args ...any) error {
 		return &FaultError{Gang: key, Fault: fmt.Sprintf(format, args...)}
 	}
@@ -197,7 +197,7 @@ func newGang(key string, form Form, pods []*corev1.Pod, pg *unstructured.Unstruc
 
 // readVolcano reads a Volcano PodGroup: spec.minMember and spec.networkTopology (mode hard with
 // highestTierAllowed or highestTierName caps the gang's tier; soft caps nothing).
-func (g *Gang) readVolcano(pg *unstructured.Unstructured) error {
+func (g *GatedGang) readVolcano(pg *unstructured.Unstructured) error {
 	if pg == nil {
 		return fmt.Errorf("its Volcano PodGroup %s does not exist", g.Key)
 	}
@@ -229,7 +229,7 @@ func (g *Gang) readVolcano(pg *unstructured.Unstructured) error {
 // Validate checks a gang with at least MinMember pods: exactly MinMember pods, ranks 0 … M-1 each once (from
 // the rank label, or the pods' names in order when no pod has one); it sorts Pods by rank and groups them into
 // roles by request (readRoles).
-func (g *Gang) Validate() error {
+func (g *GatedGang) Validate() error {
 	fault := func(format string, args ...any) error {
 		return &FaultError{Gang: g.Key, Fault: fmt.Sprintf(format, args...)}
 	}
@@ -266,7 +266,7 @@ func (g *Gang) Validate() error {
 // readRoles groups the pods (in rank order) by request: pods with identical requests form a role, roles in
 // the order of their first rank, each named after its first pod. One request for all is no roles. DP x PP
 // must be the number of pods, or with roles the largest role's.
-func (g *Gang) readRoles() error {
+func (g *GatedGang) readRoles() error {
 	g.Request, g.Roles, g.order = nil, nil, nil
 	var members [][]int
 	for i, p := range g.Pods {
@@ -300,7 +300,7 @@ func (g *Gang) readRoles() error {
 
 // inRankOrder turns a plan of a gang with roles, whose ranks follow the roles (order), into the pods' rank
 // order: Ranks[i], Roles[i] and GroupOf[i] then belong to Pods[i].
-func (g *Gang) inRankOrder(p *placement.Plan) {
+func (g *GatedGang) inRankOrder(p *placement.Plan) {
 	if g.order == nil || len(p.Ranks) != len(g.order) {
 		return
 	}

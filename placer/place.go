@@ -19,7 +19,7 @@ import (
 // place pins every pod of the gang to its node, rank 0 (which records the whole plan) first, then removes the
 // gates: all pods are pinned before any gate goes, and a failure leaves the gang gated (the next pass resumes
 // the recorded plan); a failure while ungating is retried until every gate is gone.
-func (r *Reconciler) place(ctx context.Context, st *Snapshot, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
+func (r *Reconciler) place(ctx context.Context, st *Snapshot, g *GatedGang, plan *placement.Plan, log *slog.Logger) outcome {
 	for _, n := range st.reservedFor(g.Key) {
 		if !slices.Contains(plan.Ranks, n) {
 			if err := release(ctx, r.Client, n); err != nil {
@@ -78,7 +78,7 @@ func (r *Reconciler) place(ctx context.Context, st *Snapshot, g *Gang, plan *pla
 }
 
 // resumedPlan returns the plan recorded on the gang's rank-0 pod by a pass that stopped while pinning, or nil.
-func resumedPlan(g *Gang) *placement.Plan {
+func resumedPlan(g *GatedGang) *placement.Plan {
 	d, ok := decisionOf(g.Pods[0])
 	if !ok || d.Rank != 0 || len(d.Ranks) != len(g.Pods) {
 		return nil
@@ -134,7 +134,7 @@ func (r *Reconciler) ungateAll(ctx context.Context, key string, pods []*corev1.P
 // preempt makes room for the gang: it checks that every victim pod may be evicted (dry run), reserves the
 // plan's nodes for the gang, then evicts the victim gangs whole. The gang is placed on a later pass, once the
 // evicted pods have left its reserved nodes.
-func (r *Reconciler) preempt(ctx context.Context, st *Snapshot, g *Gang, plan *placement.Plan, log *slog.Logger) outcome {
+func (r *Reconciler) preempt(ctx context.Context, st *Snapshot, g *GatedGang, plan *placement.Plan, log *slog.Logger) outcome {
 	victims := st.victimPods(plan.Victims)
 	if err := evictAll(ctx, r.Core, victims, true); err != nil {
 		r.event(r.gangObject(g), corev1.EventTypeWarning, ReasonEvictRefused, "Preempt", "gang %s stays gated: cannot evict %s: %v", g.Key, strings.Join(plan.Victims, ","), err)

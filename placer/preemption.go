@@ -41,7 +41,7 @@ func (p Preemption) Validate() error {
 }
 
 // refusal says why gang g may not preempt at all ("" when it may try).
-func (p Preemption) refusal(g *Gang) string {
+func (p Preemption) refusal(g *GatedGang) string {
 	switch {
 	case !p.Enabled:
 		return "preemption is off (--preemption-enabled=false)"

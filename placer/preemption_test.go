@@ -134,7 +134,7 @@ func TestPreemptionRules(t *testing.T) {
 			if tc.invalid != "" {
 				return
 			}
-			got := []string{tc.p.refusal(&Gang{NeverPreempts: tc.never}), tc.p.tooMany(tc.victims)}
+			got := []string{tc.p.refusal(&GatedGang{NeverPreempts: tc.never}), tc.p.tooMany(tc.victims)}
 			want := []string{tc.refusal, tc.tooMany}
 			for i := range got {
 				if want[i] == "" && got[i] != "" || want[i] != "" && !strings.Contains(got[i], want[i]) {

@@ -308,7 +308,7 @@ func (r *Reconciler) handle(ctx context.Context, st *Snapshot, key string, pods 
 // preemptPlan asks placement for a plan that evicts lower-priority gangs, when the gang may preempt at all and
 // the plan evicts no more gangs than allowed; noRoom is why the gang does not fit as things are. A refusal
 // keeps noRoom in the error and adds the reason, and is counted.
-func (r *Reconciler) preemptPlan(c *placement.Cluster, g *Gang, req placement.Gang, noRoom error) (*placement.Plan, error) {
+func (r *Reconciler) preemptPlan(c *placement.Cluster, g *GatedGang, req placement.Gang, noRoom error) (*placement.Plan, error) {
 	if why := r.Preemption.refusal(g); why != "" {
 		r.Metrics.refused.WithLabelValues(refusedPolicy).Inc()
 		return nil, fmt.Errorf("%w; it may not preempt: %s", noRoom, why)
@@ -346,7 +346,7 @@ func (r *Reconciler) fault(pod *corev1.Pod, pg *unstructured.Unstructured, err e
 }
 
 // gangObject is where the gang's Events go: its PodGroup, else its rank-0 pod.
-func (r *Reconciler) gangObject(g *Gang) runtime.Object {
+func (r *Reconciler) gangObject(g *GatedGang) runtime.Object {
 	if g.PodGroup != nil {
 		return g.PodGroup
 	}

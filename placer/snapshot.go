@@ -279,7 +279,7 @@ func ready(node *corev1.Node) bool {
 
 // placementGang turns a validated gang into placement's request. Its priority is the gang's lowest: placement
 // preempts only gangs of strictly lower priority than that.
-func (st *Snapshot) placementGang(g *Gang) (placement.Gang, error) {
+func (st *Snapshot) placementGang(g *GatedGang) (placement.Gang, error) {
 	pg := placement.Gang{Name: g.Key, Pods: len(g.Pods), DP: g.DP, PP: g.PP, Request: g.Request, Roles: g.Roles,
 		Priority: g.PreemptorPriority, Preemptible: g.Preemptible}
 	t, err := hardTier(st.fabric, g.MustLayers)

@@ -35,7 +35,7 @@ type SVGOptions struct {
 	// Highlight names nodes or domains to pick out (a search hit), with the domains above them.
 	Highlight []string
 	// Gangs are gangs placed on the tree's nodes: each has a colour of its own on its nodes.
-	Gangs []Gang
+	Gangs []PlacedGang
 	// Width is how wide the picture may be, in pixels (never under 720): a tree wider than that is drawn in
 	// shelves, parts of its one long strip stacked one under the other, cut at gaps between boxes. Zero:
 	// automatic, one strip up to 1,600 px, beyond that shelves that make the whole picture about 16:9;
@@ -43,8 +43,8 @@ type SVGOptions struct {
 	Width float64
 }
 
-// Gang is a group of pods placed together, shown on the nodes it runs on.
-type Gang struct {
+// PlacedGang is a group of pods placed together, shown on the nodes it runs on.
+type PlacedGang struct {
 	// Name names the gang (namespace/name).
 	Name string `json:"name"`
 	// Nodes are the nodes its pods run on.

@@ -258,7 +258,7 @@ func TestSVG(t *testing.T) {
 func TestSVGMarks(t *testing.T) {
 	got := parseSVG(t, renderSVG(t, leafTree(t), SVGOptions{
 		Conflicts: []string{"gpu-a1"}, Expired: []string{"gpu-b1"}, Highlight: []string{"gpu-b2"},
-		Gangs: []Gang{{Name: "ml/train", Nodes: []string{"gpu-a2", "gpu-a3"}}},
+		Gangs: []PlacedGang{{Name: "ml/train", Nodes: []string{"gpu-a2", "gpu-a3"}}},
 	}))
 	want := map[string]drawnCell{
 		"gpu-a1": {Domain: "sw-leaf-a", Fill: colourConflict, Marks: "conflict"},

@@ -442,7 +442,7 @@ func TestSVGLegend(t *testing.T) {
 		want []string
 	}{
 		{"two leaves", leafTree(t), SVGOptions{}, append(base, "switch domain")},
-		{"a gang and a search hit", leafTree(t), SVGOptions{Gangs: []Gang{{Name: "ml/train", Nodes: []string{"gpu-a1"}}}, Highlight: []string{"gpu-a1"}},
+		{"a gang and a search hit", leafTree(t), SVGOptions{Gangs: []PlacedGang{{Name: "ml/train", Nodes: []string{"gpu-a1"}}}, Highlight: []string{"gpu-a1"}},
 			append(base, "gang ml/train (1)", "switch domain", "search hit and the boxes above it")},
 		{"10k as the page asks: bars, shelves", suTree(10_016, 32), SVGOptions{},
 			append(base, "switch domain", "bar: the node states of a box not drawn cell by cell", "dashed edge: the box goes on in the part before or after")},

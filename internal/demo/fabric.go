@@ -27,7 +27,7 @@ type Fabric struct {
 	// UFMStorageDevices are the dump's storage HCAs (the aggregator's --ufm-storage-devices).
 	UFMStorageDevices []string
 	// Gangs are the gangs the placer places, in order, once the tree is written.
-	Gangs []Gang
+	Gangs []GangSpec
 }
 
 // SimNode is a simulated node: the switch ports its links reach and its GPUs.
@@ -56,8 +56,8 @@ type SwitchPort struct {
 	Port   string
 }
 
-// Gang is a gang of gated pods in the plain-label form the placer reads (fabricmap.io/gang, dp, pp, rank).
-type Gang struct {
+// GangSpec is a gang of gated pods in the plain-label form the placer reads (fabricmap.io/gang, dp, pp, rank).
+type GangSpec struct {
 	Namespace, Name string
 	// DP and PP are its data- and pipeline-parallel degrees: DP x PP pods.
 	DP, PP int
@@ -66,7 +66,7 @@ type Gang struct {
 }
 
 // Pods is the gang's size.
-func (g Gang) Pods() int { return g.DP * g.PP }
+func (g GangSpec) Pods() int { return g.DP * g.PP }
 
 // DefaultFabric is the fabric the demo runs. On Ethernet, reported by the agents over LLDP: one leaf holding two
 // GB200 NVL72 racks (three compute trays of 4 GPUs each, one NVLink domain per rack), two rail-optimised leaves that share two
@@ -103,7 +103,7 @@ func DefaultFabric() Fabric {
 		},
 		UFMDump:           filepath.Join(testenv.RepoRoot(), "sources", "ufm", "testdata", "railopt"),
 		UFMStorageDevices: []string{"mlx5_8"},
-		Gangs: []Gang{
+		Gangs: []GangSpec{
 			{Namespace: "demo", Name: "llm-pretrain", DP: 2, PP: 2, GPUs: 8},
 			{Namespace: "demo", Name: "finetune", DP: 3, PP: 1, GPUs: 4},
 		},

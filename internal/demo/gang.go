@@ -41,7 +41,7 @@ func startPlacer(ctx context.Context, cfg *rest.Config, logs io.Writer) (<-chan 
 }
 
 // createGang creates g's namespace (unless it exists) and its DP x PP pods, gated by the placer's gate, each requesting g.GPUs GPUs.
-func createGang(ctx context.Context, c client.Client, g Gang) error {
+func createGang(ctx context.Context, c client.Client, g GangSpec) error {
 	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: g.Namespace}})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", g.Namespace, err)
@@ -66,7 +66,7 @@ func createGang(ctx context.Context, c client.Client, g Gang) error {
 
 // waitForPlacement waits until the placer has pinned every pod of g and removed its gate, and returns each
 // pod's decision, by rank.
-func waitForPlacement(ctx context.Context, c client.Client, g Gang, timeout time.Duration) ([]placer.Decision, error) {
+func waitForPlacement(ctx context.Context, c client.Client, g GangSpec, timeout time.Duration) ([]placer.Decision, error) {
 	var (
 		decisions []placer.Decision
 		status    string
@@ -106,7 +106,7 @@ func placedDecision(p corev1.Pod) (placer.Decision, bool) {
 }
 
 // printPlan prints the placer's plan for g: the domain it chose and each rank's node.
-func printPlan(w io.Writer, g Gang, plan []placer.Decision) {
+func printPlan(w io.Writer, g GangSpec, plan []placer.Decision) {
 	d := plan[0]
 	fmt.Fprintf(w, "gang %s/%s placed in %s (tier %d)\n", g.Namespace, g.Name, d.GangDomain, d.GangTier)
 	for _, r := range plan {

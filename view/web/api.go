@@ -33,7 +33,7 @@ type TreeJSON struct {
 	// Health is the state of the sources and of the agents' heartbeats.
 	Health HealthJSON `json:"health"`
 	// Gangs are the gangs placed on the tree's nodes (none until something fills State.Gangs).
-	Gangs []view.Gang `json:"gangs"`
+	Gangs []view.PlacedGang `json:"gangs"`
 }
 
 // Why a node of the cluster has no place in the tree (MissingNode.Reason).
@@ -94,7 +94,7 @@ type DomainJSON struct {
 // treeJSON converts s into the JSON the page reads. A parent chain that loops is cut where it repeats.
 func treeJSON(s State) TreeJSON {
 	out := TreeJSON{Roots: []DomainJSON{}, Unplaced: sorted(s.Unplaced), Missing: []MissingNode{}, Conflicts: []Conflict{},
-		NodesKnown: s.Nodes != nil, Gangs: []view.Gang{},
+		NodesKnown: s.Nodes != nil, Gangs: []view.PlacedGang{},
 		Health: HealthJSON{Sources: []SourceHealth{}, Expired: sorted(s.Expired), Dropped: sorted(s.Dropped), ExpirySuspended: s.ExpirySuspended,
 			Findings: worstFirst(s.Findings)}}
 	if len(s.Conflicts) > 0 {

@@ -42,7 +42,7 @@ type State struct {
 	Findings []health.Finding
 	// Gangs are the gangs placed on the tree's nodes, drawn on the map. Nothing fills them yet: the
 	// aggregator does not watch pods; the placer's placements are the data meant for them.
-	Gangs []view.Gang
+	Gangs []view.PlacedGang
 }
 
 // SourceHealth is how one fabric-wide source (UFM, a capture, node labels) fares.
