@@ -36,13 +36,15 @@ verify-generated: generate ## fail when a generated file is stale
 	  git status --porcelain -- api charts/fabricmap/files/crds; \
 	  echo "generated files are stale: run 'make generate' and commit the result"; exit 1; fi
 
-docs: ## regenerate the flag tables in docs/*.md from the binaries' own --help (prose around the markers is hand-written), and the chart's README from values.yaml
+docs: ## regenerate the flag tables in docs/*.md from the binaries' own --help (prose around the markers is hand-written), the chart's README from values.yaml, and the chart's label-style keys from package wellknown
 	go run ./hack/tools/docs
 	go run ./hack/tools/chartreadme
+	go run ./hack/tools/chartstyles
 
 verify-docs: ## fail when a flag table in docs/ or the chart's README is stale, or the prose names a flag no binary has (part of make test)
 	@go run ./hack/tools/docs -check
 	@go run ./hack/tools/chartreadme -check
+	@go run ./hack/tools/chartstyles -check
 
 vet: ## go vet every package
 	go vet ./...

@@ -96,7 +96,7 @@ func TestGetGolden(t *testing.T) {
 	// label, whatever --leader-election-id named it.
 	published := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpu-fabric-leader",
 		Labels:      map[string]string{wellknown.AggregatorLeaseLabel: "true"},
-		Annotations: map[string]string{wellknown.LabelKeysAnnotation: hypernodegen.EncodeLabelKeys(hypernodegen.LabelKeys{Style: hypernodegen.LabelStyleCustom, Tiers: []string{blockKey}})}}}
+		Annotations: map[string]string{wellknown.LabelKeysAnnotation: hypernodegen.EncodeLabelKeys(hypernodegen.LabelKeys{Style: wellknown.LabelStyleCustom, Tiers: []string{blockKey}})}}}
 	if err := env.Client.Create(ctx, published); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

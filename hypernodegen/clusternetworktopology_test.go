@@ -66,7 +66,7 @@ func acceleratorTree(t *testing.T) *topology.Tree {
 }
 
 // nvidiaV0Tiers are LabelStyleNVIDIAV0's tier keys alone, without an accelerator key.
-var nvidiaV0Tiers = LabelKeys{Tiers: NVIDIAV0TierKeys}
+var nvidiaV0Tiers = LabelKeys{Tiers: wellknown.NVIDIAV0TierKeys}
 
 // layer is one expected spec.networkTopologySpec entry.
 type layer struct{ name, parent, key string }
@@ -104,21 +104,21 @@ func TestClusterNetworkTopology(t *testing.T) {
 		tree: acceleratorTree,
 		keys: nvidiaV0Tiers,
 		want: []layer{
-			{name: "DatacenterLayer", key: NVIDIAV0TierKeys[2]},
-			{name: "SpineLayer", parent: "DatacenterLayer", key: NVIDIAV0TierKeys[1]},
-			{name: "BlockLayer", parent: "SpineLayer", key: NVIDIAV0TierKeys[0]},
+			{name: "DatacenterLayer", key: wellknown.NVIDIAV0TierKeys[2]},
+			{name: "SpineLayer", parent: "DatacenterLayer", key: wellknown.NVIDIAV0TierKeys[1]},
+			{name: "BlockLayer", parent: "SpineLayer", key: wellknown.NVIDIAV0TierKeys[0]},
 			node("BlockLayer"),
 		},
 	}, {
 		name: "nvidia-v0 keys, custom layer names, a tier without a name",
 		tree: acceleratorTree,
-		keys: LabelKeys{Accelerator: NVIDIAV0AcceleratorKey, Tiers: NVIDIAV0TierKeys},
+		keys: LabelKeys{Accelerator: wellknown.NVIDIAV0AcceleratorKey, Tiers: wellknown.NVIDIAV0TierKeys},
 		opts: []ClusterNetworkTopologyOption{WithLayerNames(LayerNames{Accelerator: "NVLink", Tiers: []string{"Leaf", ""}})},
 		want: []layer{
-			{name: "Tier3Layer", key: NVIDIAV0TierKeys[2]},
-			{name: "Tier2Layer", parent: "Tier3Layer", key: NVIDIAV0TierKeys[1]},
-			{name: "Leaf", parent: "Tier2Layer", key: NVIDIAV0TierKeys[0]},
-			{name: "NVLink", parent: "Leaf", key: NVIDIAV0AcceleratorKey},
+			{name: "Tier3Layer", key: wellknown.NVIDIAV0TierKeys[2]},
+			{name: "Tier2Layer", parent: "Tier3Layer", key: wellknown.NVIDIAV0TierKeys[1]},
+			{name: "Leaf", parent: "Tier2Layer", key: wellknown.NVIDIAV0TierKeys[0]},
+			{name: "NVLink", parent: "Leaf", key: wellknown.NVIDIAV0AcceleratorKey},
 			node("NVLink"),
 		},
 	}, {

@@ -32,7 +32,7 @@ func TestKueueTopology(t *testing.T) {
 		name: "nvidia-v0 keys, no accelerator key",
 		tree: acceleratorTree,
 		keys: nvidiaV0Tiers,
-		want: []string{NVIDIAV0TierKeys[2], NVIDIAV0TierKeys[1], NVIDIAV0TierKeys[0], hostname},
+		want: []string{wellknown.NVIDIAV0TierKeys[2], wellknown.NVIDIAV0TierKeys[1], wellknown.NVIDIAV0TierKeys[0], hostname},
 	}, {
 		name: "a tree Build made with accelerator domains",
 		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) },

@@ -7,15 +7,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // The default node-label keys: those of LabelStyleTopographV1.
 const (
 	// DefaultAcceleratorKey labels a node with its NVLink domain.
-	DefaultAcceleratorKey = TopographAcceleratorDomainKey
+	DefaultAcceleratorKey = wellknown.TopographAcceleratorDomainKey
 	// DefaultAcceleratorSubDomainKey labels a node with its NVLink sub-domain (a rack of an NVLink domain
 	// that spans racks).
-	DefaultAcceleratorSubDomainKey = TopographAcceleratorSubDomainKey
+	DefaultAcceleratorSubDomainKey = wellknown.TopographAcceleratorSubDomainKey
 )
 
 // DefaultTierKeys label a node with its domain at switch tier 1 (the leaf), 2, …: topograph v1's

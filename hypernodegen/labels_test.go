@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func threeTierTree(t *testing.T) *topology.Tree {
@@ -50,7 +51,7 @@ func TestNodeLabels(t *testing.T) {
 		block, spine, dc    = "network.topology.nvidia.com/block", "network.topology.nvidia.com/spine", "network.topology.nvidia.com/datacenter"
 		accelerator         = "network.topology.nvidia.com/accelerator"
 	)
-	nvidiaV0, err := StyleKeys(LabelStyleNVIDIAV0)
+	nvidiaV0, err := StyleKeys(wellknown.LabelStyleNVIDIAV0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestNodeLabels(t *testing.T) {
 		},
 	}, {
 		name: "custom keys, fewer than the tiers, no accelerator key",
-		keys: LabelKeys{Style: LabelStyleCustom, Tiers: []string{"example.com/leaf", "example.com/spine"}},
+		keys: LabelKeys{Style: wellknown.LabelStyleCustom, Tiers: []string{"example.com/leaf", "example.com/spine"}},
 		want: map[string]map[string]string{
 			"a1": {"example.com/leaf": "la1", "example.com/spine": "sa"},
 			"a2": {"example.com/leaf": "la2", "example.com/spine": "sa"},

@@ -6,55 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	"github.com/spf13/pflag"
 )
-
-// Label styles: the families of node-label keys fabricmap can write (LabelKeys.Style, --label-style).
-const (
-	// LabelStyleTopographV1 is NVIDIA topograph v1's convention, the default: fabric.topograph.run/tier-N for
-	// the switch tiers, tier-0 closest to the node (a leaf) and N growing outward, and
-	// accelerator.topograph.run/domain and accelerator.topograph.run/sub-domain for the NVLink domain and
-	// sub-domain.
-	LabelStyleTopographV1 = "topograph-v1"
-	// LabelStyleNVIDIAV0 is the keys fabricmap wrote by default before, from the network.topology.nvidia.com
-	// family of topograph before v1 and of Koordinator's network-topology seed: network.topology.nvidia.com/block,
-	// spine and datacenter for switch tiers 1, 2 and 3, network.topology.nvidia.com/accelerator for the NVLink
-	// domain, and accelerator.topograph.run/sub-domain for the NVLink sub-domain.
-	LabelStyleNVIDIAV0 = "nvidia-v0"
-	// LabelStyleCustom takes the keys as given: --label-keys, --accelerator-label-key and
-	// --accelerator-sub-domain-label-key, each defaulting to topograph v1's.
-	LabelStyleCustom = "custom"
-)
-
-// LabelStyles lists the accepted values of LabelKeys.Style besides the empty one (custom).
-var LabelStyles = []string{LabelStyleTopographV1, LabelStyleNVIDIAV0, LabelStyleCustom}
-
-// Topograph v1's keys.
-const (
-	// TopographTierKeyPrefix followed by N is topograph's key for switch tier N, counted from 0 at the domain
-	// closest to the node.
-	TopographTierKeyPrefix = "fabric.topograph.run/tier-"
-	// TopographTierCount is how many switch tiers LabelStyleTopographV1 labels: tier-0 to tier-7. Topograph
-	// sets no maximum; a tree deeper than this leaves its higher tiers unlabelled (LabelStyleCustom can list
-	// more keys). Eight keeps every key's number one digit, so the keys sort in tier order as strings too.
-	TopographTierCount = 8
-	// TopographAcceleratorDomainKey is topograph's key for the NVLink domain.
-	TopographAcceleratorDomainKey = "accelerator.topograph.run/domain"
-	// TopographAcceleratorSubDomainKey is topograph's key for the NVLink sub-domain (a rack of an NVLink domain
-	// that spans racks); topograph writes it only beside the domain key, as NodeLabels does.
-	TopographAcceleratorSubDomainKey = "accelerator.topograph.run/sub-domain"
-)
-
-// NVIDIAV0AcceleratorKey is LabelStyleNVIDIAV0's key for the NVLink domain.
-const NVIDIAV0AcceleratorKey = "network.topology.nvidia.com/accelerator"
-
-// NVIDIAV0TierKeys are LabelStyleNVIDIAV0's keys for switch tiers 1, 2 and 3: the leaf ("block"), the spine
-// and the tier above ("datacenter").
-var NVIDIAV0TierKeys = []string{
-	"network.topology.nvidia.com/block",
-	"network.topology.nvidia.com/spine",
-	"network.topology.nvidia.com/datacenter",
-}
 
 // The flags of AddFlags, named in errors.
 const (
@@ -70,49 +24,49 @@ var keyFlags = []string{flagLabelKeys, flagAcceleratorKey, flagAcceleratorSubDom
 // TopographTierKeys returns topograph v1's keys for switch tiers 1 to TopographTierCount:
 // fabric.topograph.run/tier-0, tier-1, ….
 func TopographTierKeys() []string {
-	keys := make([]string, TopographTierCount)
+	keys := make([]string, wellknown.TopographTierCount)
 	for i := range keys {
-		keys[i] = TopographTierKeyPrefix + strconv.Itoa(i)
+		keys[i] = wellknown.TopographTierKeyPrefix + strconv.Itoa(i)
 	}
 	return keys
 }
 
 // topographV1Keys returns LabelStyleTopographV1's keys.
 func topographV1Keys() LabelKeys {
-	return LabelKeys{Style: LabelStyleTopographV1, Accelerator: TopographAcceleratorDomainKey,
-		AcceleratorSubDomain: TopographAcceleratorSubDomainKey, Tiers: TopographTierKeys()}
+	return LabelKeys{Style: wellknown.LabelStyleTopographV1, Accelerator: wellknown.TopographAcceleratorDomainKey,
+		AcceleratorSubDomain: wellknown.TopographAcceleratorSubDomainKey, Tiers: TopographTierKeys()}
 }
 
 // StyleKeys returns the keys of a named style (LabelStyleTopographV1 or LabelStyleNVIDIAV0), with Style set
 // to it; LabelStyleCustom and unknown styles are an error, since they name no keys of their own.
 func StyleKeys(style string) (LabelKeys, error) {
 	switch style {
-	case LabelStyleTopographV1:
+	case wellknown.LabelStyleTopographV1:
 		return topographV1Keys(), nil
-	case LabelStyleNVIDIAV0:
-		return LabelKeys{Style: style, Accelerator: NVIDIAV0AcceleratorKey,
-			AcceleratorSubDomain: TopographAcceleratorSubDomainKey, Tiers: slices.Clone(NVIDIAV0TierKeys)}, nil
-	case LabelStyleCustom:
+	case wellknown.LabelStyleNVIDIAV0:
+		return LabelKeys{Style: style, Accelerator: wellknown.NVIDIAV0AcceleratorKey,
+			AcceleratorSubDomain: wellknown.TopographAcceleratorSubDomainKey, Tiers: slices.Clone(wellknown.NVIDIAV0TierKeys)}, nil
+	case wellknown.LabelStyleCustom:
 		return LabelKeys{}, fmt.Errorf("--%s=%s names no keys: they are given by --%s", flagLabelStyle, style, strings.Join(keyFlags, ", --"))
 	}
 	return LabelKeys{}, unknownStyle(style)
 }
 
 func unknownStyle(style string) error {
-	return fmt.Errorf("--%s %q is not one of %s", flagLabelStyle, style, strings.Join(LabelStyles, ", "))
+	return fmt.Errorf("--%s %q is not one of %s", flagLabelStyle, style, strings.Join(wellknown.LabelStyles, ", "))
 }
 
 // AddFlags registers --label-style, --label-keys, --accelerator-label-key and
 // --accelerator-sub-domain-label-key on fs with k's values as defaults: the one set of label-key flags the
 // aggregator and `fabricmap get nodes` share. After parsing, Resolve turns the style into keys.
 func (k *LabelKeys) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&k.Style, flagLabelStyle, k.Style, "node-label keys to write: "+LabelStyleTopographV1+
-		" (fabric.topograph.run/tier-0 for the leaf, tier-1, … to tier-"+strconv.Itoa(TopographTierCount-1)+" by switch tier; accelerator.topograph.run/domain and sub-domain for NVLink), "+
-		LabelStyleNVIDIAV0+" (network.topology.nvidia.com/block, spine, datacenter and accelerator) or "+LabelStyleCustom+
-		" (--"+flagLabelKeys+", --"+flagAcceleratorKey+", --"+flagAcceleratorSubDomainKey+"; giving one of them without --"+flagLabelStyle+" means "+LabelStyleCustom+")")
-	fs.StringSliceVar(&k.Tiers, flagLabelKeys, k.Tiers, "with --"+flagLabelStyle+"="+LabelStyleCustom+": node-label keys for switch tier 1 (the leaf), 2, … in order; an empty key leaves its tier unlabelled")
-	fs.StringVar(&k.Accelerator, flagAcceleratorKey, k.Accelerator, "with --"+flagLabelStyle+"="+LabelStyleCustom+": node-label key for the NVLink domain (empty: none)")
-	fs.StringVar(&k.AcceleratorSubDomain, flagAcceleratorSubDomainKey, k.AcceleratorSubDomain, "with --"+flagLabelStyle+"="+LabelStyleCustom+": node-label key for the NVLink sub-domain, a rack of an NVLink domain that spans racks (empty: none)")
+	fs.StringVar(&k.Style, flagLabelStyle, k.Style, "node-label keys to write: "+wellknown.LabelStyleTopographV1+
+		" (fabric.topograph.run/tier-0 for the leaf, tier-1, … to tier-"+strconv.Itoa(wellknown.TopographTierCount-1)+" by switch tier; accelerator.topograph.run/domain and sub-domain for NVLink), "+
+		wellknown.LabelStyleNVIDIAV0+" (network.topology.nvidia.com/block, spine, datacenter and accelerator) or "+wellknown.LabelStyleCustom+
+		" (--"+flagLabelKeys+", --"+flagAcceleratorKey+", --"+flagAcceleratorSubDomainKey+"; giving one of them without --"+flagLabelStyle+" means "+wellknown.LabelStyleCustom+")")
+	fs.StringSliceVar(&k.Tiers, flagLabelKeys, k.Tiers, "with --"+flagLabelStyle+"="+wellknown.LabelStyleCustom+": node-label keys for switch tier 1 (the leaf), 2, … in order; an empty key leaves its tier unlabelled")
+	fs.StringVar(&k.Accelerator, flagAcceleratorKey, k.Accelerator, "with --"+flagLabelStyle+"="+wellknown.LabelStyleCustom+": node-label key for the NVLink domain (empty: none)")
+	fs.StringVar(&k.AcceleratorSubDomain, flagAcceleratorSubDomainKey, k.AcceleratorSubDomain, "with --"+flagLabelStyle+"="+wellknown.LabelStyleCustom+": node-label key for the NVLink sub-domain, a rack of an NVLink domain that spans racks (empty: none)")
 }
 
 // Resolve makes k the keys of the style chosen on fs, once fs is parsed (the flags AddFlags registered, from
@@ -128,11 +82,11 @@ func (k *LabelKeys) Resolve(fs *pflag.FlagSet) error {
 	}
 	styleGiven := fs != nil && fs.Changed(flagLabelStyle)
 	switch {
-	case len(given) > 0 && styleGiven && k.Style != LabelStyleCustom:
+	case len(given) > 0 && styleGiven && k.Style != wellknown.LabelStyleCustom:
 		return fmt.Errorf("%s given with --%s=%s, which sets every key itself: use --%s=%s to give keys one by one",
-			strings.Join(given, ", "), flagLabelStyle, k.Style, flagLabelStyle, LabelStyleCustom)
-	case len(given) > 0 || k.Style == LabelStyleCustom:
-		k.Style = LabelStyleCustom
+			strings.Join(given, ", "), flagLabelStyle, k.Style, flagLabelStyle, wellknown.LabelStyleCustom)
+	case len(given) > 0 || k.Style == wellknown.LabelStyleCustom:
+		k.Style = wellknown.LabelStyleCustom
 		return nil
 	}
 	keys, err := StyleKeys(k.Style)
@@ -147,9 +101,9 @@ func (k *LabelKeys) Resolve(fs *pflag.FlagSet) error {
 // after the flags were parsed, or the keys were not edited since).
 func (k LabelKeys) validateStyle() error {
 	switch k.Style {
-	case "", LabelStyleCustom:
+	case "", wellknown.LabelStyleCustom:
 		return nil
-	case LabelStyleTopographV1, LabelStyleNVIDIAV0:
+	case wellknown.LabelStyleTopographV1, wellknown.LabelStyleNVIDIAV0:
 		want, _ := StyleKeys(k.Style)
 		if k.Accelerator != want.Accelerator || k.AcceleratorSubDomain != want.AcceleratorSubDomain || !slices.Equal(k.Tiers, want.Tiers) {
 			return fmt.Errorf("label keys %v are not those of --%s=%s (%v): resolve the style after parsing the flags",

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func TestStyleKeys(t *testing.T) {
@@ -19,13 +20,13 @@ func TestStyleKeys(t *testing.T) {
 		style string
 		want  LabelKeys
 	}{{
-		style: LabelStyleTopographV1,
-		want: LabelKeys{Style: LabelStyleTopographV1, Accelerator: "accelerator.topograph.run/domain", AcceleratorSubDomain: "accelerator.topograph.run/sub-domain",
+		style: wellknown.LabelStyleTopographV1,
+		want: LabelKeys{Style: wellknown.LabelStyleTopographV1, Accelerator: "accelerator.topograph.run/domain", AcceleratorSubDomain: "accelerator.topograph.run/sub-domain",
 			Tiers: []string{"fabric.topograph.run/tier-0", "fabric.topograph.run/tier-1", "fabric.topograph.run/tier-2", "fabric.topograph.run/tier-3",
 				"fabric.topograph.run/tier-4", "fabric.topograph.run/tier-5", "fabric.topograph.run/tier-6", "fabric.topograph.run/tier-7"}},
 	}, {
-		style: LabelStyleNVIDIAV0,
-		want: LabelKeys{Style: LabelStyleNVIDIAV0, Accelerator: "network.topology.nvidia.com/accelerator", AcceleratorSubDomain: "accelerator.topograph.run/sub-domain",
+		style: wellknown.LabelStyleNVIDIAV0,
+		want: LabelKeys{Style: wellknown.LabelStyleNVIDIAV0, Accelerator: "network.topology.nvidia.com/accelerator", AcceleratorSubDomain: "accelerator.topograph.run/sub-domain",
 			Tiers: []string{"network.topology.nvidia.com/block", "network.topology.nvidia.com/spine", "network.topology.nvidia.com/datacenter"}},
 	}}
 	for _, tc := range tests {
@@ -45,7 +46,7 @@ func TestStyleKeys(t *testing.T) {
 	if diff := cmp.Diff(DefaultLabelKeys(), tests[0].want); diff != "" {
 		t.Errorf("default keys are not topograph v1's (-default +topograph):\n%s", diff)
 	}
-	for _, style := range []string{LabelStyleCustom, "", "topograph"} {
+	for _, style := range []string{wellknown.LabelStyleCustom, "", "topograph"} {
 		if _, err := StyleKeys(style); err == nil {
 			t.Errorf("StyleKeys(%q) gave keys, want an error", style)
 		}
@@ -53,9 +54,9 @@ func TestStyleKeys(t *testing.T) {
 }
 
 func TestLabelKeysResolve(t *testing.T) {
-	topograph, nvidia := DefaultLabelKeys(), mustStyleKeys(t, LabelStyleNVIDIAV0)
+	topograph, nvidia := DefaultLabelKeys(), mustStyleKeys(t, wellknown.LabelStyleNVIDIAV0)
 	customOf := func(k LabelKeys, edit func(*LabelKeys)) LabelKeys {
-		k.Style = LabelStyleCustom
+		k.Style = wellknown.LabelStyleCustom
 		k.Tiers = slices.Clone(k.Tiers)
 		edit(&k)
 		return k
@@ -79,7 +80,7 @@ func TestLabelKeysResolve(t *testing.T) {
 	}, {
 		name: "custom with every key given",
 		args: []string{"--label-style=custom", "--label-keys=example.com/leaf,example.com/spine", "--accelerator-label-key=example.com/nvl", "--accelerator-sub-domain-label-key="},
-		want: LabelKeys{Style: LabelStyleCustom, Accelerator: "example.com/nvl", Tiers: []string{"example.com/leaf", "example.com/spine"}},
+		want: LabelKeys{Style: wellknown.LabelStyleCustom, Accelerator: "example.com/nvl", Tiers: []string{"example.com/leaf", "example.com/spine"}},
 	}, {
 		name: "a key flag without --label-style means custom, the other keys topograph v1's",
 		args: []string{"--label-keys=example.com/leaf"},
@@ -147,7 +148,7 @@ func TestValidateCatchesAnUnresolvedStyle(t *testing.T) {
 // Whatever the style, Kueue's levels and Koordinator's layers name the keys NodeLabels writes, in tier order,
 // top first, also when a branch skips a tier.
 func TestLabelStylesOrderTheOutputsByTier(t *testing.T) {
-	for _, style := range []string{LabelStyleTopographV1, LabelStyleNVIDIAV0} {
+	for _, style := range []string{wellknown.LabelStyleTopographV1, wellknown.LabelStyleNVIDIAV0} {
 		keys := mustStyleKeys(t, style)
 		for _, accelerators := range []bool{false, true} {
 			t.Run(style+map[bool]string{false: "", true: " with accelerator domains"}[accelerators], func(t *testing.T) {
@@ -226,7 +227,7 @@ func TestLabelKeysResolveFromASettingsFile(t *testing.T) {
 	}{{
 		name: "a style in the file",
 		file: "label-style: nvidia-v0\n",
-		want: mustStyleKeys(t, LabelStyleNVIDIAV0),
+		want: mustStyleKeys(t, wellknown.LabelStyleNVIDIAV0),
 	}, {
 		name:    "a key in the file, a named style on the command line",
 		file:    "label-keys: [example.com/leaf]\n",

@@ -21,7 +21,7 @@ func (k *LabelKeys) FlagsGiven(fs *pflag.FlagSet) bool {
 func DetectStyle(nodeLabels map[string]map[string]string) (LabelKeys, bool) {
 	var best LabelKeys
 	bestCount := 0
-	for _, style := range LabelStyles {
+	for _, style := range wellknown.LabelStyles {
 		keys, err := StyleKeys(style)
 		if err != nil {
 			continue // custom names no keys

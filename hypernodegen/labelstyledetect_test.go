@@ -3,6 +3,7 @@ package hypernodegen
 import (
 	"testing"
 
+	"github.com/fabricmap/fabricmap/wellknown"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/spf13/pflag"
@@ -15,10 +16,10 @@ func TestDetectStyle(t *testing.T) {
 		want  string // "" when none is detected
 	}{
 		{name: "no labels", nodes: map[string]map[string]string{"a": {"kubernetes.io/hostname": "a"}}},
-		{name: "topograph-v1", nodes: map[string]map[string]string{"a": {TopographTierKeys()[0]: "leaf-1"}, "b": {TopographTierKeys()[0]: "leaf-2"}}, want: LabelStyleTopographV1},
-		{name: "nvidia-v0", nodes: map[string]map[string]string{"a": {NVIDIAV0TierKeys[0]: "leaf-1"}}, want: LabelStyleNVIDIAV0},
+		{name: "topograph-v1", nodes: map[string]map[string]string{"a": {TopographTierKeys()[0]: "leaf-1"}, "b": {TopographTierKeys()[0]: "leaf-2"}}, want: wellknown.LabelStyleTopographV1},
+		{name: "nvidia-v0", nodes: map[string]map[string]string{"a": {wellknown.NVIDIAV0TierKeys[0]: "leaf-1"}}, want: wellknown.LabelStyleNVIDIAV0},
 		{name: "a migration half done: the most nodes win", nodes: map[string]map[string]string{
-			"a": {NVIDIAV0TierKeys[0]: "l"}, "b": {NVIDIAV0TierKeys[0]: "l"}, "c": {TopographTierKeys()[0]: "l"}}, want: LabelStyleNVIDIAV0},
+			"a": {wellknown.NVIDIAV0TierKeys[0]: "l"}, "b": {wellknown.NVIDIAV0TierKeys[0]: "l"}, "c": {TopographTierKeys()[0]: "l"}}, want: wellknown.LabelStyleNVIDIAV0},
 		{name: "custom keys only", nodes: map[string]map[string]string{"a": {"example.com/leaf": "l"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +60,7 @@ func TestFlagsGiven(t *testing.T) {
 }
 
 func TestLabelKeysAnnotationRoundTrip(t *testing.T) {
-	for _, k := range []LabelKeys{DefaultLabelKeys(), {Style: LabelStyleCustom, Tiers: []string{"example.com/leaf", "example.com/spine"}, Accelerator: "example.com/nvl"}} {
+	for _, k := range []LabelKeys{DefaultLabelKeys(), {Style: wellknown.LabelStyleCustom, Tiers: []string{"example.com/leaf", "example.com/spine"}, Accelerator: "example.com/nvl"}} {
 		got, err := DecodeLabelKeys(EncodeLabelKeys(k))
 		if err != nil {
 			t.Fatal(err)

@@ -148,7 +148,7 @@ func TestTreeFromHyperNodesSelectors(t *testing.T) {
 // hierarchy form) and rebuilds the tree from the node labels fabricmap writes.
 func TestTreeFromClusterNetworkTopology(t *testing.T) {
 	tr := fabricTree(t)
-	keys, err := hypernodegen.StyleKeys(hypernodegen.LabelStyleNVIDIAV0) // the seed's hierarchy below names these keys
+	keys, err := hypernodegen.StyleKeys(wellknown.LabelStyleNVIDIAV0) // the seed's hierarchy below names these keys
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
@@ -35,7 +35,7 @@ const Name = "labels"
 // accelerator sub-domain key of hypernodegen's label styles).
 const (
 	CliqueLabel    = "nvidia.com/gpu.clique"
-	SubDomainLabel = hypernodegen.TopographAcceleratorSubDomainKey
+	SubDomainLabel = wellknown.TopographAcceleratorSubDomainKey
 )
 
 // switchKind is the kind of the pseudo-switches' identifiers (see topology.SwitchID).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -117,9 +118,10 @@ func TestAggregatorWritesOnlyItsNodeLabels(t *testing.T) {
 }
 
 // The chart's admission policy lists, for each label style, the keys the aggregator writes with that style:
-// the template's fabricmap.nodeLabelKeys restates hypernodegen.StyleKeys for Helm, and this keeps the two alike.
+// the template's fabricmap.nodeLabelKeys reads hypernodegen.StyleKeys through the generated _labelstyles.tpl
+// (hack/tools/chartstyles), and this keeps the two alike.
 func TestAggregatorPolicyKeysFollowTheLabelStyle(t *testing.T) {
-	for _, style := range []string{hypernodegen.LabelStyleTopographV1, hypernodegen.LabelStyleNVIDIAV0} {
+	for _, style := range []string{wellknown.LabelStyleTopographV1, wellknown.LabelStyleNVIDIAV0} {
 		t.Run(style, func(t *testing.T) {
 			keys, err := hypernodegen.StyleKeys(style)
 			if err != nil {
@@ -144,6 +146,61 @@ func TestAggregatorPolicyKeysFollowTheLabelStyle(t *testing.T) {
 			slices.Sort(got)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("the policy's own keys for style %s (-hypernodegen +chart):\n%s", style, diff)
+			}
+		})
+	}
+}
+
+// TestAggregatorPolicyPrefixes: the policy lets the aggregator remove keys under the prefixes of every named
+// style's keys (so that switching styles removes the keys written before), and of a custom style's own keys.
+func TestAggregatorPolicyPrefixes(t *testing.T) {
+	var styles []string
+	for _, style := range wellknown.LabelStyles {
+		if style != wellknown.LabelStyleCustom {
+			styles = append(styles, style)
+		}
+	}
+	base := map[string]bool{}
+	for _, style := range styles {
+		keys, err := hypernodegen.StyleKeys(style)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys.All() {
+			base[strings.SplitN(k, "/", 2)[0]+"/"] = true
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		more []string
+	}{
+		{name: "the default style", more: []string{"fabricmap.io/"}},
+		{name: "a custom style", args: []string{"--set", "aggregator.nodeLabels.style=custom", "--set", "aggregator.nodeLabels.tierKeys={example.com/leaf}"},
+			more: []string{"example.com/", "fabricmap.io/"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := slices.Collect(maps.Keys(base))
+			want = append(want, tc.more...)
+			var got []string
+			for _, o := range renderRelease(t, "fabricmap", tc.args...) {
+				if o.GetKind() != "ValidatingAdmissionPolicy" || !strings.HasSuffix(o.GetName(), "-aggregator-own-labels") {
+					continue
+				}
+				vars, _, _ := unstructured.NestedSlice(o.Object, "spec", "variables")
+				for _, v := range vars {
+					if m := v.(map[string]any); m["name"] == "ownPrefixes" {
+						if err := json.Unmarshal([]byte(m["expression"].(string)), &got); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			slices.Sort(want)
+			want = slices.Compact(want)
+			slices.Sort(got)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the policy's removable prefixes (-want +chart):\n%s", diff)
 			}
 		})
 	}

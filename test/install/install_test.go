@@ -31,7 +31,6 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/netlab"
 	"github.com/fabricmap/fabricmap/internal/testenv"
@@ -53,7 +52,7 @@ const (
 	// otherLeaf is a switch only emulated nodes are cabled to.
 	otherLeaf = "leaf-install-2"
 	// blockKey is the chart's default label key of a node's leaf domain.
-	blockKey = hypernodegen.TopographTierKeyPrefix + "0"
+	blockKey = wellknown.TopographTierKeyPrefix + "0"
 )
 
 // TestChartOnKubeletCluster installs the chart on a real kubelet-backed cluster and follows it through
@@ -162,7 +161,7 @@ func TestChartOnKubeletCluster(t *testing.T) {
 			if err := c.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
 				return false, err.Error()
 			}
-			return n.Labels[blockKey] == leaf && n.Labels[hypernodegen.TopographAcceleratorDomainKey] != "",
+			return n.Labels[blockKey] == leaf && n.Labels[wellknown.TopographAcceleratorDomainKey] != "",
 				fmt.Sprintf("labels %v, want %s=%s and an accelerator label", n.Labels, blockKey, leaf)
 		})
 		var lease coordinationv1.Lease

@@ -20,6 +20,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testenv"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Koordinator's gang annotations (github.com/koordinator-sh/koordinator/apis/extension, v1.7.0).
@@ -83,7 +84,7 @@ func fabricTree(t *testing.T) *topology.Tree {
 // keys are the node-label keys the aggregator writes by default (topograph v1's).
 func keys(t *testing.T) hypernodegen.LabelKeys {
 	t.Helper()
-	k, err := hypernodegen.StyleKeys(hypernodegen.LabelStyleTopographV1)
+	k, err := hypernodegen.StyleKeys(wellknown.LabelStyleTopographV1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,11 +150,8 @@ hypernodegen.StyleKeys resolves --label-style: the admission policy and NOTES us
 {{- define "fabricmap.nodeLabelKeys" -}}
 {{- $nl := .Values.aggregator.nodeLabels -}}
 {{- $keys := list -}}
-{{- if eq $nl.style "topograph-v1" -}}
-{{- range $i := until 8 }}{{ $keys = append $keys (printf "fabric.topograph.run/tier-%d" $i) }}{{ end -}}
-{{- $keys = concat $keys (list "accelerator.topograph.run/domain" "accelerator.topograph.run/sub-domain") -}}
-{{- else if eq $nl.style "nvidia-v0" -}}
-{{- $keys = list "network.topology.nvidia.com/block" "network.topology.nvidia.com/spine" "network.topology.nvidia.com/datacenter" "network.topology.nvidia.com/accelerator" "accelerator.topograph.run/sub-domain" -}}
+{{- if ne $nl.style "custom" -}}
+{{- $keys = include "fabricmap.styleKeys" $nl.style | fromJsonArray -}}
 {{- else -}}
 {{- $keys = concat $nl.tierKeys (compact (list $nl.acceleratorKey $nl.acceleratorSubDomainKey)) -}}
 {{- end -}}
