@@ -60,7 +60,7 @@ node-tools: ## (root) what a real kubelet-backed test cluster and test/slurm nee
 	@hack/install-tools.sh node
 	@hack/image.sh pause >/dev/null
 
-# The prerequisites of the tests on a real kubelet (test/install, test/image, internal/testenv), built only as
+# The prerequisites of the tests on a real kubelet (test/install, test/image, internal/testsupport/testenv), built only as
 # root. Without root, or when one will not install (outside CI), those tests skip and say why; under CI=true a
 # failure here fails the run.
 kubelet-prereqs:

@@ -12,7 +12,7 @@ import (
 	"github.com/fabricmap/fabricmap/discovery"
 	"github.com/fabricmap/fabricmap/discovery/cloud"
 	"github.com/fabricmap/fabricmap/discovery/cloud/cloudtest"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // An OCI host with its RDMA topology, as the cloud probe reports it.

@@ -14,7 +14,7 @@ import (
 	"github.com/fabricmap/fabricmap/discovery"
 	"github.com/fabricmap/fabricmap/discovery/rdma"
 	"github.com/fabricmap/fabricmap/discovery/rdma/rdmatest"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 func TestCarryHealth(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 func getLease(t *testing.T, node string) *coordinationv1.Lease {

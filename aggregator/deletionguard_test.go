@@ -19,7 +19,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/kube"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 

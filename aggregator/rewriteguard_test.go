@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestRewritesHeldUntilConfirmed moves every node to the other leaf at once (two leaves swap their nodes): on the

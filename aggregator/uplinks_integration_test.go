@@ -22,7 +22,7 @@ import (
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/treeread"
 	"github.com/fabricmap/fabricmap/wellknown"

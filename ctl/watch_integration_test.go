@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestGetWatch runs `get nodes --watch` and `get hypernodes --watch` against a real API server: both print the

@@ -3,7 +3,7 @@ package placer
 import (
 	"testing"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestMain shares one etcd and kube-apiserver among the package's tests; the integration tests start the real

@@ -3,7 +3,7 @@ package placer
 import (
 	"testing"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestOnRealScheduler runs the placer's scenarios against the real kube-scheduler binary

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
-	"github.com/fabricmap/fabricmap/internal/netlab"
+	"github.com/fabricmap/fabricmap/internal/testsupport/netlab"
 )
 
 // The tests in this file run the real lldpd and lldpcli (Debian's lldpd package) instead of stand-ins, lldpd

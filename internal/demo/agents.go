@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fabricmap/fabricmap/internal/fakenvml"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fakenvml"
 )
 
 // runAgents runs the agent once for every node: LLDP from a generated capture, and NVML through the stand-in

@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fabricmap/fabricmap/internal/proctest"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/proctest"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestDemo runs the demo as `DEMO_EXIT=1 make demo` does, on freshly built binaries, and checks what it prints:

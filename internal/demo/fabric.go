@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/discovery/lldp"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // Fabric is what the demo simulates: the nodes whose agents report what they see, and the nodes UFM knows.

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fabricmap/fabricmap/internal/fakenvml"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fakenvml"
 )
 
 // WriteGPUs writes the GPU fixture the stand-in NVML library (internal/fakenvml) answers from for node into dir

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // Options tunes a demo run.

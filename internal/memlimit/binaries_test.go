@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabricmap/fabricmap/internal/proctest"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/proctest"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // Every fabricmap program that runs in a container, built from its main as the image builds it and started in

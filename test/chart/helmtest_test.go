@@ -16,7 +16,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/ctl"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestHelmTestChecksReadinessAndReports runs the command of the chart's `helm test` Pod, as rendered, against

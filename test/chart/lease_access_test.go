@@ -30,7 +30,7 @@ import (
 	"github.com/fabricmap/fabricmap/agent"
 	aggregatorapp "github.com/fabricmap/fabricmap/aggregator/app"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	placerapp "github.com/fabricmap/fabricmap/placer/app"
 	"github.com/fabricmap/fabricmap/wellknown"
 )

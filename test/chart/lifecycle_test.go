@@ -29,7 +29,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/ctl"
 	"github.com/fabricmap/fabricmap/internal/cleanup/cleanuptest"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // The CRDs the chart can install, by name.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestNotes renders what `helm install` prints afterwards (a client-side dry run against the test API server)

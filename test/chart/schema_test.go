@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestValuesSchemaRejectsBadValues: values.schema.json stops a bad install at `helm install` time (here

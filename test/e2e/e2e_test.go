@@ -26,9 +26,9 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery/rdma/rdmatest"
 	"github.com/fabricmap/fabricmap/hypernodegen"
-	"github.com/fabricmap/fabricmap/internal/fakenvml"
 	"github.com/fabricmap/fabricmap/internal/kube"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fakenvml"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/fabricmap/fabricmap/discovery/lldp"
-	"github.com/fabricmap/fabricmap/internal/netlab"
+	"github.com/fabricmap/fabricmap/internal/testsupport/netlab"
 )
 
 // fabric is an emulated Ethernet fabric of network namespaces: a namespace per switch, announcing LLDP on

@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fabricmap/fabricmap/internal/fakenvml"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fakenvml"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // binDir holds the fabricmap binaries built for this run.

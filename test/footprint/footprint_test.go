@@ -27,8 +27,8 @@ import (
 	_ "github.com/fabricmap/fabricmap/discovery/all"
 	"github.com/fabricmap/fabricmap/discovery/rdma/rdmatest"
 	"github.com/fabricmap/fabricmap/ib"
-	"github.com/fabricmap/fabricmap/internal/proctest"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/proctest"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // TestMain starts the control plane only when benchmarks run: the package has no tests, so `go test ./...`

@@ -36,7 +36,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
 	_ "github.com/fabricmap/fabricmap/discovery/all"
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // maxImageBytes is the size target of the whole image, uncompressed (the sum of its layers' tar lengths).

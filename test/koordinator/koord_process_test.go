@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // noKoordEnv, set to 1, lets this package's tests skip when koord-scheduler is not built. Without it a missing

@@ -9,7 +9,7 @@ package koordinator
 import (
 	"testing"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

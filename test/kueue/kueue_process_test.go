@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabricmap/fabricmap/internal/testenv"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // noKueueEnv, set to 1, lets this package's tests skip when Kueue's controller manager is not built. Without it

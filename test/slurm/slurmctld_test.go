@@ -19,7 +19,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
-	"github.com/fabricmap/fabricmap/internal/netlab"
+	"github.com/fabricmap/fabricmap/internal/testsupport/netlab"
 )
 
 // A private slurmctld for one test: Debian's slurmctld (22.05) run in the foreground as a child of the test, in

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/vishvananda/netns"
 
-	"github.com/fabricmap/fabricmap/internal/netlab"
+	"github.com/fabricmap/fabricmap/internal/testsupport/netlab"
 )
 
 const fixture = "../testdata/dgx-h100-ib"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/vishvananda/netns"
 
-	"github.com/fabricmap/fabricmap/internal/proctest"
+	"github.com/fabricmap/fabricmap/internal/testsupport/proctest"
 )
 
 // What Debian's lldpd 1.0.16 package means for running it in a test:

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vishvananda/netns"
 
-	"github.com/fabricmap/fabricmap/internal/netlab"
+	"github.com/fabricmap/fabricmap/internal/testsupport/netlab"
 )
 
 // TestLLDPD cables two namespaces, has a switch's lldpd announce itself on one end and a receive-only lldpd

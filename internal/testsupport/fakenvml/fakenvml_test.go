@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fabricmap/fabricmap/internal/fakenvml"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fakenvml"
 )
 
 // TestBuild compiles the stand-in library and checks the shipped fixtures are where Fixture says.

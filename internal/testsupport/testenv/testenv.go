@@ -31,7 +31,7 @@ type Env struct {
 // RepoRoot is the root of the fabricmap checkout.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
 // CRDDirs are the folders whose CRDs every environment installs: fabricmap's own and the third-party CRDs
