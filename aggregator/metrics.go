@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/internal/metricdef"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -56,144 +57,113 @@ type Metrics struct {
 	labelsReleased     prometheus.Counter
 }
 
+// metricTable declares the aggregator's metrics, each stored in its field of m.
+func metricTable(m *Metrics) metricdef.Table {
+	return metricdef.Table{Subsystem: "aggregator", Defs: []metricdef.Def{
+		{Kind: metricdef.Histogram, Name: "reconcile_duration_seconds", Help: "Time one rebuild of the tree and sync of its outputs took.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10), Into: &m.reconcileDuration},
+		{Kind: metricdef.Counter, Name: "writes_total", Help: "Writes sent to the API server, by kind (apply, status, delete of a HyperNode; delete-report of an orphaned report).",
+			Labels: []string{"kind"}, Into: &m.writes},
+		{Kind: metricdef.Gauge, Name: "reports", Help: "NodeFabricReports seen in the last reconcile.",
+			Into: &m.reports},
+		{Kind: metricdef.Gauge, Name: "nodes_placed", Help: "Nodes that have a place in the tree.",
+			Into: &m.nodesPlaced},
+		{Kind: metricdef.Gauge, Name: "nodes_unplaced", Help: "Nodes with a report but no topology evidence.",
+			Into: &m.nodesUnplaced},
+		{Kind: metricdef.Gauge, Name: "domains", Help: "Domains in the tree, by tier.",
+			Labels: []string{"tier"}, Into: &m.domains},
+		{Kind: metricdef.Counter, Name: "rejected_reports_total", Help: "Reports that could not be used.",
+			Into: &m.rejectedReports},
+		{Kind: metricdef.Counter, Name: "rejected_evidence_total", Help: "Pieces of evidence the tree builder refused (a duplicate node, an empty switch identifier, …), by source.",
+			Labels: []string{"source"}, Into: &m.rejectedEvidence},
+		{Kind: metricdef.Counter, Name: "invalid_trees_total", Help: "Reconciles whose inferred tree was invalid and so not written.",
+			Into: &m.invalidTrees},
+		{Kind: metricdef.Counter, Name: "name_conflicts_total", Help: "HyperNodes not written because a foreign HyperNode has the name.",
+			Into: &m.nameConflicts},
+		{Kind: metricdef.Counter, Name: "source_conflicts_total", Help: "Nodes two sources placed behind different switches, by the source kept and the source dropped.",
+			Labels: []string{"kept", "dropped"}, Into: &m.conflicts},
+		{Kind: metricdef.Gauge, Name: "source_stale", Help: "1 when the source's last poll failed and its last good evidence is in use, else 0.",
+			Labels: []string{"source"}, Into: &m.sourceStale},
+		{Kind: metricdef.Gauge, Name: "source_last_success_timestamp_seconds", Help: "When the source was last read successfully.",
+			Labels: []string{"source"}, Into: &m.sourceLastSuccess},
+		{Kind: metricdef.Gauge, Name: "expired_reports",
+			Help:   "Reports whose agent stopped renewing its heartbeat Lease: kept (within the grace period, still used) or dropped (left out of the tree).",
+			Labels: []string{"state"}, Into: &m.expiredReports},
+		{Kind: metricdef.Gauge, Name: "report_expiry_suspended",
+			Help: "1 while most agents' heartbeats are silent together (the API server out of reach), when no report expires.",
+			Into: &m.expirySuspended},
+		{Kind: metricdef.Counter, Name: "output_errors_total", Help: "Times a single-object output (cluster-network-topology, kueue-topology, tree-configmap) could not be built or written.",
+			Labels: []string{"output"}, Into: &m.outputErrors},
+		{Kind: metricdef.Counter, Name: "source_errors_total", Help: "Times a source could not be read or parsed (its last good data stayed in use).",
+			Labels: []string{"source"}, Into: &m.sourceErrors},
+		// the deletion guard (deletionguard.go)
+		{Kind: metricdef.Gauge, Name: "deletions_held",
+			Help: "HyperNode deletions past their grace period held by the deletion guard (too many gone at once), waiting for a confirmation.",
+			Into: &m.deletionsHeld},
+		{Kind: metricdef.Counter, Name: "deletion_held_passes_total", Help: "Reconciles whose HyperNode deletions the deletion guard held.",
+			Into: &m.heldPasses},
+		{Kind: metricdef.Counter, Name: "deletion_confirmations_total",
+			Help:   "Held sets of HyperNode deletions let go ahead, by what confirmed them (annotation, persistence).",
+			Labels: []string{"by"}, Into: &m.deletionsConfirmed},
+		{Kind: metricdef.Gauge, Name: "rewrites_held",
+			Help: "Rewrites of the tree (HyperNodes moved to another tier or parent, nodes relabelled) held by the rewrite guard (too many at once), waiting for a confirmation; nothing of the tree is written meanwhile.",
+			Into: &m.rewritesHeld},
+		{Kind: metricdef.Counter, Name: "rewrite_held_passes_total", Help: "Reconciles whose writes the rewrite guard held.",
+			Into: &m.rewriteHeldPasses},
+		{Kind: metricdef.Counter, Name: "rewrite_confirmations_total",
+			Help:   "Held sets of tree rewrites let go ahead, by what confirmed them (annotation, persistence).",
+			Labels: []string{"by"}, Into: &m.rewritesConfirmed},
+		{Kind: metricdef.Counter, Name: "inconsistent_passes_total",
+			Help: "Reconciles that wrote nothing because the HyperNodes they would leave are inconsistent (a node or HyperNode with two parents, a parent whose tier is not above its child's).",
+			Into: &m.inconsistentPasses},
+		{Kind: metricdef.Gauge, Name: "source_awaited",
+			Help:   "1 while a source that has given no good evidence since the aggregator started holds every write (the HyperNodes written before stay), by source.",
+			Labels: []string{"source"}, Into: &m.sourceAwaited},
+		// the source polls (sources.go)
+		{Kind: metricdef.Histogram, Name: "source_poll_duration_seconds", Help: "Time one poll of a source took (off the reconcile), by source.",
+			Labels: []string{"source"}, Buckets: prometheus.ExponentialBuckets(0.01, 4, 8), Into: &m.sourcePollDuration},
+		{Kind: metricdef.Counter, Name: "source_poll_timeouts_total", Help: "Polls of a source that gave up at their deadline (its last good data stayed in use), by source.",
+			Labels: []string{"source"}, Into: &m.sourcePollTimeouts},
+		// the source shrink guard (sources.go)
+		{Kind: metricdef.Gauge, Name: "source_shrink_held",
+			Help:   "Nodes a source lost at once (more than --source-shrink-max-share) whose last good evidence stays in use until they stay missing for --source-shrink-confirm-after, by source; 0 when nothing is held.",
+			Labels: []string{"source"}, Into: &m.sourceShrinkHeld},
+		// the hosts a source did not take by their name (hostnotes.go)
+		{Kind: metricdef.Gauge, Name: "source_hosts_noted",
+			Help:   "Hosts a source did not take by their name (an adapter's default description, a generic or management host name), by source and outcome (reidentified: named by GUID or after the node that reports it; left-out).",
+			Labels: []string{"source", "outcome"}, Into: &m.sourceHostsNoted},
+		// the node labels fabricmap does not own and leaves alone (foreignlabels.go)
+		{Kind: metricdef.Gauge, Name: "label_conflicts",
+			Help:   "Nodes whose label under a key fabricmap writes holds another value that fabricmap did not set (an admin's, another tool's), left as it is, by key; 0 when there is none.",
+			Labels: []string{"key"}, Into: &m.labelConflicts},
+		// whether HyperNodes are served (hypernodecrd.go)
+		{Kind: metricdef.Gauge, Name: "hypernode_crd_installed",
+			Help: "1 when the API server serves Volcano's HyperNodes (their CRD installed), 0 when it does not: no HyperNode is written then, node labels and the other outputs are. Every replica looks.",
+			Into: &m.hyperNodeCRDInstalled},
+		// the link findings of fabric health (healthpass.go)
+		{Kind: metricdef.Gauge, Name: "link_findings",
+			Help:   "Findings of the last assessment of the fabric's links (mis-cabled rails, degraded, erroring, flapping and down links, drift from --expected-topology), by kind; 0 for a kind with none.",
+			Labels: []string{"kind"}, Into: &m.linkFindings},
+		// the nodes that lost their uplinks (uplinks.go), and the labels held on nodes without topology (labelhold.go)
+		{Kind: metricdef.Gauge, Name: "nodes_without_uplink",
+			Help: "Nodes that had a place in the tree and whose report, still there, names no switch that places them any more (they lost their leaf).",
+			Into: &m.nodesWithoutUplink},
+		{Kind: metricdef.Gauge, Name: "unplaced_labels_held",
+			Help: "Nodes without a place in the tree that still carry the topology labels fabricmap wrote, within --unplaced-label-hold.",
+			Into: &m.labelsHeld},
+		{Kind: metricdef.Counter, Name: "unplaced_labels_removed_total",
+			Help: "Nodes whose topology labels were removed because they stayed without a place in the tree for --unplaced-label-hold.",
+			Into: &m.labelsReleased},
+	}}
+}
+
+// MetricTable declares the aggregator's metrics, for the tools that list them (internal/metricnames).
+func MetricTable() metricdef.Table { return metricTable(new(Metrics)) }
+
 // NewMetrics creates the aggregator's metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		reconcileDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "fabricmap_aggregator_reconcile_duration_seconds", Help: "Time one rebuild of the tree and sync of its outputs took.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
-		}),
-		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_writes_total", Help: "Writes sent to the API server, by kind (apply, status, delete of a HyperNode; delete-report of an orphaned report).",
-		}, []string{"kind"}),
-		reports: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_reports", Help: "NodeFabricReports seen in the last reconcile.",
-		}),
-		nodesPlaced: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_nodes_placed", Help: "Nodes that have a place in the tree.",
-		}),
-		nodesUnplaced: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_nodes_unplaced", Help: "Nodes with a report but no topology evidence.",
-		}),
-		domains: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_domains", Help: "Domains in the tree, by tier.",
-		}, []string{"tier"}),
-		rejectedReports: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_rejected_reports_total", Help: "Reports that could not be used.",
-		}),
-		rejectedEvidence: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_rejected_evidence_total", Help: "Pieces of evidence the tree builder refused (a duplicate node, an empty switch identifier, …), by source.",
-		}, []string{"source"}),
-		invalidTrees: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_invalid_trees_total", Help: "Reconciles whose inferred tree was invalid and so not written.",
-		}),
-		nameConflicts: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_name_conflicts_total", Help: "HyperNodes not written because a foreign HyperNode has the name.",
-		}),
-		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_source_conflicts_total", Help: "Nodes two sources placed behind different switches, by the source kept and the source dropped.",
-		}, []string{"kept", "dropped"}),
-		sourceStale: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_source_stale", Help: "1 when the source's last poll failed and its last good evidence is in use, else 0.",
-		}, []string{"source"}),
-		sourceLastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_source_last_success_timestamp_seconds", Help: "When the source was last read successfully.",
-		}, []string{"source"}),
-		expiredReports: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_expired_reports",
-			Help: "Reports whose agent stopped renewing its heartbeat Lease: kept (within the grace period, still used) or dropped (left out of the tree).",
-		}, []string{"state"}),
-		expirySuspended: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_report_expiry_suspended",
-			Help: "1 while most agents' heartbeats are silent together (the API server out of reach), when no report expires.",
-		}),
-		outputErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_output_errors_total", Help: "Times a single-object output (cluster-network-topology, kueue-topology, tree-configmap) could not be built or written.",
-		}, []string{"output"}),
-		sourceErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_source_errors_total", Help: "Times a source could not be read or parsed (its last good data stayed in use).",
-		}, []string{"source"}),
-		sourcePollDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "fabricmap_aggregator_source_poll_duration_seconds", Help: "Time one poll of a source took (off the reconcile), by source.",
-			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
-		}, []string{"source"}),
-		sourcePollTimeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_source_poll_timeouts_total", Help: "Polls of a source that gave up at their deadline (its last good data stayed in use), by source.",
-		}, []string{"source"}),
-		deletionsHeld: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_deletions_held",
-			Help: "HyperNode deletions past their grace period held by the deletion guard (too many gone at once), waiting for a confirmation.",
-		}),
-		heldPasses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_deletion_held_passes_total", Help: "Reconciles whose HyperNode deletions the deletion guard held.",
-		}),
-		deletionsConfirmed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_deletion_confirmations_total",
-			Help: "Held sets of HyperNode deletions let go ahead, by what confirmed them (annotation, persistence).",
-		}, []string{"by"}),
-		rewritesHeld: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_rewrites_held",
-			Help: "Rewrites of the tree (HyperNodes moved to another tier or parent, nodes relabelled) held by the rewrite guard (too many at once), waiting for a confirmation; nothing of the tree is written meanwhile.",
-		}),
-		rewriteHeldPasses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_rewrite_held_passes_total", Help: "Reconciles whose writes the rewrite guard held.",
-		}),
-		rewritesConfirmed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_rewrite_confirmations_total",
-			Help: "Held sets of tree rewrites let go ahead, by what confirmed them (annotation, persistence).",
-		}, []string{"by"}),
-		sourceAwaited: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "fabricmap_aggregator_source_awaited",
-			Help: "1 while a source that has given no good evidence since the aggregator started holds every write (the HyperNodes written before stay), by source.",
-		}, []string{"source"}),
-		inconsistentPasses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fabricmap_aggregator_inconsistent_passes_total",
-			Help: "Reconciles that wrote nothing because the HyperNodes they would leave are inconsistent (a node or HyperNode with two parents, a parent whose tier is not above its child's).",
-		}),
-	}
-	reg.MustRegister(m.reconcileDuration, m.writes, m.reports, m.nodesPlaced, m.nodesUnplaced, m.domains,
-		m.rejectedReports, m.rejectedEvidence, m.invalidTrees, m.nameConflicts, m.conflicts, m.sourceErrors, m.outputErrors,
-		m.sourceStale, m.sourceLastSuccess, m.expiredReports, m.expirySuspended,
-		m.deletionsHeld, m.heldPasses, m.deletionsConfirmed, m.rewritesHeld, m.rewriteHeldPasses, m.rewritesConfirmed, m.inconsistentPasses, m.sourceAwaited)
-	m.sourceShrinkHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "fabricmap_aggregator_source_shrink_held",
-		Help: "Nodes a source lost at once (more than --source-shrink-max-share) whose last good evidence stays in use until they stay missing for --source-shrink-confirm-after, by source; 0 when nothing is held.",
-	}, []string{"source"})
-	m.sourceHostsNoted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "fabricmap_aggregator_source_hosts_noted",
-		Help: "Hosts a source did not take by their name (an adapter's default description, a generic or management host name), by source and outcome (reidentified: named by GUID or after the node that reports it; left-out).",
-	}, []string{"source", "outcome"})
-	reg.MustRegister(m.sourceHostsNoted)
-	reg.MustRegister(m.sourcePollDuration, m.sourcePollTimeouts)
-	reg.MustRegister(m.sourceShrinkHeld)
-	m.labelConflicts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "fabricmap_aggregator_label_conflicts",
-		Help: "Nodes whose label under a key fabricmap writes holds another value that fabricmap did not set (an admin's, another tool's), left as it is, by key; 0 when there is none.",
-	}, []string{"key"})
-	reg.MustRegister(m.labelConflicts)
-	m.hyperNodeCRDInstalled = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "fabricmap_aggregator_hypernode_crd_installed",
-		Help: "1 when the API server serves Volcano's HyperNodes (their CRD installed), 0 when it does not: no HyperNode is written then, node labels and the other outputs are. Every replica looks.",
-	})
-	reg.MustRegister(m.hyperNodeCRDInstalled)
-	m.linkFindings = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "fabricmap_aggregator_link_findings",
-		Help: "Findings of the last assessment of the fabric's links (mis-cabled rails, degraded, erroring, flapping and down links, drift from --expected-topology), by kind; 0 for a kind with none.",
-	}, []string{"kind"})
-	reg.MustRegister(m.linkFindings)
-	m.nodesWithoutUplink = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "fabricmap_aggregator_nodes_without_uplink",
-		Help: "Nodes that had a place in the tree and whose report, still there, names no switch that places them any more (they lost their leaf).",
-	})
-	m.labelsHeld = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "fabricmap_aggregator_unplaced_labels_held",
-		Help: "Nodes without a place in the tree that still carry the topology labels fabricmap wrote, within --unplaced-label-hold.",
-	})
-	m.labelsReleased = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "fabricmap_aggregator_unplaced_labels_removed_total",
-		Help: "Nodes whose topology labels were removed because they stayed without a place in the tree for --unplaced-label-hold.",
-	})
-	reg.MustRegister(m.nodesWithoutUplink, m.labelsHeld, m.labelsReleased)
+	m := &Metrics{}
+	metricTable(m).MustRegister(reg)
 	return m
 }
 

@@ -1,6 +1,10 @@
 package placer
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fabricmap/fabricmap/internal/metricdef"
+)
 
 // Metrics are the placer's Prometheus metrics.
 type Metrics struct {
@@ -21,27 +25,40 @@ const (
 	refusedMaxVictims = "max-victims" // the plan would evict more gangs than --preemption-max-victims
 )
 
+// metricTable declares the placer's metrics, each stored in its field of m.
+func metricTable(m *Metrics) metricdef.Table {
+	return metricdef.Table{Subsystem: "placer", Defs: []metricdef.Def{
+		{Kind: metricdef.Gauge, Name: "gangs_waiting",
+			Help: "Gated gangs not placed yet (incomplete, unplaceable, invalid or waiting for victims to leave).",
+			Into: &m.waiting},
+		{Kind: metricdef.Counter, Name: "gangs_placed_total",
+			Help: "Gangs pinned to their nodes and ungated.",
+			Into: &m.placed},
+		{Kind: metricdef.Counter, Name: "gangs_preempted_total",
+			Help: "Victim gangs evicted to make room for a higher-priority gang.",
+			Into: &m.preempted},
+		{Kind: metricdef.Counter, Name: "preemptions_refused_total",
+			Help:   "Attempts to place a gang that did not fit and was not allowed to preempt, by reason (policy: preemption off or preemptionPolicy Never; max-victims: too many victims).",
+			Labels: []string{"reason"}, Into: &m.refused},
+		{Kind: metricdef.Histogram, Name: "placement_latency_seconds",
+			Help:    "Time from a gang's last pod being created to the gang being ungated.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16), Into: &m.latency},
+		{Kind: metricdef.Gauge, Name: "tree_stale",
+			Help: "1 while the placer places with the last consistent topology tree because the current one is inconsistent (the aggregator rewriting it), else 0.",
+			Into: &m.treeStale},
+		{Kind: metricdef.Counter, Name: "tree_inconsistent_reads_total",
+			Help: "Passes that read an inconsistent topology tree (a HyperNode member of two others, a node in two domains, ...), with or without a consistent tree to fall back on.",
+			Into: &m.treeInconsistent},
+	}}
+}
+
+// MetricTable declares the placer's metrics, for the tools that list them (internal/metricnames).
+func MetricTable() metricdef.Table { return metricTable(new(Metrics)) }
+
 // NewMetrics registers the placer's metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fabricmap_placer_gangs_waiting",
-			Help: "Gated gangs not placed yet (incomplete, unplaceable, invalid or waiting for victims to leave)."}),
-		placed: prometheus.NewCounter(prometheus.CounterOpts{Name: "fabricmap_placer_gangs_placed_total",
-			Help: "Gangs pinned to their nodes and ungated."}),
-		preempted: prometheus.NewCounter(prometheus.CounterOpts{Name: "fabricmap_placer_gangs_preempted_total",
-			Help: "Victim gangs evicted to make room for a higher-priority gang."}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fabricmap_placer_preemptions_refused_total",
-			Help: "Attempts to place a gang that did not fit and was not allowed to preempt, by reason (policy: preemption off or preemptionPolicy Never; max-victims: too many victims)."},
-			[]string{"reason"}),
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fabricmap_placer_placement_latency_seconds",
-			Help:    "Time from a gang's last pod being created to the gang being ungated.",
-			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16)}),
-		treeStale: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fabricmap_placer_tree_stale",
-			Help: "1 while the placer places with the last consistent topology tree because the current one is inconsistent (the aggregator rewriting it), else 0."}),
-		treeInconsistent: prometheus.NewCounter(prometheus.CounterOpts{Name: "fabricmap_placer_tree_inconsistent_reads_total",
-			Help: "Passes that read an inconsistent topology tree (a HyperNode member of two others, a node in two domains, ...), with or without a consistent tree to fall back on."}),
-	}
-	reg.MustRegister(m.waiting, m.placed, m.preempted, m.refused, m.latency, m.treeStale, m.treeInconsistent)
+	m := &Metrics{}
+	metricTable(m).MustRegister(reg)
 	for _, reason := range []string{refusedPolicy, refusedMaxVictims} {
 		m.refused.WithLabelValues(reason) // both series exist from the start, at 0
 	}
