@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,34 +82,112 @@ func replayAll(t *testing.T, fabric sim.FabricSpec, trace sim.TraceSpec, seeds i
 // targetSeeds is how many seeds the step-time targets are judged on.
 const targetSeeds = 20
 
-// checkTargets reports where fabricmap (rows[0]) misses the step-time targets of the mixed and overloaded
-// traces: the lowest mean job completion time and mean step-time slowdown of all placers, and a mean queueing
-// delay within 2 % of the lowest.
-func checkTargets(t *testing.T, trace string, rows []sim.Metrics) {
+// overloadedTradeoff is why fabricmap's mean job completion time and mean step-time slowdown may trail a
+// peer's on the overloaded trace, an accepted trade-off (issue 22 accepts a target the ladder cannot meet,
+// with the smallest losing case pinned): the loss is history, not a decision. Every placement is tier-optimal
+// and fabricmap starts jobs soonest (the lowest mean wait), which leaves the cluster fuller when the large
+// gangs arrive, so their best possible tier is higher. TestStepTimeTradeoff pins the smallest such case.
+const overloadedTradeoff = "history, not a decision: fabricmap starts jobs soonest (lowest mean wait), so the cluster is fuller when " +
+	"large gangs arrive; smallest case pinned in placement/peers TestStepTimeTradeoff (best fit keeps the fuller spine " +
+	"whole, a later DP 2 x PP 2 gang's PP pair then crosses the root); docs/performance.md"
+
+// tradeoffs are the step-time comparisons, by trace and figure, that fabricmap may lose: accepted trade-offs,
+// each with its pinned reason. Losing one is reported, not failed.
+var tradeoffs = map[[2]string]string{
+	{"overloaded", "mean JCT"}:      overloadedTradeoff,
+	{"overloaded", "mean slowdown"}: overloadedTradeoff,
+}
+
+// peerFigure is one judged figure of the peer table: fabricmap's figure against its bound (a target's, or the
+// best peer's figure), met or not; Tradeoff is the pinned reason when missing it is an accepted trade-off.
+type peerFigure struct {
+	Trace, Name  string
+	Value, Bound float64 // fabricmap's figure, and the most it may be
+	Unit         string
+	Against      string // what the bound is: "the best peer (slurm-tree)", "the gangs placed"
+	Met          bool
+	Tradeoff     string
+}
+
+// String is the figure's line for hack/bench-placement.sh: its status (met, NOT MET, or TRADE-OFF for an
+// accepted trade-off missed), a tab, and what was measured.
+func (f peerFigure) String() string {
+	status := "met"
+	switch {
+	case !f.Met && f.Tradeoff != "":
+		status = "TRADE-OFF"
+	case !f.Met:
+		status = "NOT MET"
+	}
+	line := fmt.Sprintf("%s\t%s: %s %s%s against %s %s", status, f.Trace, f.Name, figure(f.Value), f.Unit, f.Against, figure(f.Bound))
+	if !f.Met && f.Tradeoff != "" {
+		line += " (accepted trade-off: " + f.Tradeoff + ")"
+	}
+	return line
+}
+
+// figure prints a count as it is and a measure to 5 significant digits.
+func figure(v float64) string {
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', 5, 64)
+}
+
+// judgeTargets judges fabricmap (rows[0]) on the step-time targets of a trace: the lowest mean job completion
+// time and mean step-time slowdown of all placers, and a mean queueing delay within 2 % of the lowest. A
+// missed target fails t, unless it is an accepted trade-off (tradeoffs), which is only logged.
+func judgeTargets(t *testing.T, trace string, rows []sim.Metrics) []peerFigure {
 	t.Helper()
 	fm := &rows[0]
-	bestWait := fm.MeanWait()
-	for i := range rows[1:] {
-		p := &rows[i+1]
-		bestWait = min(bestWait, p.MeanWait())
-		if p.MeanJCT() < fm.MeanJCT() {
-			t.Errorf("%s's mean JCT %.2f min beats fabricmap's %.2f", p.Placer, p.MeanJCT()/60, fm.MeanJCT()/60)
+	best := func(f func(m *sim.Metrics) float64) (float64, string) {
+		v, who := f(&rows[1]), rows[1].Placer
+		for i := range rows[2:] {
+			if w := f(&rows[i+2]); w < v {
+				v, who = w, rows[i+2].Placer
+			}
 		}
-		if p.MeanSlowdown() < fm.MeanSlowdown() {
-			t.Errorf("%s's mean step slowdown %.5f beats fabricmap's %.5f", p.Placer, p.MeanSlowdown(), fm.MeanSlowdown())
+		return v, who
+	}
+	var figures []peerFigure
+	for _, c := range []struct {
+		name, unit string
+		of         func(m *sim.Metrics) float64
+		slack      float64 // fabricmap may be this much above the best peer
+	}{
+		{"mean JCT", " min", func(m *sim.Metrics) float64 { return m.MeanJCT() / 60 }, 1},
+		{"mean slowdown", "", func(m *sim.Metrics) float64 { return m.MeanSlowdown() }, 1},
+		{"mean wait", " min", func(m *sim.Metrics) float64 { return m.MeanWait() / 60 }, 1.02},
+	} {
+		b, who := best(c.of)
+		f := peerFigure{Trace: trace, Name: c.name, Value: c.of(fm), Bound: c.slack * b, Unit: c.unit,
+			Against: fmt.Sprintf("the best peer (%s)", peerName(who, trace)), Tradeoff: tradeoffs[[2]string{trace, c.name}]}
+		if c.slack != 1 {
+			f.Against = fmt.Sprintf("%.0f %% above the best peer (%s)", 100*(c.slack-1), peerName(who, trace))
 		}
+		f.Met = f.Value <= f.Bound
+		switch {
+		case !f.Met && f.Tradeoff != "":
+			t.Logf("accepted trade-off: %v", f)
+		case !f.Met:
+			t.Errorf("%v", f)
+		}
+		figures = append(figures, f)
 	}
-	if fm.MeanWait() > 1.02*bestWait {
-		t.Errorf("%s: fabricmap's mean wait %.3f min is more than 2 %% above the best, %.3f", trace, fm.MeanWait()/60, bestWait/60)
-	}
+	return figures
 }
+
+// peerName is a placer's name without the trace's prefix the table rows carry.
+func peerName(placer, trace string) string { return strings.TrimPrefix(placer, trace+": ") }
 
 // TestPeerTable replays the traces through fabricmap and every peer on the generic (oversubscribed) network
 // and prints the placement-quality table and the step-time table (go test -v), and fails unless fabricmap puts
 // every gang at the optimal gang tier, nor (with PEER_SEEDS of 20 or more) unless it meets the step-time
-// targets on the mixed and overloaded traces (checkTargets). A plain `go test` replays a short version of the first trace only;
-// PEER_TABLE=FILE replays them all, PEER_SEEDS times each (seeds from the trace's own; 1 unless set), and also
-// writes the tables to FILE.
+// targets on the mixed and overloaded traces (judgeTargets; the overloaded trace's mean JCT and slowdown are
+// accepted trade-offs, reported and not failed). A plain `go test` replays a short version of the first trace
+// only; PEER_TABLE=FILE replays them all, PEER_SEEDS times each (seeds from the trace's own; 1 unless set), and
+// also writes the tables to FILE; PEER_FIGURES=FILE writes every judged figure there, a line each
+// (peerFigure.String), for hack/bench-placement.sh.
 func TestPeerTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays six placers")
@@ -127,7 +206,7 @@ func TestPeerTable(t *testing.T) {
 		}
 		seeds = n
 	}
-	var quality, times bytes.Buffer
+	var quality, times, figures bytes.Buffer
 	fmt.Fprintf(&times, "network %s (oversubscription %v), %d seed(s) a trace, figures pooled over the seeds\n",
 		sim.Generic.Name, sim.Generic.Oversubscription, seeds)
 	for _, tr := range run {
@@ -135,11 +214,16 @@ func TestPeerTable(t *testing.T) {
 		for i := range rows {
 			rows[i].Placer = tr.name + ": " + rows[i].Placer
 		}
-		if rows[0].AtOptimal != rows[0].Placed {
-			t.Errorf("%s: fabricmap placed %d of %d gangs at the optimal tier", tr.name, rows[0].AtOptimal, rows[0].Placed)
+		optimal := peerFigure{Trace: tr.name, Name: "gangs at the optimal tier", Value: float64(rows[0].AtOptimal),
+			Bound: float64(rows[0].Placed), Unit: " gangs", Against: "the gangs placed", Met: rows[0].AtOptimal == rows[0].Placed}
+		if !optimal.Met {
+			t.Errorf("%v", optimal)
 		}
+		fmt.Fprintln(&figures, optimal)
 		if seeds >= targetSeeds && tr.name != "large gangs" {
-			checkTargets(t, tr.name, rows)
+			for _, f := range judgeTargets(t, tr.name, rows) {
+				fmt.Fprintln(&figures, f)
+			}
 		}
 		if err := sim.WriteTable(&quality, rows); err != nil {
 			t.Fatal(err)
@@ -154,6 +238,11 @@ func TestPeerTable(t *testing.T) {
 	fmt.Print(out)
 	if path != "" {
 		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if path := os.Getenv("PEER_FIGURES"); path != "" {
+		if err := os.WriteFile(path, figures.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
