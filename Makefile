@@ -8,7 +8,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 GO_TEST_FLAGS ?= -count=1
 FUZZTIME ?= 5000x
 
-.PHONY: all tools build generate verify-generated docs verify-docs vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo demo-tools bench bench-scale clean help image release
+.PHONY: all tools build generate verify-generated docs verify-docs vet test unit e2e e2e-install node-tools kubelet-prereqs fuzz demo demo-cold demo-tools bench bench-scale clean help image release
 
 all: build
 
@@ -85,6 +85,9 @@ test: tools chromium kubelet-prereqs verify-generated verify-docs vet ## unit an
 
 demo: demo-tools build ## start a local control plane, run the agent for simulated nodes and the aggregator, print the HyperNode tree
 	$(BIN)/fabricmap-demo
+
+demo-cold: ## measure a new user's first make demo: a clean clone, an empty Go build cache (DEMO_COLD_ARGS=--empty-modcache: an empty module cache too), each step's time
+	@hack/demo-cold.sh $(DEMO_COLD_ARGS)
 
 demo-tools: ## what make demo runs and nothing more: etcd and kube-apiserver (cached; make test builds the rest)
 	@hack/install-tools.sh etcd kube-apiserver
