@@ -43,9 +43,9 @@ func get(url string) string {
 	return string(body)
 }
 
-// testBinary runs the placer as its binary does (placer/app.Main: the flags' defaults, leader election,
+// testBinary runs the placer as its binary does (placerapp.Main: the flags' defaults, leader election,
 // /healthz, /readyz, /metrics) and checks that it places a gang and counts it. The flags themselves are
-// placer/app's tests.
+// placer/placerapp's tests.
 func testBinary(t *testing.T) {
 	b := newBed(t)
 	b.twoNodeLeaf("bin")

@@ -34,7 +34,7 @@ import (
 	"github.com/fabricmap/fabricmap/internal/kube"
 )
 
-// Config is the placer's settings, which its flags set (placer/app).
+// Config is the placer's settings, which its flags set (placer/placerapp).
 type Config struct {
 	// LeaderElection makes only one replica act at a time; the Lease is LeaderElectionNamespace/ID.
 	LeaderElection          bool

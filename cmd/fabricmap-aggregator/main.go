@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/fabricmap/fabricmap/aggregator/app"
+	"github.com/fabricmap/fabricmap/aggregator/aggregatorapp"
 	"github.com/fabricmap/fabricmap/internal/program"
 )
 
-func main() { program.Exec("fabricmap-aggregator", program.Process{}, app.Main) }
+func main() { program.Exec("fabricmap-aggregator", program.Process{}, aggregatorapp.Main) }

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/fabricmap/fabricmap/internal/program"
-	placer "github.com/fabricmap/fabricmap/placer/app"
+	"github.com/fabricmap/fabricmap/placer/placerapp"
 )
 
-func main() { program.Exec("fabricmap-placer", program.Process{}, placer.Main) }
+func main() { program.Exec("fabricmap-placer", program.Process{}, placerapp.Main) }

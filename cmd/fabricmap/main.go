@@ -13,17 +13,17 @@ import (
 	"os"
 	"path/filepath"
 
-	aggregator "github.com/fabricmap/fabricmap/aggregator/app"
+	"github.com/fabricmap/fabricmap/aggregator/aggregatorapp"
 	"github.com/fabricmap/fabricmap/ctl"
 	"github.com/fabricmap/fabricmap/internal/program"
-	placer "github.com/fabricmap/fabricmap/placer/app"
+	"github.com/fabricmap/fabricmap/placer/placerapp"
 )
 
 // programs are the other programs this binary runs, by the name it is started as; the standalone commands
 // cmd/fabricmap-aggregator and cmd/fabricmap-placer run the same functions.
 var programs = map[string]func(context.Context, []string) error{
-	"fabricmap-aggregator": aggregator.Main,
-	"fabricmap-placer":     placer.Main,
+	"fabricmap-aggregator": aggregatorapp.Main,
+	"fabricmap-placer":     placerapp.Main,
 }
 
 func main() {

@@ -28,10 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/agent"
-	aggregatorapp "github.com/fabricmap/fabricmap/aggregator/app"
+	"github.com/fabricmap/fabricmap/aggregator/aggregatorapp"
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
-	placerapp "github.com/fabricmap/fabricmap/placer/app"
+	"github.com/fabricmap/fabricmap/placer/placerapp"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 

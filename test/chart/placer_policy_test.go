@@ -23,7 +23,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/placer"
-	placerapp "github.com/fabricmap/fabricmap/placer/app"
+	"github.com/fabricmap/fabricmap/placer/placerapp"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 

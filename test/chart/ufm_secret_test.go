@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
-	"github.com/fabricmap/fabricmap/aggregator/app"
+	"github.com/fabricmap/fabricmap/aggregator/aggregatorapp"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
@@ -225,7 +225,7 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 		t.Fatalf("the Deployment does not point the aggregator at the mounted password: %v", container.Args)
 	}
 	done := make(chan error, 1)
-	go func() { done <- app.Main(ctx, args) }()
+	go func() { done <- aggregatorapp.Main(ctx, args) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

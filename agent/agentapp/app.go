@@ -1,6 +1,6 @@
-// Package app wires the agent binary: flags, logging, the Kubernetes client, the probes, and the health and
+// Package agentapp wires the agent binary: flags, logging, the Kubernetes client, the probes, and the health and
 // metrics server.
-package app
+package agentapp
 
 import (
 	"context"

@@ -1,5 +1,5 @@
-// Package app wires the aggregator binary: flags, logging, the Kubernetes client and the controller manager.
-package app
+// Package aggregatorapp wires the aggregator binary: flags, logging, the Kubernetes client and the controller manager.
+package aggregatorapp
 
 import (
 	"context"

@@ -1,6 +1,6 @@
-// Package app wires the placer binary (fabricmap-placer): flags, settings check, logging, the Kubernetes
+// Package placerapp wires the placer binary (fabricmap-placer): flags, settings check, logging, the Kubernetes
 // client and the controller manager of package placer.
-package app
+package placerapp
 
 import (
 	"context"
