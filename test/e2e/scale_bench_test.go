@@ -17,13 +17,16 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/memlimit"
 	"github.com/fabricmap/fabricmap/internal/testsupport/proctest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/pipeline"
@@ -217,6 +220,9 @@ func convergeBench(b *testing.B, hosts int) {
 		"--heartbeat-namespace", metav1.NamespaceDefault,
 		"--ufm-url", srv.URL, "--ufm-username-file", filepath.Join(dir, "user"), "--ufm-password-file", filepath.Join(dir, "pass"),
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", metricsPort), "--health-addr=0", "--web-addr=0", "--log-level=warn", "--log-format=text")
+	// The Go soft memory limit the chart's default memory limit gives the aggregator (memlimit.Set in its
+	// container): the bench measures the aggregator as the chart runs it.
+	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(chartAggregatorSoftLimit(b), 10))
 	p := &process{name: "aggregator", cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p, p
 	start := time.Now()
@@ -479,4 +485,31 @@ func peakRSSMiB(b *testing.B, pid int) float64 {
 		b.Fatal(err)
 	}
 	return kb / 1024
+}
+
+// chartAggregatorSoftLimit is the Go soft memory limit, in bytes, that the chart's default memory limit of the
+// aggregator (aggregator.resources.limits.memory in values.yaml) gives it: memlimit.Ratio of it.
+func chartAggregatorSoftLimit(b *testing.B) int64 {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "charts", "fabricmap", "values.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var values struct {
+		Aggregator struct {
+			Resources struct {
+				Limits struct {
+					Memory string `json:"memory"`
+				} `json:"limits"`
+			} `json:"resources"`
+		} `json:"aggregator"`
+	}
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		b.Fatalf("the chart's values: %v", err)
+	}
+	q, err := resource.ParseQuantity(values.Aggregator.Resources.Limits.Memory)
+	if err != nil {
+		b.Fatalf("the chart's aggregator.resources.limits.memory %q: %v", values.Aggregator.Resources.Limits.Memory, err)
+	}
+	return int64(float64(q.Value()) * memlimit.Ratio)
 }
