@@ -44,6 +44,9 @@ type ManagerConfig struct {
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz ("0" turns it off).
 	HealthAddr string
+	// PprofAddr serves Go's profiles under /debug/pprof/ ("" or "0" turns it off): for measuring a large
+	// cluster's aggregator, not for everyday use.
+	PprofAddr string
 	// Snapshot, when set, receives every tree the reconciler builds (the web page reads it).
 	Snapshot *TreeSnapshot
 	// HeartbeatNamespace holds the agents' heartbeat Leases, watched when Config.ReportExpiry is set.
@@ -77,6 +80,7 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.HealthAddr,
+		PprofBindAddress:              opts.PprofAddr,
 		Cache:                         cache.Options{ByObject: byObject, DefaultTransform: trimForCache},
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,14 +137,16 @@ func annotationDiffers(node *metav1.PartialObjectMetadata, key, want string) boo
 	return has && ownedAnnotations(node.ManagedFields)[key]
 }
 
-// ownedLabels returns the label keys that LabelFieldManager applied, from the object's managed fields.
+// ownedLabels returns the label keys that LabelFieldManager applied, from the object's managed fields. The map
+// is shared (ownedKeys): read it, never change it.
 func ownedLabels(fields []metav1.ManagedFieldsEntry) map[string]bool {
-	return ownedMetadata(fields, wellknown.LabelFieldManager, func(m ownedSet) map[string]json.RawMessage { return m.Labels })
+	return ownedKeys(fields, wellknown.LabelFieldManager).labels
 }
 
-// ownedAnnotations returns the annotation keys that LabelFieldManager applied, from the object's managed fields.
+// ownedAnnotations returns the annotation keys that LabelFieldManager applied, from the object's managed
+// fields; shared as ownedLabels' is.
 func ownedAnnotations(fields []metav1.ManagedFieldsEntry) map[string]bool {
-	return ownedMetadata(fields, wellknown.LabelFieldManager, func(m ownedSet) map[string]json.RawMessage { return m.Annotations })
+	return ownedKeys(fields, wellknown.LabelFieldManager).annotations
 }
 
 // ownedSet is the metadata part of a managed-fields entry.
@@ -152,24 +155,81 @@ type ownedSet struct {
 	Annotations map[string]json.RawMessage `json:"f:annotations"`
 }
 
-// ownedMetadata returns the keys of the part of metadata that pick selects that manager applied.
-func ownedMetadata(fields []metav1.ManagedFieldsEntry, manager string, pick func(ownedSet) map[string]json.RawMessage) map[string]bool {
-	owned := map[string]bool{}
+// owned is the metadata keys one manager applied.
+type owned struct{ labels, annotations map[string]bool }
+
+// ownedMemo keeps the parse of each distinct managed-fields entry. An entry names keys, not values, so the
+// nodes fabricmap labels alike share a handful of entries: a pass over 50,000 nodes parses a few of them, not
+// 50,000 JSON documents several times over. It is emptied when it reaches ownedMemoMax.
+var ownedMemo = struct {
+	sync.Mutex
+	m map[string]owned
+}{m: map[string]owned{}}
+
+const ownedMemoMax = 4096
+
+// ownedKeys returns the label and annotation keys that manager applied, from the object's managed fields.
+func ownedKeys(fields []metav1.ManagedFieldsEntry, manager string) owned {
+	var out owned
+	n := 0
 	for _, f := range fields {
 		if f.Manager != manager || f.Operation != metav1.ManagedFieldsOperationApply || f.FieldsV1 == nil {
 			continue
 		}
-		var set struct {
-			Metadata ownedSet `json:"f:metadata"`
+		o := parseOwned(f.FieldsV1.Raw)
+		if n == 0 {
+			out = o
+		} else { // more than one apply entry of the manager (another subresource): their union, in new maps
+			out = owned{labels: union(out.labels, o.labels), annotations: union(out.annotations, o.annotations)}
 		}
-		if json.Unmarshal(f.FieldsV1.Raw, &set) != nil {
-			continue
-		}
-		for k := range pick(set.Metadata) {
+		n++
+	}
+	if n == 0 {
+		return owned{labels: map[string]bool{}, annotations: map[string]bool{}}
+	}
+	return out
+}
+
+// parseOwned parses one managed-fields entry, once per distinct entry (ownedMemo).
+func parseOwned(raw []byte) owned {
+	ownedMemo.Lock()
+	o, ok := ownedMemo.m[string(raw)]
+	ownedMemo.Unlock()
+	if ok {
+		return o
+	}
+	o = owned{labels: map[string]bool{}, annotations: map[string]bool{}}
+	var set struct {
+		Metadata ownedSet `json:"f:metadata"`
+	}
+	if json.Unmarshal(raw, &set) == nil {
+		for k := range set.Metadata.Labels {
 			if key, ok := strings.CutPrefix(k, "f:"); ok {
-				owned[key] = true
+				o.labels[key] = true
+			}
+		}
+		for k := range set.Metadata.Annotations {
+			if key, ok := strings.CutPrefix(k, "f:"); ok {
+				o.annotations[key] = true
 			}
 		}
 	}
-	return owned
+	ownedMemo.Lock()
+	if len(ownedMemo.m) >= ownedMemoMax {
+		ownedMemo.m = map[string]owned{}
+	}
+	ownedMemo.m[string(raw)] = o
+	ownedMemo.Unlock()
+	return o
+}
+
+func union(a, b map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }

@@ -1,7 +1,6 @@
 package aggregator
 
 import (
-	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -216,8 +215,8 @@ func keptHyperNode(cur *topologyv1alpha1.HyperNode, members []topologyv1alpha1.M
 		Spec:       topologyv1alpha1.HyperNodeSpec{Tier: cur.Spec.Tier, TierName: cur.Spec.TierName, Members: members},
 		Status:     cur.Status,
 	}
-	hn.Labels = ownedOf(cur.Labels, cur.ManagedFields, func(m ownedSet) map[string]json.RawMessage { return m.Labels })
-	hn.Annotations = ownedOf(cur.Annotations, cur.ManagedFields, func(m ownedSet) map[string]json.RawMessage { return m.Annotations })
+	hn.Labels = ownedOf(cur.Labels, cur.ManagedFields, func(o owned) map[string]bool { return o.labels })
+	hn.Annotations = ownedOf(cur.Annotations, cur.ManagedFields, func(o owned) map[string]bool { return o.annotations })
 	hn.Labels[wellknown.ManagedByLabel] = wellknown.ManagedByValue
 	counted, nodes := true, 0 // counted: every member is a node by name
 	for _, m := range members {
@@ -235,12 +234,12 @@ func keptHyperNode(cur *topologyv1alpha1.HyperNode, members []topologyv1alpha1.M
 
 // ownedOf returns the entries of have (labels or annotations, as pick selects) that FieldManager applied;
 // every entry when fields hold no record of FieldManager at all. Never nil.
-func ownedOf(have map[string]string, fields []metav1.ManagedFieldsEntry, pick func(ownedSet) map[string]json.RawMessage) map[string]string {
+func ownedOf(have map[string]string, fields []metav1.ManagedFieldsEntry, pick func(owned) map[string]bool) map[string]string {
 	recorded := slices.ContainsFunc(fields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == wellknown.AggregatorFieldManager })
-	owned := ownedMetadata(fields, wellknown.AggregatorFieldManager, pick)
+	mine := pick(ownedKeys(fields, wellknown.AggregatorFieldManager))
 	out := map[string]string{}
 	for k, v := range have {
-		if !recorded || owned[k] {
+		if !recorded || mine[k] {
 			out[k] = v
 		}
 	}

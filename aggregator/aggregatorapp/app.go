@@ -64,6 +64,7 @@ func (o *options) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&mc.LeaderElectionID, "leader-election-id", "fabricmap-aggregator", "name of the leader-election Lease")
 	fs.StringVar(&mc.MetricsAddr, "metrics-addr", ":8080", "address serving /metrics (0 turns it off)")
 	fs.StringVar(&mc.HealthAddr, "health-addr", ":8081", "address serving /healthz and /readyz (0 turns it off)")
+	fs.StringVar(&mc.PprofAddr, "pprof-addr", "0", "address serving Go's profiles under /debug/pprof/, e.g. 127.0.0.1:6060 (0 turns it off; for measuring, not everyday use)")
 	fs.StringVar(&o.webAddr, "web-addr", ":8082", "address serving a read-only web page of the live tree (0 or empty turns it off)")
 	fs.StringVar(&conf.RootName, "root-name", "fabric", "name of the top domain of the tree")
 	fs.BoolVar(&conf.AcceleratorDomains, "accelerator-domains", false, "make NVLink domains the lowest tier (tier 1, tierName accelerator) below the leaves")

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -214,12 +216,24 @@ func convergeBench(b *testing.B, hosts int) {
 	if err := env.Kubeconfig(kc); err != nil {
 		b.Fatal(err)
 	}
-	metricsPort := freePort(b)
+	metricsPort, pprofPort := freePort(b), freePort(b)
+	// FABRICMAP_BENCH_PROFILE=DIR keeps the aggregator's heap profile once converged (heap-cold.pb.gz) and its
+	// CPU profile while 1 % of the nodes move (cpu-1pct.pb.gz), for `go tool pprof -top`.
+	profileDir := os.Getenv("FABRICMAP_BENCH_PROFILE")
+	profile := func(path, file string) {
+		if profileDir == "" {
+			return
+		}
+		if err := fetchTo(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/%s", pprofPort, path), filepath.Join(profileDir, file)); err != nil {
+			b.Logf("profile %s: %v", file, err)
+		}
+	}
 	agg := &aggregatorProc{metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)}
 	cmd := exec.Command(bin("fabricmap-aggregator"), "--kubeconfig", kc, "--leader-elect=false", "--accelerator-domains",
 		"--heartbeat-namespace", metav1.NamespaceDefault,
 		"--ufm-url", srv.URL, "--ufm-username-file", filepath.Join(dir, "user"), "--ufm-password-file", filepath.Join(dir, "pass"),
-		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", metricsPort), "--health-addr=0", "--web-addr=0", "--log-level=warn", "--log-format=text")
+		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", metricsPort), "--health-addr=0", "--web-addr=0", "--log-level=warn", "--log-format=text",
+		fmt.Sprintf("--pprof-addr=127.0.0.1:%d", pprofPort))
 	// The Go soft memory limit the chart's default memory limit gives the aggregator (memlimit.Set in its
 	// container): the bench measures the aggregator as the chart runs it.
 	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(chartAggregatorSoftLimit(b), 10))
@@ -269,6 +283,7 @@ func convergeBench(b *testing.B, hosts int) {
 	time.Sleep(time.Second)
 	cold := writes()
 	extra := (cold["apply"] - float64(want)) + (cold["status"] - float64(want)) + (cold["node-labels"] - float64(hosts)) + cold["delete"]
+	profile("heap?gc=1", "heap-cold.pb.gz")
 
 	// The quiet 10 s are not silent: every agent renews its heartbeat Lease, at the default 2 min a renewal
 	// each 12 ms for 10,016 nodes. They must cost the aggregator no write and no rebuild of the tree.
@@ -284,6 +299,10 @@ func convergeBench(b *testing.B, hosts int) {
 
 	// 1 %: one host in every third unit moves to the next unit's leaves.
 	moved := max(1, hosts/100)
+	cpuDone := make(chan struct{})
+	go func() { defer close(cpuDone); profile("profile?seconds=20", "cpu-1pct.pb.gz") }()
+	passesBefore := reconciles()
+	passSecondsBefore, _ := metric(agg.metricsURL, "fabricmap_aggregator_reconcile_duration_seconds_sum")
 	parallel(b, moved, func(i int) error {
 		h := i*loadHostsPerSU*3 + 5
 		var r v1alpha1.NodeFabricReport
@@ -296,6 +315,11 @@ func convergeBench(b *testing.B, hosts int) {
 	changeTime, changed := waitFor("convergence after 1 % moved", limit, func(w map[string]float64) bool {
 		return w["node-labels"]-quiet["node-labels"] >= float64(moved)
 	})
+	passSeconds, _ := metric(agg.metricsURL, "fabricmap_aggregator_reconcile_duration_seconds_sum")
+	b.Logf("1 %% moved: %.0f rebuilds of the tree, %.1f s in them", reconciles()-passesBefore, passSeconds-passSecondsBefore)
+	if profileDir != "" {
+		<-cpuDone
+	}
 	rss := peakRSSMiB(b, cmd.Process.Pid)
 	apiRSS, etcdRSS := controlPlanePeakRSSMiB(b)
 
@@ -512,4 +536,21 @@ func chartAggregatorSoftLimit(b *testing.B) int64 {
 		b.Fatalf("the chart's aggregator.resources.limits.memory %q: %v", values.Aggregator.Resources.Limits.Memory, err)
 	}
 	return int64(float64(q.Value()) * memlimit.Ratio)
+}
+
+// fetchTo saves what url answers into file.
+func fetchTo(url, file string) error {
+	resp, err := http.Get(url) //nolint:gosec // the bench's own aggregator on 127.0.0.1
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close() //nolint:errcheck // read to the end below
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, data, 0o644)
 }
