@@ -51,7 +51,7 @@ func newTopology() *cobra.Command {
 			"The sources' settings are the aggregator's flags (--capture-file, --ufm-url, --ufm-*-file, --label-source-keys);\n" +
 			"--from-ibnetdiscover, --from-ufm and --from-labels are the same as the first three.\n" +
 			"The sources are merged and the tree is built by the aggregator's own code (pipeline.Infer): --source-priority\n" +
-			"orders them as there (default reports,ufm,ibnetdiscover,labels), each source joining by its own merge rule.\n" +
+			"orders them as there (default " + strings.Join(pipeline.DefaultSourcePriority, ",") + "), each source joining by its own merge rule.\n" +
 			"A source given that yields nothing usable ends the command with an error naming it; reports without\n" +
 			"neighbours are usable when their RDMA devices' GUIDs name hosts of the capture or UFM, or when they give\n" +
 			"the NVLink domain of a node another source places, as in the aggregator.\n" +
