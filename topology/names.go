@@ -204,6 +204,17 @@ func switchPairs(t, prev *Tree, reserved map[string]bool) ([]namePair, []Replace
 			prevIDs[p.Name] = identityOf(prev, p)
 		}
 	}
+	// A pair shares a switch or a node, or it is never kept: the candidates of a domain come from indexes of
+	// prev's domains by switch and by node, not from every previous domain (quadratic in a large fabric).
+	bySwitch, byNode := map[string][]string{}, map[string][]string{}
+	for name, pid := range prevIDs {
+		for _, s := range pid.switches {
+			bySwitch[s] = append(bySwitch[s], name)
+		}
+		for _, n := range pid.nodes {
+			byNode[n] = append(byNode[n], name)
+		}
+	}
 	var pairs []namePair
 	var replaced []ReplacedName
 	for _, d := range t.Domains {
@@ -211,7 +222,19 @@ func switchPairs(t, prev *Tree, reserved map[string]bool) ([]namePair, []Replace
 			continue
 		}
 		id := identityOf(t, d)
-		for name, pid := range prevIDs {
+		candidates := map[string]bool{}
+		for _, s := range id.switches {
+			for _, name := range bySwitch[s] {
+				candidates[name] = true
+			}
+		}
+		for _, n := range id.nodes {
+			for _, name := range byNode[n] {
+				candidates[name] = true
+			}
+		}
+		for name := range candidates {
+			pid := prevIDs[name]
 			sw, nodes := overlap(id.switches, pid.switches), overlap(id.nodes, pid.nodes)
 			keep := sw > 0 && 2*sw >= max(len(id.switches), len(pid.switches))
 			if len(id.switches) == 0 || len(pid.switches) == 0 {

@@ -105,3 +105,27 @@ func processCPU(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkKeepNames10k is the aggregator's naming step on every rebuild at 10,016 hosts: the new tree keeps
+// the names of the tree before (topology.KeepNames), here with one host moved to another unit.
+func BenchmarkKeepNames10k(b *testing.B) {
+	reports, edges := scaleFabric()
+	build := func() *topology.Tree {
+		in := topology.Input{SwitchLinks: edges, Nodes: make([]topology.NodeEvidence, 0, len(reports))}
+		for i := range reports {
+			in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(&reports[i]))
+		}
+		t, _ := topology.Build(in, topology.BuildOptions{})
+		return t
+	}
+	prev := build()
+	moved := reports[5].Spec.Neighbors
+	reports[5].Spec.Neighbors = reports[scaleHostsPerSU+5].Spec.Neighbors
+	for b.Loop() {
+		b.StopTimer()
+		t := build()
+		b.StartTimer()
+		topology.KeepNames(t, prev)
+	}
+	reports[5].Spec.Neighbors = moved
+}
