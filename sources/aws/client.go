@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +26,7 @@ const maxPages = MaxInstanceIDs + 1
 // default credential chain (web identity as IRSA sets it, EKS Pod Identity, environment, shared files, the
 // instance role), or o.Credentials in its place, and the standard retryer bounded by o's attempts and backoff.
 func loadConfig(ctx context.Context, o Options) (awssdk.Config, error) {
-	attempts, backoff := cmp.Or(o.MaxAttempts, DefaultMaxAttempts), cmp.Or(o.MaxBackoff, DefaultMaxBackoff)
+	attempts, backoff := o.Attempts(), o.Backoff()
 	opts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() awssdk.Retryer {
 			return retry.NewStandard(func(so *retry.StandardOptions) {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/fabricmap/fabricmap/sources/aws/awstest"
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
 )
@@ -41,7 +42,7 @@ func list(ns []nodes.Node) nodes.Lister {
 func newSource(t *testing.T, url string, ns []nodes.Node, mod func(*Options)) (*Source, *bytes.Buffer) {
 	t.Helper()
 	isolate(t)
-	o := Options{Enabled: true, Endpoint: url, MaxBackoff: 5 * time.Millisecond,
+	o := Options{Enabled: true, Endpoint: url, Retry: cloudsource.Retry{MaxBackoff: 5 * time.Millisecond},
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDSTANDIN", "stand-in-secret", "")}
 	if mod != nil {
 		mod(&o)

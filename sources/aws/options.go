@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/pflag"
@@ -18,19 +17,6 @@ import (
 // Name is the source's name in --source-priority, logs, metrics and Events.
 const Name = "aws"
 
-// Defaults of the polling flags and of the SDK's retries of one call.
-const (
-	// DefaultInterval is the default of --aws-interval.
-	DefaultInterval = 10 * time.Minute
-	// DefaultPollTimeout is the default of --aws-poll-timeout: the bound on one poll, every call and retry.
-	DefaultPollTimeout = 2 * time.Minute
-	// DefaultMaxAttempts is how many times one DescribeInstanceTopology call is tried (the first and the
-	// retries) when it is throttled or fails in a way the SDK's standard retryer retries.
-	DefaultMaxAttempts = 5
-	// DefaultMaxBackoff is the longest wait between two attempts of one call.
-	DefaultMaxBackoff = 20 * time.Second
-)
-
 // Options are the AWS source's settings: --from-aws and the flags beside it, the same in the aggregator and
 // `fabricmap topology`. Credentials come from the AWS SDK's default credential chain unless Credentials is set.
 type Options struct {
@@ -41,13 +27,10 @@ type Options struct {
 	// Endpoint is EC2's endpoint as the SDK's BaseEndpoint takes it (--aws-endpoint); empty: the SDK's own
 	// (which honours AWS_ENDPOINT_URL_EC2 and AWS_ENDPOINT_URL).
 	Endpoint string
-	// Interval is the time between two polls and PollTimeout the bound on one (the aggregator's polling;
-	// zero PollTimeout: the poller's default).
-	Interval, PollTimeout time.Duration
-	// MaxAttempts and MaxBackoff bound the SDK's retries of one call (zero: DefaultMaxAttempts,
-	// DefaultMaxBackoff). They have no flags.
-	MaxAttempts int
-	MaxBackoff  time.Duration
+	// Poll is the aggregator's polling: --aws-interval and --aws-poll-timeout (AddPollFlags).
+	cloudsource.Poll
+	// Retry bounds the SDK's retries of one DescribeInstanceTopology call (the standard retryer's).
+	cloudsource.Retry
 	// Credentials, when set, replaces the SDK's default credential chain (tests and the demo give static
 	// credentials); nil in production.
 	Credentials awssdk.CredentialsProvider
@@ -62,16 +45,17 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // AddPollFlags registers how often and how long the aggregator polls EC2: --aws-interval and --aws-poll-timeout.
 func (o *Options) AddPollFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.Interval, "aws-interval", DefaultInterval, "time between two reads of the instance topology from EC2")
-	fs.DurationVar(&o.PollTimeout, "aws-poll-timeout", DefaultPollTimeout, "bound on one read of the instance topology from EC2: every call, page and retry")
+	o.Poll.AddFlags(fs, Name, "time between two reads of the instance topology from EC2",
+		"bound on one read of the instance topology from EC2: every call, page and retry")
 }
 
 // Given reports whether the flags configure the source (--from-aws).
 func (o *Options) Given() bool { return o.Enabled }
 
 // Source returns the AWS source listing Nodes with list (which may be set later with UseNodes), or nil, nil
-// when --from-aws is not given. It refuses a malformed region or endpoint and negative durations, and loads
-// the SDK's shared configuration (environment, ~/.aws files; nothing is asked of the network here).
+// when --from-aws is not given. It refuses a malformed region or endpoint and bad poll or retry bounds
+// (cloudsource.Poll.Validate, Retry.Validate), and loads the SDK's shared configuration (environment, ~/.aws
+// files; nothing is asked of the network here).
 func (o *Options) Source(log *slog.Logger, list nodes.Lister) (*Source, error) {
 	if !o.Given() {
 		return nil, nil
@@ -101,11 +85,6 @@ func (o *Options) validate() error {
 			errs = append(errs, fmt.Errorf("--aws-endpoint %q: want an absolute http(s) URL, like https://ec2.us-east-1.amazonaws.com", o.Endpoint))
 		}
 	}
-	if o.Interval < 0 || o.PollTimeout < 0 {
-		errs = append(errs, fmt.Errorf("--aws-interval (%v) and --aws-poll-timeout (%v) must not be negative", o.Interval, o.PollTimeout))
-	}
-	if o.MaxAttempts < 0 || o.MaxBackoff < 0 {
-		errs = append(errs, fmt.Errorf("retries: max attempts (%d) and max backoff (%v) must not be negative", o.MaxAttempts, o.MaxBackoff))
-	}
+	errs = append(errs, o.Poll.Validate(Name), o.Retry.Validate())
 	return errors.Join(errs...)
 }

@@ -19,9 +19,9 @@ func TestFlags(t *testing.T) {
 		args []string
 		want Options
 	}{
-		{args: nil, want: Options{Interval: DefaultInterval, PollTimeout: DefaultPollTimeout}},
+		{args: nil, want: Options{Poll: cloudsource.Poll{Interval: cloudsource.DefaultInterval, PollTimeout: cloudsource.DefaultPollTimeout}}},
 		{args: []string{"--from-aws", "--aws-region=eu-north-1", "--aws-endpoint=http://127.0.0.1:4566", "--aws-interval=30m", "--aws-poll-timeout=1m"},
-			want: Options{Enabled: true, Region: "eu-north-1", Endpoint: "http://127.0.0.1:4566", Interval: 30 * time.Minute, PollTimeout: time.Minute}},
+			want: Options{Enabled: true, Region: "eu-north-1", Endpoint: "http://127.0.0.1:4566", Poll: cloudsource.Poll{Interval: 30 * time.Minute, PollTimeout: time.Minute}}},
 	}
 	for _, tc := range tests {
 		var o Options
@@ -31,7 +31,7 @@ func TestFlags(t *testing.T) {
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(tc.want, o); diff != "" {
+		if diff := cmp.Diff(tc.want, o, cmpopts.IgnoreUnexported(cloudsource.Poll{})); diff != "" {
 			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
 		}
 		if o.Given() != tc.want.Enabled {
@@ -49,12 +49,12 @@ func TestOptionsSource(t *testing.T) {
 		none bool   // no source at all
 	}{
 		{name: "not given", o: Options{Region: "us-east-1"}, none: true},
-		{name: "the defaults", o: Options{Enabled: true, PollTimeout: DefaultPollTimeout}},
+		{name: "the defaults", o: Options{Enabled: true, Poll: cloudsource.Poll{PollTimeout: cloudsource.DefaultPollTimeout}}},
 		{name: "a region and an endpoint", o: Options{Enabled: true, Region: "us-gov-west-1", Endpoint: "https://ec2.us-gov-west-1.amazonaws.com"}},
 		{name: "a bad region", o: Options{Enabled: true, Region: "US East"}, err: `--aws-region "US East" is not a region name`},
 		{name: "a zone for a region", o: Options{Enabled: true, Region: "us-east-1a"}, err: `--aws-region "us-east-1a"`},
 		{name: "an endpoint without scheme", o: Options{Enabled: true, Endpoint: "ec2.us-east-1.amazonaws.com"}, err: "--aws-endpoint \"ec2.us-east-1.amazonaws.com\": want an absolute http(s) URL"},
-		{name: "a negative timeout", o: Options{Enabled: true, PollTimeout: -time.Second}, err: "must not be negative"},
+		{name: "a negative timeout", o: Options{Enabled: true, Poll: cloudsource.Poll{PollTimeout: -time.Second}}, err: "--aws-poll-timeout (-1s) must be positive"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,14 +6,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
 // RegionLabel is the well-known Node label that names the Node's region, as the cloud provider sets it.
 const RegionLabel = "topology.kubernetes.io/region"
 
-// providerPrefix starts every AWS providerID: "aws:///<zone>/<instance-id>" (the zone may be empty).
-const providerPrefix = "aws://"
+// providerScheme is the scheme of every AWS providerID: "aws:///<zone>/<instance-id>" (the zone may be empty).
+const providerScheme = "aws"
 
 var (
 	// instancePattern is an EC2 instance ID: "i-" and 8 or 17 hexadecimal digits.
@@ -38,30 +39,22 @@ type byProvider struct {
 	// instances are the Nodes on EC2 instances, by name.
 	instances []instanceNode
 	// notInstances are AWS Nodes whose providerID names no EC2 instance (Fargate, a malformed ID): "name
-	// (providerID)".
+	// (providerID … names no EC2 instance)".
 	notInstances []string
 	// others are the Nodes of another provider or with no providerID: "name (scheme)".
 	others []string
 }
 
-// sortNodes sorts the Nodes by their providerID, each list by node name.
+// sortNodes sorts the Nodes by their providerID (cloudsource.SortNodes), each list by node name.
 func sortNodes(all []nodes.Node) byProvider {
-	all = slices.SortedFunc(slices.Values(all), func(a, b nodes.Node) int { return strings.Compare(a.Name, b.Name) })
-	var s byProvider
-	for _, n := range all {
-		rest, isAWS := strings.CutPrefix(n.ProviderID, providerPrefix)
-		if !isAWS {
-			s.others = append(s.others, fmt.Sprintf("%s (%s)", n.Name, scheme(n.ProviderID)))
-			continue
-		}
+	s := cloudsource.SortNodes(all, providerScheme, func(n nodes.Node, rest string) (instanceNode, error) {
 		zone, instance, ok := parsePath(rest)
 		if !ok {
-			s.notInstances = append(s.notInstances, fmt.Sprintf("%s (providerID %s names no EC2 instance)", n.Name, n.ProviderID))
-			continue
+			return instanceNode{}, fmt.Errorf("providerID %s names no EC2 instance", n.ProviderID)
 		}
-		s.instances = append(s.instances, instanceNode{node: n, zone: zone, instance: instance})
-	}
-	return s
+		return instanceNode{node: n, zone: zone, instance: instance}, nil
+	})
+	return byProvider{instances: s.Ours, notInstances: s.MalformedNames(), others: s.OtherNames()}
 }
 
 // instanceIDs returns the instances of ns, sorted, each once.
@@ -82,17 +75,6 @@ func parsePath(rest string) (zone, instance string, ok bool) {
 		return "", "", false
 	}
 	return parts[0], parts[1], true
-}
-
-// scheme names a providerID's provider for the logs: the part before "://", or "no providerID".
-func scheme(providerID string) string {
-	if providerID == "" {
-		return "no providerID"
-	}
-	if s, _, ok := strings.Cut(providerID, "://"); ok {
-		return s
-	}
-	return "providerID " + providerID
 }
 
 // nodesRegion tells the one region of the Nodes: each Node's topology.kubernetes.io/region label, or else

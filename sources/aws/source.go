@@ -20,9 +20,6 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// firstNames is how many names a log line lists.
-const firstNames = 20
-
 // Source is EC2's instance topology as a polled source. Options.Source makes one.
 type Source struct {
 	cloudsource.Base
@@ -60,7 +57,7 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	ns := sortNodes(all)
 	if len(ns.instances) == 0 {
 		return topology.Input{}, fmt.Errorf("AWS source: %w: none of the %d Nodes runs on an EC2 instance (spec.providerID aws:///<zone>/i-…); first: %s",
-			topology.ErrNothingUsable, len(all), strings.Join(first(slices.Concat(ns.notInstances, ns.others)), ", "))
+			topology.ErrNothingUsable, len(all), strings.Join(cloudsource.First(slices.Concat(ns.notInstances, ns.others)), ", "))
 	}
 	s.logOnChange(slog.LevelInfo, "Nodes not on EC2 instances, left to other sources", ns.others)
 	region := s.Region
@@ -79,7 +76,7 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	s.logOnChange(slog.LevelInfo, "UltraServer instances without a capacity block yet, placed without an NVLink domain", p.noBlock)
 	if len(p.in.Nodes) == 0 {
 		return topology.Input{}, fmt.Errorf("AWS source: %w: EC2 in %s places none of the %d Nodes on EC2 instances (first: %s)",
-			topology.ErrNothingUsable, region, len(ns.instances), strings.Join(first(left), ", "))
+			topology.ErrNothingUsable, region, len(ns.instances), strings.Join(cloudsource.First(left), ", "))
 	}
 	return p.in, nil
 }
@@ -111,15 +108,6 @@ func (s *Source) logOnChange(level slog.Level, msg string, list []string) {
 	s.said[msg] = key
 	s.mu.Unlock()
 	if changed && len(list) > 0 && s.Log != nil {
-		s.Log.Log(context.Background(), level, msg, "count", len(list), "first", first(list))
+		s.Log.Log(context.Background(), level, msg, "count", len(list), "first", cloudsource.First(list))
 	}
-}
-
-// first returns the first names of list, printable.
-func first(list []string) []string {
-	out := make([]string, 0, min(len(list), firstNames))
-	for _, n := range list[:min(len(list), firstNames)] {
-		out = append(out, topology.Printable(n))
-	}
-	return out
 }

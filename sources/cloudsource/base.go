@@ -1,6 +1,7 @@
 // Package cloudsource holds what the sources that read a cloud provider's topology API share (sources/aws,
-// sources/gcp, sources/oci): the cluster's Nodes they join by spec.providerID, the bound on one poll, and their
-// merge rule.
+// sources/gcp, sources/oci): the cluster's Nodes they join by spec.providerID (SortNodes, Scheme), their polling
+// and retry settings with their flags and one rule for checking them (Poll, Retry), the bound on one poll, and
+// their merge rule.
 package cloudsource
 
 import (

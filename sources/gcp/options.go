@@ -19,12 +19,6 @@ import (
 	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
-// Defaults of the polling flags.
-const (
-	DefaultInterval    = 10 * time.Minute
-	DefaultPollTimeout = 2 * time.Minute
-)
-
 // Options are the Google Cloud source's settings: the same flags in the aggregator and `fabricmap topology`.
 type Options struct {
 	// Project is the project whose instances are read (--from-gcp); empty: no Google Cloud source.
@@ -37,8 +31,8 @@ type Options struct {
 	// CredentialsFile is a service account key file; empty: Application Default Credentials (Workload
 	// Identity on GKE).
 	CredentialsFile string
-	// Interval is the time between two polls and PollTimeout the bound on one (the aggregator's polling).
-	Interval, PollTimeout time.Duration
+	// Poll is the aggregator's polling: --gcp-interval and --gcp-poll-timeout (AddPollFlags).
+	cloudsource.Poll
 }
 
 // AddFlags registers the source's settings on fs: --from-gcp, --gcp-zones, --gcp-endpoint, --gcp-credentials-file.
@@ -52,8 +46,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // AddPollFlags registers how often and how long the aggregator reads Compute Engine: --gcp-interval and
 // --gcp-poll-timeout.
 func (o *Options) AddPollFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.Interval, "gcp-interval", DefaultInterval, "time between two reads of the instances' topology from Google Cloud")
-	fs.DurationVar(&o.PollTimeout, "gcp-poll-timeout", DefaultPollTimeout, "bound on one read of the instances' topology from Google Cloud: every page, retry and backoff")
+	o.Poll.AddFlags(fs, Name, "time between two reads of the instances' topology from Google Cloud",
+		"bound on one read of the instances' topology from Google Cloud: every page, retry and backoff")
 }
 
 // Given reports whether the flags configure the source (--from-gcp).
@@ -112,10 +106,7 @@ func (o *Options) validate() error {
 		}
 		_ = f.Close()
 	}
-	if o.Interval < 0 || o.PollTimeout <= 0 {
-		return fmt.Errorf("--gcp-interval (%v) must not be negative and --gcp-poll-timeout (%v) must be positive", o.Interval, o.PollTimeout)
-	}
-	return nil
+	return o.Poll.Validate(Name)
 }
 
 // zones returns Zones without empty entries and duplicates, in their order.

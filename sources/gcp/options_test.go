@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/gcp"
 	"github.com/fabricmap/fabricmap/sources/gcp/gcptest"
 )
@@ -46,7 +47,7 @@ func TestSourceSettings(t *testing.T) {
 	if err := os.WriteFile(notAKey, []byte(`{"type": "authorized_user"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	valid := gcp.Options{Project: "fab-proj", PollTimeout: time.Minute, Interval: time.Minute}
+	valid := gcp.Options{Project: "fab-proj", Poll: cloudsource.Poll{PollTimeout: time.Minute, Interval: time.Minute}}
 	for _, tc := range []struct {
 		name    string
 		edit    func(*gcp.Options)
@@ -63,7 +64,15 @@ func TestSourceSettings(t *testing.T) {
 		{name: "a key file over http", edit: func(o *gcp.Options) { o.Endpoint = "http://proxy/compute/v1/"; o.CredentialsFile = notAKey }, wantErr: "would travel in clear text"},
 		{name: "a missing key file", edit: func(o *gcp.Options) { o.CredentialsFile = filepath.Join(dir, "missing.json") }, wantErr: "--gcp-credentials-file: open"},
 		{name: "a key file that is no service account key", edit: func(o *gcp.Options) { o.CredentialsFile = notAKey }, wantErr: "credentials: --gcp-credentials-file"},
-		{name: "no poll timeout", edit: func(o *gcp.Options) { o.PollTimeout = 0 }, wantErr: "--gcp-poll-timeout (0s) must be positive"},
+		{name: "a zero --gcp-poll-timeout", edit: func(o *gcp.Options) {
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddPollFlags(fs)
+			if err := fs.Parse([]string{"--gcp-poll-timeout=0"}); err != nil {
+				t.Fatal(err)
+			}
+		}, wantErr: "--gcp-poll-timeout (0s) must be positive"},
+		// `fabricmap topology` registers no poll flags: zero is the poller's default, not refused.
+		{name: "no poll flags", edit: func(o *gcp.Options) { o.Poll = cloudsource.Poll{} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gcptest.Offline(t)

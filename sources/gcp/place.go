@@ -9,6 +9,7 @@ import (
 
 	compute "google.golang.org/api/compute/v1"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/topology"
@@ -28,32 +29,25 @@ type candidate struct {
 	ref  instanceRef
 }
 
-// sortNodes splits the Nodes into the instances of project to look up, the Nodes of this provider that cannot
-// be looked up (another project, a providerID that does not parse), and the names of the others by their
-// provider ("aws", "oci", "none", …). Each list is ordered by node name.
+// sortNodes splits the Nodes (cloudsource.SortNodes) into the instances of project to look up, the Nodes of
+// this provider that cannot be looked up (another project, a providerID that does not parse), and the names of
+// the others by their provider (cloudsource.Scheme: "aws", "oci", "no providerID", …). Each list is ordered by
+// node name.
 func sortNodes(all []nodes.Node, project string) (cands []candidate, out []leftOut, others map[string][]string) {
-	others = map[string][]string{}
-	for _, n := range all {
-		if p := providerOf(n.ProviderID); p != providerScheme {
-			others[p] = append(others[p], n.Name)
-			continue
-		}
+	s := cloudsource.SortNodes(all, providerScheme, func(n nodes.Node, _ string) (candidate, error) {
 		ref, err := parseProviderID(n.ProviderID)
 		switch {
 		case err != nil:
-			out = append(out, leftOut{n.Name, err.Error()})
+			return candidate{}, err
 		case ref.Project != project:
-			out = append(out, leftOut{n.Name, fmt.Sprintf("instance %s is in project %s, not in --from-gcp %s", ref.Name, ref.Project, project)})
-		default:
-			cands = append(cands, candidate{node: n.Name, ref: ref})
+			return candidate{}, fmt.Errorf("instance %s is in project %s, not in --from-gcp %s", ref.Name, ref.Project, project)
 		}
+		return candidate{node: n.Name, ref: ref}, nil
+	})
+	for _, l := range s.Malformed {
+		out = append(out, leftOut{l.Node, l.Why})
 	}
-	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.node, b.node) })
-	sortLeftOut(out)
-	for _, names := range others {
-		slices.Sort(names)
-	}
-	return cands, out, others
+	return s.Ours, out, s.ByScheme()
 }
 
 // zonesOf returns the candidates' zones, sorted, each once.

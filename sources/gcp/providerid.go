@@ -19,19 +19,6 @@ func (r instanceRef) String() string {
 	return providerScheme + "://" + r.Project + "/" + r.Zone + "/" + r.Name
 }
 
-// providerOf returns the provider a providerID names: the part before "://" ("gce", "aws", "oci", …), or
-// "none" for an empty one and "unknown" for one without a scheme.
-func providerOf(providerID string) string {
-	switch scheme, _, ok := strings.Cut(providerID, "://"); {
-	case providerID == "":
-		return "none"
-	case !ok || scheme == "":
-		return "unknown"
-	default:
-		return scheme
-	}
-}
-
 // parseProviderID reads gce://<project>/<zone>/<instance>. The project may be domain-scoped
 // (example.com:my-project); each of the three parts must be there and none may hold white space.
 func parseProviderID(providerID string) (instanceRef, error) {

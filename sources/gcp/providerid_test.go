@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 )
 
 func TestParseProviderID(t *testing.T) {
@@ -22,12 +24,12 @@ func TestParseProviderID(t *testing.T) {
 		{id: "aws:///us-east-1a/i-0123456789abcdef0", provider: "aws", fails: true},
 		{id: "oci://ocid1.instance.oc1.iad.abc", provider: "oci", fails: true},
 		{id: "kind://docker/kind/kind-worker", provider: "kind", fails: true},
-		{id: "", provider: "none", fails: true},
-		{id: "my-project/us-central1-a/vm", provider: "unknown", fails: true},
+		{id: "", provider: "no providerID", fails: true},
+		{id: "my-project/us-central1-a/vm", provider: "providerID my-project/us-central1-a/vm", fails: true},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
-			if got := providerOf(tc.id); got != tc.provider {
-				t.Errorf("providerOf = %q, want %q", got, tc.provider)
+			if got := cloudsource.Scheme(tc.id); got != tc.provider {
+				t.Errorf("cloudsource.Scheme = %q, want %q", got, tc.provider)
 			}
 			got, err := parseProviderID(tc.id)
 			if (err != nil) != tc.fails {

@@ -67,7 +67,7 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	cands, out, others := sortNodes(all, s.Project)
 	if len(cands) == 0 && len(out) == 0 {
 		return topology.Input{}, fmt.Errorf("Google Cloud source: %w: none of the %d Nodes is a Compute Engine instance (a gce:// providerID); by provider: %s",
-			topology.ErrNothingUsable, len(all), countByProvider(others))
+			topology.ErrNothingUsable, len(all), cloudsource.CountByScheme(others))
 	}
 	zones := s.Zones
 	if len(zones) == 0 {
@@ -125,11 +125,8 @@ func (s *Source) logLeftOut(out []leftOut, others map[string][]string) {
 			n += len(others[p])
 			names = append(names, others[p]...)
 		}
-		for i, name := range names {
-			names[i] = topology.Printable(name)
-		}
 		s.logger().Info("Nodes of other providers, or without a providerID, left out", "count", n,
-			"byProvider", countByProvider(others), "first", names[:min(len(names), 20)])
+			"byProvider", cloudsource.CountByScheme(others), "first", cloudsource.First(names))
 	}
 }
 
@@ -139,15 +136,6 @@ func (s *Source) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return s.Log
-}
-
-// countByProvider writes how many Nodes each provider has: "aws 3, none 2".
-func countByProvider(others map[string][]string) string {
-	var parts []string
-	for _, p := range slices.Sorted(maps.Keys(others)) {
-		parts = append(parts, fmt.Sprintf("%s %d", topology.Printable(p), len(others[p])))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // ListPage asks for one page of a zone's instances (token empty: the first), with only the fields the source

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/gcp"
 	"github.com/fabricmap/fabricmap/sources/gcp/gcptest"
 	"github.com/fabricmap/fabricmap/sources/nodes"
@@ -21,7 +22,7 @@ import (
 func source(t *testing.T, api *gcptest.API, zones []string, ns []nodes.Node, log *slog.Logger) *gcp.Source {
 	t.Helper()
 	gcptest.Offline(t)
-	o := gcp.Options{Project: project, Zones: zones, Endpoint: gcptest.Serve(t, api), Interval: time.Minute, PollTimeout: 10 * time.Second}
+	o := gcp.Options{Project: project, Zones: zones, Endpoint: gcptest.Serve(t, api), Poll: cloudsource.Poll{Interval: time.Minute, PollTimeout: 10 * time.Second}}
 	s, err := o.Source(log, list(ns))
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestEvidence(t *testing.T) {
 	}, {
 		name:     "no Node of Google Cloud is an error",
 		nodes:    clusterNodes[len(clusterNodes)-2:],
-		wantErr:  "none of the 2 Nodes is a Compute Engine instance (a gce:// providerID); by provider: aws 1, none 1",
+		wantErr:  "none of the 2 Nodes is a Compute Engine instance (a gce:// providerID); by provider: aws: 1, no providerID: 1",
 		requests: 0,
 	}, {
 		name:     "no Node at all is an error",

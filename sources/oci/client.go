@@ -17,14 +17,7 @@ const maxPages = 10000
 // TooManyRequests, 5xx but 501, 409 IncorrectState and LockConflict, connection errors), at most MaxAttempts
 // attempts, waiting one second, then twice as long each time, up to MaxBackoff.
 func (s *Source) retryPolicy() common.RetryPolicy {
-	attempts := s.settings.MaxAttempts
-	if attempts == 0 {
-		attempts = DefaultMaxAttempts
-	}
-	maxWait := s.settings.MaxBackoff
-	if maxWait == 0 {
-		maxWait = DefaultMaxBackoff
-	}
+	attempts, maxWait := s.settings.Attempts(), s.settings.Backoff()
 	backoff := func(r common.OCIOperationResponse) time.Duration {
 		wait := min(time.Second, maxWait)
 		for i := uint(1); i < r.AttemptNumber && wait < maxWait; i++ {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oracle/oci-go-sdk/v65/common"
+
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 )
 
 // TestRetryPolicy: bounded attempts, waits doubling from one second up to the cap.
@@ -17,11 +19,11 @@ func TestRetryPolicy(t *testing.T) {
 		waits    []time.Duration // after attempts 1, 2, …
 	}{{
 		name:     "defaults",
-		attempts: DefaultMaxAttempts,
+		attempts: cloudsource.DefaultMaxAttempts,
 		waits:    []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 20 * time.Second, 20 * time.Second},
 	}, {
 		name:     "a cap below a second",
-		opts:     Options{MaxAttempts: 3, MaxBackoff: time.Millisecond},
+		opts:     Options{Retry: cloudsource.Retry{MaxAttempts: 3, MaxBackoff: time.Millisecond}},
 		attempts: 3,
 		waits:    []time.Duration{time.Millisecond, time.Millisecond},
 	}}

@@ -93,7 +93,7 @@ func TestEvidence(t *testing.T) {
 		},
 		want:     []string{"fabric(2)" + local("local-1"), local("local-1") + "(1)h100-1"},
 		requests: 1,
-		warn:     []string{"count=1", "bad-1 (oci://i-0123456789abcdef0)"},
+		warn:     []string{"count=1", "bad-1 (providerID oci://i-0123456789abcdef0 names no instance OCID)"},
 		info:     []string{"Nodes not on OCI instances left out", "count=2", "aws-1 (aws)", "control-plane (no providerID)"},
 	}, {
 		name: "seven hosts over four pages",

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/sources/oci/ocitest"
 )
 
 // TestEvidenceFails: what fails a poll, so that the aggregator keeps the last good evidence, and how many
-// requests it took: retried errors DefaultMaxAttempts times, the others once.
+// requests it took: retried errors cloudsource.DefaultMaxAttempts times, the others once.
 func TestEvidenceFails(t *testing.T) {
 	noMetadata(t)
 	otherKey, err := ocitest.NewKey("us-ashburn-1")
@@ -33,12 +34,12 @@ func TestEvidenceFails(t *testing.T) {
 		setup: func(api *ocitest.API, _ *Options) {
 			api.Fail(100, http.StatusInternalServerError, "InternalServerError")
 		},
-		requests: DefaultMaxAttempts,
+		requests: cloudsource.DefaultMaxAttempts,
 		want:     []string{"ListComputeHosts in compartment " + ocitest.Compartment, "page 1", "InternalServerError"},
 	}, {
 		name:     "throttling past the attempts fails the poll",
 		setup:    func(api *ocitest.API, _ *Options) { api.Throttle(100) },
-		requests: DefaultMaxAttempts,
+		requests: cloudsource.DefaultMaxAttempts,
 		want:     []string{"ListComputeHosts", "TooManyRequests"},
 	}, {
 		name:     "attempts are the setting's",
@@ -69,7 +70,7 @@ func TestEvidenceFails(t *testing.T) {
 	}, {
 		name:  "only malformed OCI providerIDs",
 		nodes: []nodes.Node{{Name: "bad-1", ProviderID: "oci://bad"}},
-		want:  []string{"malformed", "bad-1 (oci://bad)"},
+		want:  []string{"malformed", "bad-1 (providerID oci://bad names no instance OCID)"},
 	}, {
 		name:     "no Node placed",
 		nodes:    []nodes.Node{machine("vm-1", vm, "", "", "", "").Node, ociNode("gone-1")},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/sources/oci/ocitest"
 )
@@ -42,7 +43,7 @@ func serve(t *testing.T, api *ocitest.API) string {
 // testOptions are the settings of a source reading api at url with the test key, retrying fast.
 func testOptions(t *testing.T, url string) Options {
 	return Options{Compartment: ocitest.Compartment, Endpoint: url, Credentials: key(t).Provider(),
-		MaxBackoff: time.Millisecond, PollTimeout: 10 * time.Second}
+		Retry: cloudsource.Retry{MaxBackoff: time.Millisecond}, Poll: cloudsource.Poll{PollTimeout: 10 * time.Second}}
 }
 
 // newSource makes a source of opts listing ns, logging into logs.

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/spf13/pflag"
@@ -20,20 +19,8 @@ import (
 // Name is the source's name in --source-priority, logs, metrics and Events.
 const Name = "oci"
 
-// Defaults of the polling flags and of the retries of one call.
-const (
-	// DefaultInterval is the default of --oci-interval.
-	DefaultInterval = 10 * time.Minute
-	// DefaultPollTimeout is the default of --oci-poll-timeout: the bound on one poll, every page and retry.
-	DefaultPollTimeout = 2 * time.Minute
-	// DefaultMaxAttempts is how many times one ListComputeHosts page is asked for (the first time and the
-	// retries) when OCI throttles it (429), fails (5xx) or the connection does.
-	DefaultMaxAttempts = 5
-	// DefaultMaxBackoff is the longest wait between two attempts; the waits double from one second up to it.
-	DefaultMaxBackoff = 20 * time.Second
-	// DefaultProfile is the config file's profile when --oci-profile is not given.
-	DefaultProfile = "DEFAULT"
-)
+// DefaultProfile is the config file's profile when --oci-profile is not given.
+const DefaultProfile = "DEFAULT"
 
 // compartmentPattern is a tenancy or compartment OCID: "ocid1.tenancy.<realm>..<unique>" or
 // "ocid1.compartment.<realm>..<unique>", in lower-case letters, digits, '.', '-' and '_'.
@@ -52,12 +39,11 @@ type Options struct {
 	// ConfigFile is an OCI config file to take credentials and the region from (--oci-config-file), under
 	// Profile (--oci-profile, DefaultProfile when empty); empty: the instance principal.
 	ConfigFile, Profile string
-	// Interval is the time between two polls and PollTimeout the bound on one (the aggregator's polling).
-	Interval, PollTimeout time.Duration
-	// MaxAttempts and MaxBackoff bound the retries of one call (zero: DefaultMaxAttempts, DefaultMaxBackoff).
-	// They have no flags.
-	MaxAttempts int
-	MaxBackoff  time.Duration
+	// Poll is the aggregator's polling: --oci-interval and --oci-poll-timeout (AddPollFlags).
+	cloudsource.Poll
+	// Retry bounds the retries of one ListComputeHosts page, when OCI throttles it (429), fails (5xx) or the
+	// connection does; the waits double from one second up to its MaxBackoff.
+	cloudsource.Retry
 	// Credentials, when set, replace the config file and the instance principal (tests and the demo give a
 	// provider of a generated key, so that nothing asks the instance metadata service); nil in production.
 	Credentials common.ConfigurationProvider
@@ -73,8 +59,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // AddPollFlags registers how often and how long the aggregator polls OCI: --oci-interval and --oci-poll-timeout.
 func (o *Options) AddPollFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.Interval, "oci-interval", DefaultInterval, "time between two reads of the compute hosts from OCI")
-	fs.DurationVar(&o.PollTimeout, "oci-poll-timeout", DefaultPollTimeout, "bound on one read of the compute hosts from OCI: every page, retry and wait")
+	o.Poll.AddFlags(fs, Name, "time between two reads of the compute hosts from OCI",
+		"bound on one read of the compute hosts from OCI: every page, retry and wait")
 }
 
 // Given reports whether the flags configure the source (--from-oci).
@@ -120,11 +106,6 @@ func (o *Options) validate() error {
 	if o.Profile != "" && o.ConfigFile == "" {
 		errs = append(errs, fmt.Errorf("--oci-profile %q needs --oci-config-file (without it the instance principal is used)", o.Profile))
 	}
-	if o.Interval < 0 || o.PollTimeout < 0 {
-		errs = append(errs, fmt.Errorf("--oci-interval (%v) and --oci-poll-timeout (%v) must not be negative", o.Interval, o.PollTimeout))
-	}
-	if o.MaxAttempts < 0 || o.MaxBackoff < 0 {
-		errs = append(errs, fmt.Errorf("retries: max attempts (%d) and max backoff (%v) must not be negative", o.MaxAttempts, o.MaxBackoff))
-	}
+	errs = append(errs, o.Poll.Validate(Name), o.Retry.Validate())
 	return errors.Join(errs...)
 }

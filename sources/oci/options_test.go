@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/sources/oci/ocitest"
 )
@@ -25,13 +26,13 @@ func TestFlags(t *testing.T) {
 		want Options
 	}{{
 		name: "defaults",
-		want: Options{Interval: DefaultInterval, PollTimeout: DefaultPollTimeout},
+		want: Options{Poll: cloudsource.Poll{Interval: cloudsource.DefaultInterval, PollTimeout: cloudsource.DefaultPollTimeout}},
 	}, {
 		name: "every flag",
 		args: []string{"--from-oci", ocitest.Compartment, "--oci-endpoint", "https://iaas.us-ashburn-1.oraclecloud.com",
 			"--oci-config-file", "/etc/oci/config", "--oci-profile", "FABRICMAP", "--oci-interval", "30m", "--oci-poll-timeout", "5m"},
 		want: Options{Compartment: ocitest.Compartment, Endpoint: "https://iaas.us-ashburn-1.oraclecloud.com",
-			ConfigFile: "/etc/oci/config", Profile: "FABRICMAP", Interval: 30 * time.Minute, PollTimeout: 5 * time.Minute},
+			ConfigFile: "/etc/oci/config", Profile: "FABRICMAP", Poll: cloudsource.Poll{Interval: 30 * time.Minute, PollTimeout: 5 * time.Minute}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,7 +43,7 @@ func TestFlags(t *testing.T) {
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, o, cmpopts.IgnoreUnexported(Options{})); diff != "" {
+			if diff := cmp.Diff(tc.want, o, cmpopts.IgnoreUnexported(Options{}, cloudsource.Poll{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 			if o.Given() != (tc.want.Compartment != "") {
@@ -81,7 +82,7 @@ func TestSourceRefusesBadSettings(t *testing.T) {
 		want: []string{`--oci-profile "FABRICMAP" needs --oci-config-file`},
 	}, {
 		name: "negative durations, all said at once",
-		opts: Options{Compartment: "x", Interval: -time.Second, MaxBackoff: -1},
+		opts: Options{Compartment: "x", Poll: cloudsource.Poll{Interval: -time.Second}, Retry: cloudsource.Retry{MaxBackoff: -1}},
 		want: []string{"--from-oci", "--oci-interval", "max backoff"},
 	}, {
 		name: "a config file that is not there",
@@ -127,7 +128,7 @@ func TestConfigFile(t *testing.T) {
 	m := machine("h100-1", h100, "island-1", "block-1", "local-1", "")
 	api := ocitest.New(ocitest.Compartment, []ocitest.Host{m.Host})
 	api.Key = k
-	opts := Options{Compartment: ocitest.Compartment, Endpoint: serve(t, api), ConfigFile: config, Profile: "FABRICMAP", MaxBackoff: time.Millisecond}
+	opts := Options{Compartment: ocitest.Compartment, Endpoint: serve(t, api), ConfigFile: config, Profile: "FABRICMAP", Retry: cloudsource.Retry{MaxBackoff: time.Millisecond}}
 	var logs logBuffer
 	s := newSource(t, opts, []nodes.Node{m.Node}, &logs)
 	in, err := s.Evidence(context.Background())

@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 )
 
@@ -12,12 +14,12 @@ import (
 func TestSortNodes(t *testing.T) {
 	const instance = "ocid1.instance.oc1.iad.anuwcljrx7k2qaexampleexampleexampleexampleexampleexample"
 	tests := []struct {
-		name          string
-		nodes         []nodes.Node
-		instances     []string // "name=instance"
-		malformed     []string
-		others        []string
-		schemesCounts map[string]int
+		name      string
+		nodes     []nodes.Node
+		instances []string // "name=instance"
+		malformed []string
+		others    []string
+		byScheme  string
 	}{{
 		name:      "an OKE node",
 		nodes:     []nodes.Node{{Name: "n1", ProviderID: "oci://" + instance}},
@@ -34,8 +36,8 @@ func TestSortNodes(t *testing.T) {
 			{Name: "m"},
 			{Name: "k", ProviderID: "kind-node"},
 		},
-		others:        []string{"a (aws)", "k (providerID kind-node)", "m (no providerID)", "z (gce)"},
-		schemesCounts: map[string]int{"aws": 1, "gce": 1, "no providerID": 1, "providerID kind-node": 1},
+		others:   []string{"a (aws)", "k (providerID kind-node)", "m (no providerID)", "z (gce)"},
+		byScheme: "aws: 1, gce: 1, no providerID: 1, providerID kind-node: 1",
 	}, {
 		name: "malformed OCI providerIDs",
 		nodes: []nodes.Node{
@@ -43,30 +45,28 @@ func TestSortNodes(t *testing.T) {
 			{Name: "a", ProviderID: "oci://ocid1.computehost.oc1.iad.aaaa"},
 			{Name: "c", ProviderID: "oci://" + instance + "/extra"},
 		},
-		malformed: []string{"a (oci://ocid1.computehost.oc1.iad.aaaa)", "b (oci://)", "c (oci://" + instance + "/extra)"},
+		malformed: []string{"a (providerID oci://ocid1.computehost.oc1.iad.aaaa names no instance OCID)",
+			"b (providerID oci:// names no instance OCID)", "c (providerID oci://" + instance + "/extra names no instance OCID)"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := sortNodes(tc.nodes)
 			var instances []string
-			for _, n := range s.instances {
+			for _, n := range s.Ours {
 				instances = append(instances, n.node.Name+"="+n.instance)
 			}
 			if diff := cmp.Diff(tc.instances, instances); diff != "" {
 				t.Errorf("instances (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.malformed, s.malformed); diff != "" {
+			if diff := cmp.Diff(tc.malformed, s.MalformedNames(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("malformed (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.others, s.others); diff != "" {
+			if diff := cmp.Diff(tc.others, s.OtherNames(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("others (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.schemesCounts, s.schemes, cmpEmptyCounts); diff != "" {
-				t.Errorf("schemes (-want +got):\n%s", diff)
+			if got := cloudsource.CountByScheme(s.ByScheme()); got != tc.byScheme {
+				t.Errorf("by scheme %q, want %q", got, tc.byScheme)
 			}
 		})
 	}
 }
-
-// cmpEmptyCounts takes a nil map and an empty one for equal.
-var cmpEmptyCounts = cmp.FilterValues(func(a, b map[string]int) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())

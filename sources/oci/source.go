@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -23,9 +22,6 @@ import (
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
 )
-
-// maxListed is how many names a log line lists.
-const maxListed = 20
 
 // Source is OCI's compute hosts as a polled source. Options.Source makes it.
 type Source struct {
@@ -61,27 +57,27 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 		return topology.Input{}, fmt.Errorf("OCI source: listing Nodes: %w", err)
 	}
 	sn := sortNodes(all)
-	if len(sn.instances) == 0 {
+	if len(sn.Ours) == 0 {
 		return topology.Input{}, noInstances(sn)
 	}
-	if len(sn.others) > 0 {
-		s.Log.Info("Nodes not on OCI instances left out", "count", len(sn.others), "first", first(sn.others))
+	if len(sn.Others) > 0 {
+		s.Log.Info("Nodes not on OCI instances left out", "count", len(sn.Others), "first", cloudsource.First(sn.OtherNames()))
 	}
 	start := time.Now()
 	hosts, pages, err := s.computeHosts(ctx)
 	if err != nil {
 		return topology.Input{}, err
 	}
-	placed, leftOut := place(sn.instances, hosts)
-	leftOut = slices.Sorted(slices.Values(append(leftOut, sn.malformed...)))
+	placed, leftOut := place(sn.Ours, hosts)
+	leftOut = slices.Sorted(slices.Values(append(leftOut, sn.MalformedNames()...)))
 	s.Log.Info("read the compute hosts from OCI", "compartment", s.Compartment, "hosts", len(hosts), "pages", pages,
 		"placed", len(placed), "duration", time.Since(start).Round(time.Millisecond))
 	if len(leftOut) > 0 {
-		s.Log.Warn("OCI Nodes left out: no compute host places them", "count", len(leftOut), "first", first(leftOut))
+		s.Log.Warn("OCI Nodes left out: no compute host places them", "count", len(leftOut), "first", cloudsource.First(leftOut))
 	}
 	if len(placed) == 0 {
 		return topology.Input{}, fmt.Errorf("OCI source: %w: none of the %d Nodes on OCI instances is placed by the %d compute hosts of compartment %s (see the warning that lists them)",
-			topology.ErrNothingUsable, len(sn.instances)+len(sn.malformed), len(hosts), s.Compartment)
+			topology.ErrNothingUsable, len(sn.Ours)+len(sn.Malformed), len(hosts), s.Compartment)
 	}
 	in, problems := labels.EvidenceAs(Name, placed, Keys)
 	if len(problems) > 0 {
@@ -89,7 +85,7 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 		for _, p := range problems {
 			names = append(names, p.String())
 		}
-		s.Log.Warn("OCI Nodes left out: their placement is not a valid path", "count", len(problems), "first", first(names))
+		s.Log.Warn("OCI Nodes left out: their placement is not a valid path", "count", len(problems), "first", cloudsource.First(names))
 	}
 	return in, nil
 }
@@ -149,28 +145,16 @@ func missing(island, block, local string) string {
 
 // noInstances is the error of a poll that finds no Node on an OCI instance: it says which providers the Nodes
 // have, so that a source enabled in the wrong cluster says so.
-func noInstances(sn sorted) error {
-	if len(sn.malformed) > 0 {
+func noInstances(sn cloudsource.Sorted[instanceNode]) error {
+	if len(sn.Malformed) > 0 {
 		return fmt.Errorf("OCI source: no Node has a providerID oci://<instance OCID>; %d have a malformed oci:// one (first: %s)",
-			len(sn.malformed), strings.Join(first(sn.malformed), ", "))
+			len(sn.Malformed), strings.Join(cloudsource.First(sn.MalformedNames()), ", "))
 	}
-	var kinds []string
-	for _, k := range slices.Sorted(maps.Keys(sn.schemes)) {
-		kinds = append(kinds, fmt.Sprintf("%s: %d", k, sn.schemes[k]))
+	kinds := cloudsource.CountByScheme(sn.ByScheme())
+	if kinds == "" {
+		kinds = "none listed"
 	}
-	if len(kinds) == 0 {
-		kinds = []string{"none listed"}
-	}
-	return fmt.Errorf("OCI source: no Node runs on an OCI instance (spec.providerID oci://<instance OCID>); the Nodes' providers: %s", strings.Join(kinds, ", "))
-}
-
-// first returns the first maxListed items, each made safe to print.
-func first(items []string) []string {
-	out := make([]string, 0, min(len(items), maxListed))
-	for _, it := range items[:min(len(items), maxListed)] {
-		out = append(out, topology.Printable(it))
-	}
-	return out
+	return fmt.Errorf("OCI source: no Node runs on an OCI instance (spec.providerID oci://<instance OCID>); the Nodes' providers: %s", kinds)
 }
 
 func deref(s *string) string {
