@@ -102,6 +102,10 @@ type Reconciler struct {
 	// lastGood holds each node's last usable evidence, used when its current report cannot be used.
 	lastGood map[string]topology.NodeEvidence
 	polled   []*polledSource
+	// olderVersions holds, for each HyperNode written here, its resource versions from before the last write,
+	// which the cache may still show (applyHyperNode); writtenMu guards it (the writes run several at a time).
+	olderVersions map[string][]string
+	writtenMu     sync.Mutex
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
 	absentSince map[string]time.Time
 	// ages holds the reports that are expired or dropped, as last seen.
@@ -400,12 +404,25 @@ func (r *Reconciler) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) er
 const writeWorkers = 16
 
 // applyHyperNode server-side-applies d when it differs from cur (nil: it does not exist yet), and its status
-// when its node count does; why, when set, is logged with the write.
+// when its node count does; why, when set, is logged with the write. A cur the cache still shows from before
+// this reconciler's own last write of it (cacheBehind) is not written again: the write's watch event brings
+// another pass.
 func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
+	if cur != nil && r.cacheBehind(d.Name, cur.ResourceVersion) {
+		r.Log.Debug("HyperNode not written again: the cache does not show the last write yet", "hypernode", d.Name)
+		return nil
+	}
+	var older []string // the versions before the last write made here
+	if cur != nil {
+		older = append(older, cur.ResourceVersion)
+	}
+	var version string
 	if cur == nil || !specEqual(cur, d) {
-		if err := kube.Apply(ctx, r.Client, d, wellknown.AggregatorFieldManager); err != nil {
+		v, err := kube.ApplyVersion(ctx, r.Client, d, wellknown.AggregatorFieldManager)
+		if err != nil {
 			return err
 		}
+		version = v
 		r.Metrics.writes.WithLabelValues("apply").Inc()
 		args := []any{"hypernode", d.Name, "tier", d.Spec.Tier, "members", len(d.Spec.Members), "created", cur == nil}
 		if why != "" {
@@ -419,12 +436,42 @@ func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha
 			status = &unstructured.Unstructured{Object: map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,
 				"metadata": map[string]any{"name": d.Name}, "status": map[string]any{"nodeCount": int64(0)}}}
 		}
-		if err := kube.ApplyStatus(ctx, r.Client, status, wellknown.AggregatorFieldManager); err != nil {
+		if version != "" {
+			older = append(older, version)
+		}
+		v, err := kube.ApplyStatus(ctx, r.Client, status, wellknown.AggregatorFieldManager)
+		if err != nil {
 			return err
 		}
+		version = v
 		r.Metrics.writes.WithLabelValues("status").Inc()
 	}
+	if version != "" {
+		r.noteWritten(d.Name, older)
+	}
 	return nil
+}
+
+// noteWritten records the versions of HyperNode name from before this reconciler's last write of it.
+func (r *Reconciler) noteWritten(name string, older []string) {
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	if r.olderVersions == nil {
+		r.olderVersions = map[string][]string{}
+	}
+	r.olderVersions[name] = older
+}
+
+// cacheBehind reports whether version is one the cache may show of HyperNode name from before this
+// reconciler's last write of it; a newer one (the write seen, or another writer's) ends the watch.
+func (r *Reconciler) cacheBehind(name, version string) bool {
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	if slices.Contains(r.olderVersions[name], version) {
+		return true
+	}
+	delete(r.olderVersions, name)
+	return false
 }
 
 // placedNodes is the set of nodes tree places.
