@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/internal/kube"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fixture"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
@@ -280,7 +280,7 @@ func TestLinkHealthIsReported(t *testing.T) {
 		if got := recorder.take(); !slices.Contains(got, "Node/hl-01 Warning Drift") {
 			t.Errorf("Events %q, want a Drift Event on hl-01", got)
 		}
-		writePlan(t, path, "{not a plan", at.Add(time.Minute))
+		fixture.WriteFileAt(t, path, "{not a plan", at.Add(time.Minute))
 		reconcileOnce(t, r)
 		if drift() == 0 {
 			t.Error("a bad plan file dropped the last good plan")
@@ -335,7 +335,7 @@ func planFrom(t *testing.T, r *Reconciler, path, node, leaf string, at time.Time
 	if err != nil {
 		t.Fatal(err)
 	}
-	writePlan(t, path, string(b), at)
+	fixture.WriteFileAt(t, path, string(b), at)
 }
 
 // degradedUplinks returns the domains of the last tree the snapshot holds that count degraded uplinks.
@@ -361,15 +361,4 @@ func unitDomain(t *testing.T, r *Reconciler) string {
 	}
 	t.Fatalf("no domain stands for the two rail leaves: %v", tree.Outline())
 	return ""
-}
-
-// writePlan writes the plan file with a modification time of its own, as a ConfigMap update does.
-func writePlan(t *testing.T, path, content string, at time.Time) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(path, at, at); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fixture"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/wellknown"
@@ -45,16 +46,9 @@ func newReconciler(t *testing.T, grace time.Duration, clock *fakeClock) *Reconci
 	}
 }
 
+// report is node's report with an LLDP neighbour per switch suffix (fixture.LLDPReport).
 func report(node string, switches ...string) *v1alpha1.NodeFabricReport {
-	r := &v1alpha1.NodeFabricReport{ObjectMeta: metav1.ObjectMeta{Name: node}}
-	for i, s := range switches {
-		r.Spec.Neighbors = append(r.Spec.Neighbors, v1alpha1.LinkNeighbor{
-			Source: v1alpha1.SourceLLDP, Interface: "eth" + string(rune('0'+i)),
-			ChassisID: "02:00:00:00:00:" + s, ChassisIDSubtype: "mac", PortID: "Ethernet1/" + node, PortIDSubtype: "ifName",
-			SystemName: "sw-" + s,
-		})
-	}
-	return r
+	return fixture.LLDPReport(node, switches...)
 }
 
 // upsertReport creates or replaces a report's spec.

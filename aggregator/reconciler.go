@@ -394,6 +394,7 @@ func (r *Reconciler) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) er
 	for i, n := range due {
 		if errs[i] == nil {
 			delete(r.absentSince, n)
+			r.forgetWritten(n)
 		}
 	}
 	return errors.Join(errs...)
@@ -460,6 +461,13 @@ func (r *Reconciler) noteWritten(name string, older []string) {
 		r.olderVersions = map[string][]string{}
 	}
 	r.olderVersions[name] = older
+}
+
+// forgetWritten drops what noteWritten recorded of HyperNode name, once it is deleted.
+func (r *Reconciler) forgetWritten(name string) {
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
+	delete(r.olderVersions, name)
 }
 
 // cacheBehind reports whether version is one the cache may show of HyperNode name from before this

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricmap/fabricmap/internal/testsupport/fixture"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -14,17 +15,6 @@ import (
 func planJSON(nodes ...string) string {
 	return `{"domains": {"fabric": {"name": "fabric", "tier": 2, "children": ["leaf-a"]},
 		"leaf-a": {"name": "leaf-a", "tier": 1, "parent": "fabric", "nodes": ["` + strings.Join(nodes, `", "`) + `"]}}}`
-}
-
-// writePlan writes the plan file with a modification time of its own, as a ConfigMap update does.
-func writePlan(t *testing.T, path, content string, at time.Time) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(path, at, at); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestReadExpectedTopology(t *testing.T) {
@@ -45,7 +35,7 @@ func TestReadExpectedTopology(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
-			writePlan(t, path, tc.content, time.Unix(1_800_000_000, 0))
+			fixture.WriteFileAt(t, path, tc.content, time.Unix(1_800_000_000, 0))
 			got, err := ReadExpectedTopology(path)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
@@ -75,7 +65,7 @@ func TestExpectedTopologyFollowsTheFile(t *testing.T) {
 	if _, err := plan.Load(); err == nil {
 		t.Fatal("a plan file that does not exist loaded")
 	}
-	writePlan(t, path, planJSON("n1"), at)
+	fixture.WriteFileAt(t, path, planJSON("n1"), at)
 	first, err := plan.Load()
 	if err != nil || first == nil {
 		t.Fatalf("loading the plan: %v", err)
@@ -95,7 +85,7 @@ func TestExpectedTopologyFollowsTheFile(t *testing.T) {
 	} {
 		if i != 1 {
 			at = at.Add(time.Minute)
-			writePlan(t, path, step.content, at)
+			fixture.WriteFileAt(t, path, step.content, at)
 		}
 		got, err := plan.Load()
 		if (err != nil) != step.wantErr {

@@ -8,25 +8,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fixture"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// report is a node's report with an LLDP neighbour per switch suffix: switch sw-S at MAC 02:00:00:00:00:S.
-func report(node string, switches ...string) *v1alpha1.NodeFabricReport {
-	r := &v1alpha1.NodeFabricReport{}
-	r.Name = node
-	for i, s := range switches {
-		r.Spec.Neighbors = append(r.Spec.Neighbors, v1alpha1.LinkNeighbor{
-			Source: v1alpha1.SourceLLDP, Interface: "eth" + string(rune('0'+i)),
-			ChassisID: "02:00:00:00:00:" + s, ChassisIDSubtype: "mac", PortID: "Ethernet1/" + node, PortIDSubtype: "ifName",
-			SystemName: "sw-" + s,
-		})
-	}
-	return r
-}
-
 func TestEvidenceFromReport(t *testing.T) {
-	r := report("n1", "01")
+	r := fixture.LLDPReport("n1", "01")
 	r.Spec.NVLinkDomain = "c.1"
 	r.Spec.Neighbors = append(r.Spec.Neighbors, v1alpha1.LinkNeighbor{Source: v1alpha1.SourceIBNetDiscover,
 		Interface: "mlx5_8/1", ChassisID: "0xabc", ChassisIDSubtype: "guid", Class: v1alpha1.PortClassStorage})
@@ -73,7 +60,7 @@ func TestEvidenceFromReportIsBounded(t *testing.T) {
 		want:      evidenceShape{Links: 1, LastSwitch: "guid:0000000000000002", LastName: long, LastPort: long},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := report("n1")
+			r := fixture.LLDPReport("n1")
 			r.Spec.Neighbors = tc.neighbors
 			if diff := cmp.Diff(tc.want, shapeOf(EvidenceFromReport(r))); diff != "" {
 				t.Errorf("evidence (-want +got):\n%s", diff)

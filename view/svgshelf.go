@@ -1,6 +1,7 @@
 package view
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -121,7 +122,7 @@ func (p *picture) nominalShelfHeight() float64 {
 // ends at the gap of its last 40% that slices fewest; only when no count fits most that way does it look in
 // the last 15% only, and then take the farthest gap that fits.
 func (p *picture) cuts(k int, most float64) []gap {
-	g := slices.SortedFunc(slices.Values(p.gaps), func(a, b gap) int { return cmpFloat(a.left, b.left) })
+	g := slices.SortedFunc(slices.Values(p.gaps), func(a, b gap) int { return cmp.Compare(a.left, b.left) })
 	strip := p.stripEnd - gutterWidth
 	for _, window := range []float64{0.6, 0.85, 0} {
 		for _, n := range []int{k, k + 1, k - 1} {
@@ -175,16 +176,6 @@ func (p *picture) pack(g []gap, m, window float64) []gap {
 		pos = g[best].right
 	}
 	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // arrange labels every piece, then sets the picture's width, the header, the rows and band of a shelf, and

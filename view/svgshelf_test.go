@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	stdcmp "cmp"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -295,7 +296,7 @@ func checkShelved(t *testing.T, tr *topology.Tree, got shelvedSVG, everyCell, wh
 		checkName(t, pc, got.Notes[pc.Shelf], whole)
 	}
 	for key, boxes := range rows {
-		slices.SortFunc(boxes, func(a, b box) int { return cmpFloat(a.X, b.X) })
+		slices.SortFunc(boxes, func(a, b box) int { return stdcmp.Compare(a.X, b.X) })
 		for i := 1; i < len(boxes); i++ {
 			if boxes[i].X < boxes[i-1].X+boxes[i-1].W-0.01 && boxes[i].H == boxes[i-1].H {
 				t.Errorf("shelf %v, y %v: boxes %v and %v overlap", key[0], key[1], boxes[i-1], boxes[i])
