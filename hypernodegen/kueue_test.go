@@ -68,25 +68,6 @@ func TestKueueTopology(t *testing.T) {
 }
 
 func TestKueueTopologyErrors(t *testing.T) {
-	// A chain of 16 switch tiers (and 16 keys): with the hostname level that is one level more than Kueue takes.
-	tall := func(t *testing.T) *topology.Tree {
-		var ds []dom
-		for tier := 1; tier <= 16; tier++ {
-			d := dom{name: fmt.Sprintf("t%d", tier), tier: tier}
-			if tier < 16 {
-				d.parent = fmt.Sprintf("t%d", tier+1)
-			}
-			if tier == 1 {
-				d.nodes = []string{"n1"}
-			}
-			ds = append(ds, d)
-		}
-		return buildTree(t, ds...)
-	}
-	var tallKeys LabelKeys
-	for i := 1; i <= 16; i++ {
-		tallKeys.Tiers = append(tallKeys.Tiers, fmt.Sprintf("example.com/tier-%d", i))
-	}
 	tests := []struct {
 		name, topoName string
 		tree           func(*testing.T) *topology.Tree
@@ -96,7 +77,7 @@ func TestKueueTopologyErrors(t *testing.T) {
 		{name: "empty tree", topoName: "fabric", tree: func(*testing.T) *topology.Tree { return topology.NewTree() }, keys: DefaultLabelKeys(), want: "no domains"},
 		{name: "bad name", topoName: "Fabric!", tree: twoTierTree, keys: DefaultLabelKeys(), want: "invalid"},
 		{name: "hostname as a tier key", topoName: "fabric", tree: twoTierTree, keys: LabelKeys{Tiers: []string{"kubernetes.io/hostname"}}, want: "reserved for the node level"},
-		{name: "too many levels", topoName: "fabric", tree: tall, keys: tallKeys, want: "at most 16"},
+		{name: "too many levels", topoName: "fabric", tree: tallTree, keys: tallKeys(), want: "17 levels, Kueue accepts at most 16"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,4 +87,30 @@ func TestKueueTopologyErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tallTree is a chain of 16 switch tiers: with tallKeys and the hostname level, one level more than Kueue and
+// KAI take.
+func tallTree(t *testing.T) *topology.Tree {
+	var ds []dom
+	for tier := 1; tier <= 16; tier++ {
+		d := dom{name: fmt.Sprintf("t%d", tier), tier: tier}
+		if tier < 16 {
+			d.parent = fmt.Sprintf("t%d", tier+1)
+		}
+		if tier == 1 {
+			d.nodes = []string{"n1"}
+		}
+		ds = append(ds, d)
+	}
+	return buildTree(t, ds...)
+}
+
+// tallKeys are a label key for each of tallTree's 16 tiers.
+func tallKeys() LabelKeys {
+	var keys LabelKeys
+	for i := 1; i <= 16; i++ {
+		keys.Tiers = append(keys.Tiers, fmt.Sprintf("example.com/tier-%d", i))
+	}
+	return keys
 }
