@@ -188,13 +188,21 @@ policy pins its writes to it. Called with (dict "default" "fabricmap-aggregator"
 {{- include "fabricmap.leaderLease" (dict "default" "fabricmap-placer" "args" .Values.placer.extraArgs) -}}
 {{- end -}}
 
-{{- /* The pods' imagePullSecrets: the chart's and an umbrella chart's global ones, each once. */ -}}
+{{- /* The pods' imagePullSecrets: the chart's and an umbrella chart's global ones, each a name or {name: …},
+reduced to their names first so that each name is listed once however it was given. */ -}}
 {{- define "fabricmap.imagePullSecrets" -}}
-{{- $all := concat (.Values.imagePullSecrets | default list) ((.Values.global | default dict).imagePullSecrets | default list) | uniq -}}
-{{- with $all }}
+{{- $names := list -}}
+{{- range concat (.Values.imagePullSecrets | default list) ((.Values.global | default dict).imagePullSecrets | default list) -}}
+{{- if kindIs "string" . -}}
+{{- $names = append $names . -}}
+{{- else -}}
+{{- $names = append $names .name -}}
+{{- end -}}
+{{- end -}}
+{{- with $names | uniq }}
 imagePullSecrets:
   {{- range . }}
-  - name: {{ if kindIs "string" . }}{{ . }}{{ else }}{{ .name }}{{ end }}
+  - name: {{ . | quote }}
   {{- end }}
 {{- end }}
 {{- end -}}
