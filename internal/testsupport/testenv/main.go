@@ -29,24 +29,27 @@ var (
 // When there is no control plane (NoControlPlaneEnv=1, or its binaries are missing, or it will not start) the
 // tests still run: those that need none pass or fail on their own, and those that call Require skip with the
 // reason, or fail where they must not skip (see Require).
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(mainWith(m, Options{})) }
+
+// mainWith is Main with a control plane started by StartWith(opts); it returns the exit code.
+func mainWith(m *testing.M, opts Options) int {
 	if os.Getenv(NoControlPlaneEnv) == "1" {
 		optedOut = true
 		unavailable = fmt.Errorf("%s=1: this run starts no control plane", NoControlPlaneEnv)
-		os.Exit(runWithout(m))
+		return runWithout(m)
 	}
-	env, err := Start()
+	env, err := StartWith(opts)
 	if err != nil {
 		unavailable = err
 		fmt.Fprintln(os.Stderr, "testenv: no control plane: the tests that need one will not run:", err)
-		os.Exit(runWithout(m))
+		return runWithout(m)
 	}
 	Shared = env
 	code := m.Run()
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
 	}
-	os.Exit(code)
+	return code
 }
 
 // runWithout runs the tests without a control plane and says how many of them Require skipped.

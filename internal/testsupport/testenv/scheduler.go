@@ -11,7 +11,11 @@ import (
 // kube-scheduler`) against the shared API server, as a cluster admin with leader election off, and waits for
 // its /healthz; stop kills it. It also dies with the test binary (Pdeathsig, from a thread kept for as long as
 // it runs). Stop it before the API server: an API server with a scheduler still watching takes a minute to stop.
-func StartScheduler() (stop func(), err error) {
+func StartScheduler() (stop func(), err error) { return StartSchedulerWith() }
+
+// StartSchedulerWith is StartScheduler with extra kube-scheduler flags after the harness's own, such as
+// "--feature-gates=GangScheduling=true" (a flag given again wins).
+func StartSchedulerWith(extraArgs ...string) (stop func(), err error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -32,9 +36,9 @@ func StartScheduler() (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := StartProcess(bin, []string{"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
-		"--leader-elect=false", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--cert-dir", dir, "-v=2"},
-		nil, filepath.Join(dir, "kube-scheduler.log"))
+	args := []string{"--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
+		"--leader-elect=false", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--cert-dir", dir, "-v=2"}
+	p, err := StartProcess(bin, append(args, extraArgs...), nil, filepath.Join(dir, "kube-scheduler.log"))
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,10 @@ func AssetsDir() (string, error) {
 }
 
 // Start starts etcd and kube-apiserver and installs the CRDs.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return StartWith(Options{}) }
+
+// StartWith is Start with opts: kube-apiserver flags of the caller's.
+func StartWith(opts Options) (*Env, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -85,6 +88,7 @@ func Start() (*Env, error) {
 	}
 	e.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}
 	e.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(dir, "apiserver")}
+	opts.configure(e.ControlPlane.APIServer)
 	cfg, err := e.Start()
 	if err != nil {
 		_ = os.RemoveAll(dir)
