@@ -30,12 +30,18 @@ const ReasonOutputReplaced = "OutputReplaced"
 // their own): each object whose content differs from the live object's. An output that cannot be built from
 // the tree (empty, invalid, too large) leaves its objects as they were: a good object is never replaced by a
 // worse one. One failing output does not stop the others; a missing CRD is logged and counted, not retried in
-// a loop.
+// a loop. A pruned output that the settings turn off has the objects of an earlier run deleted (pruneOff).
 func (r *Reconciler) syncOutputs(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence) error {
 	env := outputs.Env{LabelKeys: r.Config.LabelKeys, Evidence: evidence, Namespace: r.Config.Namespace, MemberSelector: r.Config.MemberSelector}
 	var errs []error
 	for _, k := range r.Config.Outputs.Kinds() {
-		if !k.Given || k.Build == nil {
+		if k.Build == nil {
+			continue
+		}
+		if !k.Given {
+			if k.Prune {
+				errs = append(errs, r.pruneOff(ctx, k))
+			}
 			continue
 		}
 		objs, err := k.Build(tree, env)
@@ -81,6 +87,32 @@ func (r *Reconciler) syncKind(ctx context.Context, k outputs.Kind, objs []output
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// pruneOff deletes every owned object of the pruned output k, which the settings turn off: what an earlier run
+// wrote before the flag was dropped. It runs until it has succeeded once per start (the settings do not change
+// while the aggregator runs). A kind that is not served holds nothing to delete, and one the aggregator may not
+// list (its RBAC comes with the output) is said once at Info and left to `fabricmap cleanup`: neither is an
+// error, retried, or logged again.
+func (r *Reconciler) pruneOff(ctx context.Context, k outputs.Kind) error {
+	if r.prunedOff[k.Name] || k.Owned == nil || (k.Owned.Namespaced && r.Config.Namespace == "") {
+		return nil
+	}
+	err := r.prune(ctx, k, nil)
+	switch {
+	case meta.IsNoMatchError(err):
+	case apierrors.IsForbidden(err):
+		r.Log.Info("output off: its objects from an earlier run, if any, were not looked for (not allowed); `fabricmap cleanup` removes them",
+			"output", k.Name, "err", err)
+	case err != nil:
+		r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+		return fmt.Errorf("output %s (off): %w", k.Name, err)
+	}
+	if r.prunedOff == nil {
+		r.prunedOff = map[string]bool{}
+	}
+	r.prunedOff[k.Name] = true
+	return nil
 }
 
 // prune deletes the owned objects of output k (in the aggregator's namespace, for a namespaced kind) that want

@@ -129,6 +129,8 @@ type Reconciler struct {
 	// unplacedSince records when each node carrying fabricmap's topology labels was first seen without a place in
 	// the tree, for Config.UnplacedLabelHold (labelhold.go).
 	unplacedSince map[string]time.Time
+	// prunedOff holds the outputs turned off whose objects from an earlier run are deleted (outputs.go).
+	prunedOff map[string]bool
 }
 
 // Request is the one request every event is folded into.

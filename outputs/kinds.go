@@ -18,6 +18,7 @@ const (
 	NameHyperNodes             = "hypernodes"
 	NameNodeLabels             = "node-labels"
 	NameKueueTopology          = "kueue-topology"
+	NameKAITopology            = "kai-topology"
 	NameClusterNetworkTopology = "cluster-network-topology"
 	NameTreeConfigMap          = "tree-configmap"
 	NameSlurmConfigMap         = "slurm-configmap"
@@ -59,6 +60,23 @@ func (o *Options) kueueTopology() Kind {
 			return []Object{{Object: obj, Field: "spec", Immutable: true}}, nil
 		},
 		Owned: owned(schema.GroupKind{Group: kueuev1beta2.GroupVersion.Group, Kind: "Topology"}, false)}
+}
+
+// kaiTopology is NVIDIA KAI Scheduler's Topology: the levels are Kueue's, immutable as Kueue's (replaced when
+// they change), and pruned: a KAI Topology of fabricmap's that is not the one named (renamed, or the output
+// turned off) is deleted.
+func (o *Options) kaiTopology() Kind {
+	name := o.KAITopology
+	return Kind{Name: NameKAITopology, Formats: []string{"kai"}, Given: name != "", Prune: true,
+		Doc: "an NVIDIA KAI Scheduler Topology (kai.scheduler) whose levels are the node-label keys, as Kueue's (--kai-topology)",
+		Build: func(t *topology.Tree, env Env) ([]Object, error) {
+			obj, err := hypernodegen.KAITopology(name, env.LabelKeys, t)
+			if err != nil {
+				return nil, err
+			}
+			return []Object{{Object: obj, Field: "spec", Immutable: true}}, nil
+		},
+		Owned: owned(hypernodegen.KAITopologyGVK.GroupKind(), false)}
 }
 
 func (o *Options) clusterNetworkTopology() Kind {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
@@ -29,8 +30,9 @@ type Kind struct {
 	// from the live object's. Nil for the outputs the aggregator writes through guarded paths of its own (the
 	// HyperNodes and the node labels).
 	Build func(t *topology.Tree, env Env) ([]Object, error)
-	// Prune says that the output's objects are one per something that may go (a NodeFeature per node): owned
-	// objects of the kind that the tree no longer gives are deleted.
+	// Prune says that the output's objects are one per something that may go (a NodeFeature per node, a KAI
+	// Topology per name): owned objects of the kind that the tree no longer gives are deleted, and every one of
+	// them when the output is off (not Given), once per aggregator start.
 	Prune bool
 	// Print returns what `fabricmap topology -o format` prints; nil: Build's objects as YAML.
 	Print func(t *topology.Tree, env Env, format string) ([]byte, error)
@@ -62,7 +64,8 @@ type Owned struct {
 
 // Env is what the outputs are built from besides the tree and their own settings.
 type Env struct {
-	// LabelKeys are the node-label keys (their style): the node labels, Kueue levels, CNT layers, NFD labels.
+	// LabelKeys are the node-label keys (their style): the node labels, Kueue and KAI levels, CNT layers, NFD
+	// labels.
 	LabelKeys hypernodegen.LabelKeys
 	// Evidence is the reports' evidence, whose NVLink domains the node labels state.
 	Evidence []topology.NodeEvidence
@@ -79,6 +82,8 @@ type Options struct {
 	ClusterNetworkTopology bool
 	// KueueTopology, when set, is the name of the Kueue Topology to write (levels = the node-label keys).
 	KueueTopology string
+	// KAITopology, when set, is the name of the NVIDIA KAI Scheduler Topology to write (levels = Kueue's).
+	KAITopology string
 	// TreeConfigMap, when set as "namespace/name", is a ConfigMap that holds the whole tree as JSON.
 	TreeConfigMap string
 	// Slurm are the Slurm outputs' settings.
@@ -91,6 +96,7 @@ type Options struct {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ClusterNetworkTopology, "cluster-network-topology", false, "write Koordinator's ClusterNetworkTopology \"default\" (layers = the node-label keys)")
 	fs.StringVar(&o.KueueTopology, "kueue-topology", "", "name of a Kueue Topology to write (levels = the node-label keys, kubernetes.io/hostname last; empty: none)")
+	fs.StringVar(&o.KAITopology, "kai-topology", "", "name of an NVIDIA KAI Scheduler Topology (kai.scheduler/v1alpha1) to write (levels as --kueue-topology's; empty: none, and one written before is deleted)")
 	fs.StringVar(&o.TreeConfigMap, "tree-configmap", "", "namespace/name of a ConfigMap to hold the whole tree as JSON (empty: none)")
 	o.Slurm.AddFlags(fs)
 	o.Slurm.AddConfigMapFlags(fs)
@@ -104,6 +110,11 @@ func (o Options) Validate() error {
 			return fmt.Errorf("--tree-configmap: %w", err)
 		}
 	}
+	if o.KAITopology != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.KAITopology); len(msgs) > 0 {
+			return fmt.Errorf("--kai-topology: %q is not a valid object name: %s", o.KAITopology, msgs[0])
+		}
+	}
 	return o.Slurm.Validate()
 }
 
@@ -113,6 +124,7 @@ func (o *Options) Kinds() []Kind {
 		hyperNodes(),
 		nodeLabels(),
 		o.kueueTopology(),
+		o.kaiTopology(),
 		o.clusterNetworkTopology(),
 		o.treeConfigMap(),
 		o.slurmConfigMap(),

@@ -43,14 +43,14 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestGiven(t *testing.T) {
-	o := Options{KueueTopology: "k", Slurm: SlurmOptions{ConfigMap: "ns/s"}, NodeFeatures: true}
+	o := Options{KueueTopology: "k", KAITopology: "kai", Slurm: SlurmOptions{ConfigMap: "ns/s"}, NodeFeatures: true}
 	var given []string
 	for _, k := range o.Kinds() {
 		if k.Given {
 			given = append(given, k.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{NameKueueTopology, NameSlurmConfigMap, NameNodeFeatures}, given); diff != "" {
+	if diff := cmp.Diff([]string{NameKueueTopology, NameKAITopology, NameSlurmConfigMap, NameNodeFeatures}, given); diff != "" {
 		t.Errorf("outputs turned on (-want +got):\n%s", diff)
 	}
 }
@@ -65,7 +65,8 @@ func TestValidate(t *testing.T) {
 		err  string
 	}{
 		{name: "nothing", o: Options{}},
-		{name: "all", o: Options{TreeConfigMap: "ns/tree", Slurm: keys("topology.conf", "block.conf", "topology.yaml")}},
+		{name: "all", o: Options{TreeConfigMap: "ns/tree", KAITopology: "fabricmap", Slurm: keys("topology.conf", "block.conf", "topology.yaml")}},
+		{name: "KAI Topology name not an object name", o: Options{KAITopology: "KAI_Topology"}, err: `--kai-topology: "KAI_Topology" is not a valid object name`},
 		{name: "tree ConfigMap without namespace", o: Options{TreeConfigMap: "tree"}, err: "--tree-configmap"},
 		{name: "Slurm ConfigMap without namespace", o: Options{Slurm: SlurmOptions{ConfigMap: "slurm", TreeKey: "t"}}, err: "--slurm-configmap"},
 		{name: "a key twice", o: Options{Slurm: keys("topology.conf", "topology.conf", "")}, err: "given for two files"},
@@ -122,7 +123,7 @@ func TestNodeFeatures(t *testing.T) {
 // TestText prints each format of the registry from one tree: every one gives text naming the tree's nodes,
 // domains or label keys.
 func TestText(t *testing.T) {
-	o := Options{KueueTopology: "default"}
+	o := Options{KueueTopology: "default", KAITopology: "default"}
 	env := Env{LabelKeys: hypernodegen.DefaultLabelKeys(), Namespace: "default"}
 	for _, f := range Formats() {
 		k, ok := o.ByFormat(f)
@@ -140,5 +141,40 @@ func TestText(t *testing.T) {
 		if !strings.Contains(string(text), "leaf-a") && !strings.Contains(string(text), "gpu-001") && !strings.Contains(string(text), env.LabelKeys.Tiers[0]) {
 			t.Errorf("-o %s names neither leaf-a, gpu-001 nor %s:\n%s", f, env.LabelKeys.Tiers[0], text)
 		}
+	}
+}
+
+// TestKAITopologyKind: the KAI output writes the one Topology named, replaced rather than changed (KAI's schema
+// refuses changed levels), pruned (a renamed or turned-off one goes), and owned by its own group, apart from
+// Kueue's Topology.
+func TestKAITopologyKind(t *testing.T) {
+	o := Options{KAITopology: "fabric"}
+	k, ok := o.ByFormat("kai")
+	if !ok || k.Name != NameKAITopology {
+		t.Fatalf("-o kai is printed by %q (found %v), want %s", k.Name, ok, NameKAITopology)
+	}
+	if !k.Given || !k.Prune || k.Owned == nil || k.Owned.Namespaced {
+		t.Errorf("kind = %+v: want given, pruned, owned cluster-wide", k)
+	}
+	if diff := cmp.Diff(hypernodegen.KAITopologyGVK.GroupKind(), k.Owned.GroupKind); diff != "" {
+		t.Errorf("owned kind (-want +got):\n%s", diff)
+	}
+	objs, err := k.Build(fatTree(t), Env{LabelKeys: hypernodegen.DefaultLabelKeys()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].Field != "spec" || !objs[0].Immutable {
+		t.Fatalf("objects = %+v: want one, its spec immutable", objs)
+	}
+	u := objs[0].Object.(*unstructured.Unstructured)
+	keys := hypernodegen.DefaultLabelKeys()
+	levels, _, _ := unstructured.NestedSlice(u.Object, "spec", "levels")
+	want := []any{map[string]any{"nodeLabel": keys.Tiers[2]}, map[string]any{"nodeLabel": keys.Tiers[1]}, map[string]any{"nodeLabel": keys.Tiers[0]},
+		map[string]any{"nodeLabel": "kubernetes.io/hostname"}}
+	if diff := cmp.Diff(want, levels); diff != "" || u.GetName() != "fabric" {
+		t.Errorf("Topology %s levels (-want +got):\n%s", u.GetName(), diff)
+	}
+	if (&Options{}).kaiTopology().Given {
+		t.Error("the KAI output is on without --kai-topology")
 	}
 }

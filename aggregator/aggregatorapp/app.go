@@ -126,8 +126,8 @@ func (o *options) validate(fs *pflag.FlagSet) error {
 	if conf.MemberSelector == hypernodegen.SelectorLabel && !conf.NodeLabels {
 		return errors.New("--member-selector=labelMatch selects nodes by the labels fabricmap writes: it needs --node-labels")
 	}
-	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "") && !conf.NodeLabels && !conf.Outputs.NodeFeatures {
-		return errors.New("--cluster-network-topology and --kueue-topology name node-label keys: they need --node-labels (or --node-features, NFD writing them)")
+	if (conf.Outputs.ClusterNetworkTopology || conf.Outputs.KueueTopology != "" || conf.Outputs.KAITopology != "") && !conf.NodeLabels && !conf.Outputs.NodeFeatures {
+		return errors.New("--cluster-network-topology, --kueue-topology and --kai-topology name node-label keys: they need --node-labels (or --node-features, NFD writing them)")
 	}
 	if conf.Outputs.NodeFeatures && conf.NodeLabels {
 		return errors.New("--node-features hands the node labels to NFD: it goes with --node-labels=false, so that two writers do not own the same labels")
