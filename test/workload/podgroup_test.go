@@ -34,7 +34,7 @@ const (
 )
 
 // podGroup is a PodGroup of a gang of minCount pods whose pods must all share one value of the node label
-// key: the object the docs show, as a Job controller (or a user) writes it. No Workload is needed.
+// key: the object docs/schedulers.md shows. No Workload is needed.
 func podGroup(ns, name string, minCount int, key string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
