@@ -39,7 +39,7 @@ const hyperNodeResource = "hypernodes"
 
 // hyperNodeCRD follows whether the API server serves Volcano's HyperNodes: their CRD, which Volcano ships, may
 // be missing, or come and go. Every replica looks (discovery, every recheck) and exposes the answer as a
-// metric; the elected one also keeps, while they are served, the cache of the owned HyperNodes the reconciler
+// metric; the elected one also keeps, while they are served, the cache of the HyperNodes the reconciler
 // reads, sends their changes on events, and states the answer on the leader-election Lease
 // (HyperNodeCRDAnnotation). The aggregator never needs a restart for the CRD to come or go.
 type hyperNodeCRD struct {
@@ -85,13 +85,14 @@ func newHyperNodeCRD(mgr manager.Manager, opts ManagerConfig, m *Metrics, log *s
 	if err != nil {
 		return nil, fmt.Errorf("discovery client for the HyperNode CRD: %w", err)
 	}
-	owned := labels.SelectorFromSet(hypernodegen.OwnedSelector())
 	h := &hyperNodeCRD{
 		discovery: disc,
+		// Every HyperNode, not only fabricmap's: those another writer made over fabricmap's nodes are
+		// reported (foreignhypernodes.go), never written.
 		newCache: func() (cache.Cache, error) {
 			return cache.New(mgr.GetConfig(), cache.Options{
 				HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-				ByObject:         map[client.Object]cache.ByObject{&topologyv1alpha1.HyperNode{}: {Label: owned}},
+				ByObject:         map[client.Object]cache.ByObject{&topologyv1alpha1.HyperNode{}: {}},
 				DefaultTransform: trimForCache,
 			})
 		},
@@ -312,26 +313,35 @@ func (h *hyperNodeCRD) reader(ctx context.Context) (client.Reader, error) {
 	return h.current, nil
 }
 
-// ownedHyperNodes lists the HyperNodes fabricmap owns; served is false when the API server does not serve
-// HyperNodes (Volcano's CRD not installed): then there are none, and none is written. A reconciler without a
-// hyperNodeCRD (built by hand) reads them through its Client and takes them as served.
-func (r *Reconciler) ownedHyperNodes(ctx context.Context) (_ []topologyv1alpha1.HyperNode, served bool, _ error) {
+// hyperNodes lists the HyperNodes, split into those fabricmap owns and the others; served is false when the
+// API server does not serve HyperNodes (Volcano's CRD not installed): then there are none, and none is
+// written. A reconciler without a hyperNodeCRD (built by hand) reads them through its Client and takes them
+// as served.
+func (r *Reconciler) hyperNodes(ctx context.Context) (owned, foreign []topologyv1alpha1.HyperNode, served bool, _ error) {
 	reader := client.Reader(r.Client)
 	if r.hyperNodeCRD != nil {
 		c, err := r.hyperNodeCRD.reader(ctx)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		if c == nil {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		reader = c
 	}
 	var list topologyv1alpha1.HyperNodeList
-	if err := reader.List(ctx, &list, client.MatchingLabels(hypernodegen.OwnedSelector())); err != nil {
-		return nil, false, fmt.Errorf("listing owned HyperNodes: %w", err)
+	if err := reader.List(ctx, &list); err != nil {
+		return nil, nil, false, fmt.Errorf("listing HyperNodes: %w", err)
 	}
-	return list.Items, true, nil
+	mine := labels.SelectorFromSet(hypernodegen.OwnedSelector())
+	for _, hn := range list.Items {
+		if mine.Matches(labels.Set(hn.Labels)) {
+			owned = append(owned, hn)
+		} else {
+			foreign = append(foreign, hn)
+		}
+	}
+	return owned, foreign, true, nil
 }
 
 // planHyperNodes plans the writes that make the owned HyperNodes match desired when they are served (nil

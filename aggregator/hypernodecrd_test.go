@@ -289,8 +289,8 @@ func TestHyperNodesWaitForTheirCRD(t *testing.T) {
 	}
 }
 
-// ownedHyperNodes reads no HyperNode while they are not served, reads the cache of the owned ones once it is
-// there, and waits for the first look to settle: the first tree after a start must keep the names of the
+// hyperNodes reads no HyperNode while they are not served, reads the cache once it is there (fabricmap's
+// apart from the others), and waits for the first look to settle: the first tree after a start must keep the names of the
 // HyperNodes written before, never take "not read yet" for "none".
 func TestOwnedHyperNodesFollowTheCRD(t *testing.T) {
 	c := testenv.Require(t).Client
@@ -302,7 +302,15 @@ func TestOwnedHyperNodesFollowTheCRD(t *testing.T) {
 	if err := c.Create(ctx, owned); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deleteAll(t) })
+	other := owned.DeepCopy()
+	other.Name, other.Labels, other.ResourceVersion, other.UID = "leaf-hn-0", nil, "", ""
+	if err := c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deleteAll(t)
+		_ = c.Delete(ctx, other)
+	})
 	settled := func(current client.Reader) *hyperNodeCRD {
 		h := &hyperNodeCRD{settled: make(chan struct{}), current: current}
 		close(h.settled)
@@ -315,26 +323,32 @@ func TestOwnedHyperNodesFollowTheCRD(t *testing.T) {
 		crd        *hyperNodeCRD
 		ctx        context.Context
 		want       []string
+		wantOther  []string
 		wantServed bool
 		wantErr    bool
 	}{
-		{name: "no CRD follower: read through Client", crd: nil, ctx: ctx, want: []string{"crd-sw-1"}, wantServed: true},
+		{name: "no CRD follower: read through Client", crd: nil, ctx: ctx, want: []string{"crd-sw-1"}, wantOther: []string{"leaf-hn-0"}, wantServed: true},
 		{name: "not served", crd: settled(nil), ctx: ctx},
-		{name: "served, from the cache", crd: settled(c), ctx: ctx, want: []string{"crd-sw-1"}, wantServed: true},
+		{name: "served, from the cache", crd: settled(c), ctx: ctx, want: []string{"crd-sw-1"}, wantOther: []string{"leaf-hn-0"}, wantServed: true},
 		{name: "first look not settled", crd: &hyperNodeCRD{settled: make(chan struct{}), current: c}, ctx: cancelled, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{Client: c, hyperNodeCRD: tc.crd}
-			list, served, err := r.ownedHyperNodes(tc.ctx)
+			list, others, served, err := r.hyperNodes(tc.ctx)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want an error: %v", err, tc.wantErr)
 			}
-			var names []string
-			for _, hn := range list {
-				names = append(names, hn.Name)
+			names := func(l []topologyv1alpha1.HyperNode) (out []string) {
+				for _, hn := range l {
+					out = append(out, hn.Name)
+				}
+				return out
 			}
-			if diff := cmp.Diff(tc.want, names); diff != "" || served != tc.wantServed {
-				t.Errorf("served = %v, want %v; HyperNodes (-want +got):\n%s", served, tc.wantServed, diff)
+			if diff := cmp.Diff(tc.want, names(list)); diff != "" || served != tc.wantServed {
+				t.Errorf("served = %v, want %v; fabricmap's HyperNodes (-want +got):\n%s", served, tc.wantServed, diff)
+			}
+			if diff := cmp.Diff(tc.wantOther, names(others)); diff != "" {
+				t.Errorf("the other HyperNodes (-want +got):\n%s", diff)
 			}
 		})
 	}

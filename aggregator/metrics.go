@@ -49,6 +49,10 @@ type Metrics struct {
 	labelConflicts *prometheus.GaugeVec
 	// whether HyperNodes are served (hypernodecrd.go)
 	hyperNodeCRDInstalled prometheus.Gauge
+	// the HyperNodes whose status another writer keeps (statusowner.go), and the HyperNodes not made by
+	// fabricmap over fabricmap's nodes (foreignhypernodes.go)
+	statusYielded     prometheus.Counter
+	foreignHyperNodes prometheus.Gauge
 	// the link findings of fabric health (healthpass.go)
 	linkFindings *prometheus.GaugeVec
 	// the nodes that lost their uplinks (uplinks.go), and the labels held on nodes without topology (labelhold.go)
@@ -80,6 +84,10 @@ func metricTable(m *Metrics) metricdef.Table {
 			Into: &m.invalidTrees},
 		{Kind: metricdef.Counter, Name: "name_conflicts_total", Help: "HyperNodes not written because a foreign HyperNode has the name.",
 			Into: &m.nameConflicts},
+		{Kind: metricdef.Counter, Name: "hypernode_status_yielded_total", Help: "HyperNodes whose status.nodeCount the aggregator left to another writer (Volcano's HyperNode controller), since start.",
+			Into: &m.statusYielded},
+		{Kind: metricdef.Gauge, Name: "foreign_hypernodes", Help: "HyperNodes not made by fabricmap whose members are nodes fabricmap places (Volcano's own discovery?): each such node has two parents.",
+			Into: &m.foreignHyperNodes},
 		{Kind: metricdef.Counter, Name: "source_conflicts_total", Help: "Nodes two sources placed behind different switches, by the source kept and the source dropped.",
 			Labels: []string{"kept", "dropped"}, Into: &m.conflicts},
 		{Kind: metricdef.Gauge, Name: "source_stale", Help: "1 when the source's last poll failed and its last good evidence is in use, else 0.",

@@ -106,6 +106,8 @@ type Reconciler struct {
 	// which the cache may still show (applyHyperNode); writtenMu guards it (the writes run several at a time).
 	olderVersions map[string][]string
 	writtenMu     sync.Mutex
+	// statusYielded holds the HyperNodes whose status another writer keeps (statusowner.go).
+	statusYielded statusYielded
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
 	absentSince map[string]time.Time
 	// ages holds the reports that are expired or dropped, as last seen.
@@ -120,6 +122,8 @@ type Reconciler struct {
 	inconsistent string
 	// awaitedSaid is the set of awaited sources last said (sourcehold.go).
 	awaitedSaid string
+	// foreignSaid is the set of foreign HyperNodes over fabricmap's nodes last said (foreignhypernodes.go).
+	foreignSaid string
 	// previousTree is the last tree built, whose names the next one keeps (see keepNames).
 	previousTree *topology.Tree
 	// fabricHealth is what fabric health keeps between passes (healthpass.go).
@@ -170,7 +174,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	cloud, cloudProblems := pipeline.CloudEvidence(live)
 	tree, problems, requeueFabric, awaited := r.mergeSources(ctx, topology.Input{Nodes: evidence}, cloud, nodes)
 	problems = append(problems, cloudProblems...)
-	existing, served, err := r.ownedHyperNodes(ctx) // none when their CRD is not installed (hypernodecrd.go)
+	existing, foreign, served, err := r.hyperNodes(ctx) // none when their CRD is not installed (hypernodecrd.go)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -197,7 +201,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.Metrics.observeTree(tree, len(live))
 
 	placed := placedNodes(tree)
-	var labels map[string]map[string]string // the topology labels the tree gives each placed node; nil: none written
+	r.noteForeignHyperNodes(ctx, foreign, existing, placed, nodes) // foreignhypernodes.go: said, never written
+	var labels map[string]map[string]string                        // the topology labels the tree gives each placed node; nil: none written
 	if r.Config.NodeLabels {
 		labels = hypernodegen.DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
 	}
@@ -397,6 +402,7 @@ func (r *Reconciler) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) er
 		if errs[i] == nil {
 			delete(r.absentSince, n)
 			r.forgetWritten(n)
+			r.statusYielded.forget(n)
 		}
 	}
 	return errors.Join(errs...)
@@ -407,7 +413,7 @@ func (r *Reconciler) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) er
 const writeWorkers = 16
 
 // applyHyperNode server-side-applies d when it differs from cur (nil: it does not exist yet), and its status
-// when its node count does; why, when set, is logged with the write. A cur the cache still shows from before
+// when its node count does and no other writer keeps it (statusowner.go); why, when set, is logged with the write. A cur the cache still shows from before
 // this reconciler's own last write of it (cacheBehind) is not written again: the write's watch event brings
 // another pass.
 func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
@@ -433,7 +439,7 @@ func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha
 		}
 		r.Log.Info("HyperNode applied", args...)
 	}
-	if cur == nil || cur.Status.NodeCount != d.Status.NodeCount {
+	if cur == nil || cur.Status.NodeCount != d.Status.NodeCount && !r.leavesStatus(cur, d) {
 		var status runtime.Object = d
 		if d.Status.NodeCount == 0 { // an emptied HyperNode waiting for its grace period: the typed status omits a zero count
 			status = &unstructured.Unstructured{Object: map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,
@@ -453,6 +459,18 @@ func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha
 		r.noteWritten(d.Name, older)
 	}
 	return nil
+}
+
+// leavesStatus reports whether cur's status is another writer's (statusowner.go), saying so once per
+// HyperNode with both counts.
+func (r *Reconciler) leavesStatus(cur, d *topologyv1alpha1.HyperNode) bool {
+	yes, first := r.statusYielded.yielded(cur)
+	if first {
+		r.Metrics.statusYielded.Inc()
+		r.Log.Info("HyperNode status left to another writer (Volcano's HyperNode controller counts members): fabricmap no longer writes it",
+			"hypernode", cur.Name, "theirNodeCount", cur.Status.NodeCount, "nodesBelow", d.Status.NodeCount)
+	}
+	return yes
 }
 
 // noteWritten records the versions of HyperNode name from before this reconciler's last write of it.

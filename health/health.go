@@ -41,6 +41,10 @@ const (
 	KindUplinkLost Kind = "uplink-lost"
 	// KindDrift is a difference from the expected tree (a node in another domain, a domain missing or new).
 	KindDrift Kind = "drift"
+	// KindForeignHyperNode is a HyperNode not made by fabricmap over fabricmap's nodes (Volcano's own
+	// discovery beside fabricmap's): not a link, so not among Kinds; the CLI's `get health` reports it
+	// (hypernodegen.ForeignHyperNodes), the aggregator counts it in fabricmap_aggregator_foreign_hypernodes.
+	KindForeignHyperNode Kind = "foreign-hypernode"
 )
 
 // Kinds are every kind of finding, in the order people read them.
