@@ -15,7 +15,7 @@ func TestOutputCompletion(t *testing.T) {
 	}{
 		{[]string{"get", "hypernodes"}, []string{"tree", "wide", "json", "yaml", "dot", "svg"}},
 		{[]string{"get", "nodes"}, []string{"tree", "wide", "json", "yaml", "dot"}},
-		{[]string{"topology"}, []string{"yaml", "json", "tree", "dot", "labels", "kueue", "cnt", "slurm", "slurm-block", "slurm-yaml", "nfd"}},
+		{[]string{"topology"}, []string{"yaml", "json", "tree", "dot", "labels", "kueue", "kai", "cnt", "slurm", "slurm-block", "slurm-yaml", "nfd"}},
 		{[]string{"place"}, []string{"text", "json", "yaml"}},
 		{[]string{"probe"}, []string{"yaml", "json"}},
 		{[]string{"version"}, []string{"text", "json", "yaml"}},

@@ -33,11 +33,12 @@ func newTopology() *cobra.Command {
 	fromLabels := labelFlags{opts: &srcs.Labels}
 	cmd := &cobra.Command{
 		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS)",
-		Short: "Print the HyperNodes, node labels, Kueue Topology, ClusterNetworkTopology, Slurm topology files or NFD NodeFeatures a fabric capture or a dump of node reports implies, as the aggregator would write them",
+		Short: "Print the HyperNodes, node labels, Kueue or KAI Topology, ClusterNetworkTopology, Slurm topology files or NFD NodeFeatures a fabric capture or a dump of node reports implies, as the aggregator would write them",
 		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List (-o yaml, json; -o tree, dot\n" +
 			"draw them), or what the aggregator writes beside them from the same tree: -o labels the node labels (a JSON\n" +
 			"object, node → its labels, in the --label-style chosen), -o kueue the Kueue Topology (named by --kueue-topology),\n" +
-			"-o cnt Koordinator's ClusterNetworkTopology, both as YAML; -o slurm Slurm's topology.conf for the tree plugin,\n" +
+			"-o kai the KAI Scheduler Topology (named by --kai-topology), -o cnt Koordinator's ClusterNetworkTopology,\n" +
+			"all three as YAML; -o slurm Slurm's topology.conf for the tree plugin,\n" +
 			"-o slurm-block for the block plugin (--slurm-block-sizes), -o slurm-yaml Slurm's topology.yaml; -o nfd the\n" +
 			"NFD NodeFeatures carrying the node labels. --from-ibnetdiscover reads\n" +
 			"ibnetdiscover output (FILE, or - for standard input): rail-optimised leaves that share hosts form one\n" +
@@ -163,6 +164,7 @@ func newTopology() *cobra.Command {
 	keys.AddFlags(cmd.Flags())
 	outOpts.Slurm.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&kueueName, "kueue-topology", defaultKueueTopology, "with -o kueue: name of the Kueue Topology (the aggregator's --kueue-topology)")
+	cmd.Flags().StringVar(&outOpts.KAITopology, "kai-topology", defaultKAITopology, "with -o kai: name of the KAI Scheduler Topology (the aggregator's --kai-topology)")
 	cmd.Flags().StringVar(&previous, "previous", "", "HyperNodes written before (`kubectl get hypernodes -o yaml`: a List, or one or more documents) whose names to keep, as the aggregator keeps them")
 	cmd.Flags().BoolVar(&accelerators, "accelerator-domains", false, "make NVLink domains the lowest tier, below the leaves")
 	cmd.Flags().StringVar(&rootName, "root-name", topology.TierNameRoot, "name of the top HyperNode")

@@ -16,15 +16,18 @@ import (
 
 // topologyFormats are the -o values of `fabricmap topology`, the default first: every format of the output
 // registry (outputs.Options.Kinds): the HyperNodes (yaml, json, drawn as a tree or in DOT), and the
-// aggregator's other outputs from the same tree (labels, kueue, cnt, slurm, slurm-block, slurm-yaml, nfd).
+// aggregator's other outputs from the same tree (labels, kueue, kai, cnt, slurm, slurm-block, slurm-yaml, nfd).
 var topologyFormats = outputs.Formats()
 
 // defaultKueueTopology names the Kueue Topology -o kueue prints when --kueue-topology is not given.
 const defaultKueueTopology = "default"
 
+// defaultKAITopology names the KAI Scheduler Topology -o kai prints when --kai-topology is not given.
+const defaultKAITopology = "default"
+
 // topologyOutput is how `fabricmap topology` prints the tree it inferred: each -o format is an output of the
 // registry, built by the aggregator's own functions with the aggregator's settings (member selector, label
-// keys, Kueue Topology name, Slurm block sizes).
+// keys, Kueue and KAI Topology names, Slurm block sizes).
 type topologyOutput struct {
 	format         string
 	keys           hypernodegen.LabelKeys

@@ -29,8 +29,8 @@ const (
 )
 
 // TestTopologyOutputsGolden prints what the aggregator writes beside the HyperNodes, from the three-tier capture
-// and the NVML-only reports: the node labels in each style, the Kueue Topology with and without accelerator
-// domains, the ClusterNetworkTopology, Slurm's files and the NFD NodeFeatures. `go test ./ctl -run TestTopologyOutputsGolden -update` rewrites the
+// and the NVML-only reports: the node labels in each style, the Kueue and KAI Topologies with and without
+// accelerator domains, the ClusterNetworkTopology, Slurm's files and the NFD NodeFeatures. `go test ./ctl -run TestTopologyOutputsGolden -update` rewrites the
 // golden files (label and level computation live in hypernodegen: a change there changes them).
 func TestTopologyOutputsGolden(t *testing.T) {
 	from := []string{"topology", "--from-ibnetdiscover", threeTier, "--from-reports", nvlinkReports}
@@ -40,6 +40,8 @@ func TestTopologyOutputsGolden(t *testing.T) {
 		{"topology-labels-nvidia-v0", "fabricmap", append(slices.Clip(from), "-o", "labels", "--label-style", "nvidia-v0")},
 		{"topology-kueue", "fabricmap", append(slices.Clip(from), "-o", "kueue")},
 		{"topology-kueue-accelerator-domains", "fabricmap", append(slices.Clip(from), "-o", "kueue", "--accelerator-domains", "--kueue-topology", "gpu-fabric")},
+		{"topology-kai", "fabricmap", append(slices.Clip(from), "-o", "kai")},
+		{"topology-kai-accelerator-domains", "fabricmap", append(slices.Clip(from), "-o", "kai", "--accelerator-domains", "--kai-topology", "gpu-fabric")},
 		{"topology-cnt", "fabricmap", append(slices.Clip(from), "-o", "cnt")},
 		{"topology-kueue-invalid-name", "fabricmap", append(slices.Clip(from), "-o", "kueue", "--kueue-topology", "GPU_Fabric")},
 		{"topology-slurm", "fabricmap", append(slices.Clip(from), "-o", "slurm")},
@@ -54,9 +56,9 @@ func TestTopologyOutputsGolden(t *testing.T) {
 	}
 }
 
-// `fabricmap topology -o labels|kueue|cnt` prints what the aggregator writes from the same inputs and the same
-// label flags: its tree (aggregatorTree) through hypernodegen.DesiredNodeLabels, hypernodegen.KueueTopology
-// and hypernodegen.ClusterNetworkTopology, with the keys the aggregator's flags resolve to.
+// `fabricmap topology -o labels|kueue|kai|cnt` prints what the aggregator writes from the same inputs and the
+// same label flags: its tree (aggregatorTree) through hypernodegen.DesiredNodeLabels, hypernodegen.KueueTopology,
+// hypernodegen.KAITopology and hypernodegen.ClusterNetworkTopology, with the keys the aggregator's flags resolve to.
 func TestTopologyOutputsAsTheAggregator(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -86,6 +88,11 @@ func TestTopologyOutputsAsTheAggregator(t *testing.T) {
 				t.Fatal(err)
 			}
 			want["kueue"] = kueue
+			kai, err := hypernodegen.KAITopology(defaultKAITopology, keys, tree)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want["kai"] = kai
 			cnt, err := hypernodegen.ClusterNetworkTopology(keys, tree)
 			if err != nil {
 				t.Fatal(err)
@@ -143,11 +150,12 @@ func TestTopologyOutputFlagErrors(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{"unknown output", []string{"-o", "table"}, `--output "table": want yaml, json, tree, dot, labels, kueue, cnt, slurm, slurm-block, slurm-yaml or nfd`},
+		{"unknown output", []string{"-o", "table"}, `--output "table": want yaml, json, tree, dot, labels, kueue, kai, cnt, slurm, slurm-block, slurm-yaml or nfd`},
 		{"unknown label style", []string{"-o", "labels", "--label-style", "topograph-v9"}, `--label-style "topograph-v9" is not one of`},
 		{"keys with a named style", []string{"-o", "labels", "--label-style", "nvidia-v0", "--label-keys", "example.com/leaf"},
 			"--label-keys given with --label-style=nvidia-v0"},
 		{"invalid key", []string{"-o", "labels", "--label-keys", "not a key"}, "label key not a key is invalid"},
+		{"invalid KAI name", []string{"-o", "kai", "--kai-topology", "KAI_Topology"}, `--kai-topology: "KAI_Topology" is not a valid object name`},
 		{"invalid Kueue name", []string{"-o", "kueue", "--kueue-topology", "Kueue_Topology"}, `-o kueue: kueue Topology name "Kueue_Topology" is invalid`},
 		{"label selector without keys", []string{"--member-selector", "labelMatch", "--label-keys", "", "--accelerator-label-key", "", "--accelerator-sub-domain-label-key", ""},
 			"--member-selector: member selector labelMatch needs node-label keys"},
