@@ -22,7 +22,7 @@ func newCleanup() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove what fabricmap made: its HyperNodes, outputs, node labels, reservations, reports and heartbeat Leases",
-		Long: "Remove from the cluster what fabricmap made, and nothing else: the HyperNodes, Kueue Topology,\n" +
+		Long: "Remove from the cluster what fabricmap made, and nothing else: the HyperNodes, Kueue and KAI Topologies,\n" +
 			"ClusterNetworkTopology and tree ConfigMap labelled app.kubernetes.io/managed-by=fabricmap, the node labels\n" +
 			"the aggregator's field manager owns (a label an admin set stays), the placer's fabricmap.io/reserved taints,\n" +
 			"every NodeFabricReport, and the agents' heartbeat Leases in the release's namespace (-n as for kubectl; in a\n" +

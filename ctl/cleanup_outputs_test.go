@@ -18,10 +18,12 @@ import (
 )
 
 // TestCleanupRemovesRegistryOutputs: `fabricmap cleanup` removes the outputs the registry added (the Slurm
-// ConfigMap, NFD NodeFeatures on NFD's own CRD) when they are fabricmap's, and leaves an admin's NodeFeature.
+// ConfigMap, NFD NodeFeatures on NFD's own CRD, the KAI Topology on a CRD shaped as KAI's) when they are
+// fabricmap's, and leaves an admin's NodeFeature and KAI Topology.
 func TestCleanupRemovesRegistryOutputs(t *testing.T) {
 	env := testenv.StartForTest(t)
 	env.InstallToolCRDs(t, "nfd-crds")
+	env.InstallKAICRD(t)
 	ctx := context.Background()
 	c := env.Client
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
@@ -41,11 +43,21 @@ func TestCleanupRemovesRegistryOutputs(t *testing.T) {
 		u.Object["spec"] = map[string]any{"labels": map[string]any{"example.com/x": "y"}}
 		return u
 	}
+	kaiTopology := func(name string, labels map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(hypernodegen.KAITopologyGVK)
+		u.SetName(name)
+		u.SetLabels(labels)
+		u.Object["spec"] = map[string]any{"levels": []any{map[string]any{"nodeLabel": "example.com/rack"}}}
+		return u
+	}
 	ours := hypernodegen.OwnedSelector()
 	ours[outputs.NodeFeatureNodeLabel] = "gpu-1"
 	for _, obj := range []client.Object{
 		nodeFeature("fabricmap-gpu-1", ours),
 		nodeFeature("admin-gpu-1", map[string]string{outputs.NodeFeatureNodeLabel: "gpu-1"}),
+		kaiTopology("fabricmap", hypernodegen.OwnedSelector()),
+		kaiTopology("admin-topology", nil),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "slurm-topology", Labels: hypernodegen.OwnedSelector()},
 			Data: map[string]string{"topology.conf": "SwitchName=leaf Nodes=gpu-1\n"}},
 	} {
@@ -57,13 +69,19 @@ func TestCleanupRemovesRegistryOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fabricmap cleanup: %v\n%s%s", err, out, errOut)
 	}
-	for _, want := range []string{"removed NodeFeature " + ns + "/fabricmap-gpu-1", "removed ConfigMap " + ns + "/slurm-topology"} {
+	for _, want := range []string{"removed NodeFeature " + ns + "/fabricmap-gpu-1", "removed ConfigMap " + ns + "/slurm-topology", "removed Topology fabricmap\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "admin-gpu-1") {
-		t.Errorf("cleanup removed the admin's NodeFeature:\n%s", out)
+	if strings.Contains(out, "admin-gpu-1") || strings.Contains(out, "admin-topology") {
+		t.Errorf("cleanup removed the admin's NodeFeature or KAI Topology:\n%s", out)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "admin-topology"}, kaiTopology("admin-topology", nil)); err != nil {
+		t.Errorf("the admin's KAI Topology: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "fabricmap"}, kaiTopology("fabricmap", nil)); !apierrors.IsNotFound(err) {
+		t.Errorf("fabricmap's KAI Topology after cleanup: %v, want it gone", err)
 	}
 	admin := nodeFeature("admin-gpu-1", nil)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(admin), admin); err != nil {
