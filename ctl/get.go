@@ -30,8 +30,8 @@ type getOptions struct {
 	output *outputFlag
 	all    bool
 	watch  bool
-	// hyperNodesOptional is set by a command that shows something without HyperNodes (get nodes): without
-	// the HyperNode CRD it goes on with none instead of failing with errNoHyperNodeCRD.
+	// hyperNodesOptional is set by a command that shows something without the HyperNode CRD (from the nodes'
+	// labels): --watch then watches the Nodes alone instead of failing with errNoHyperNodeCRD.
 	hyperNodesOptional bool
 }
 
@@ -94,17 +94,19 @@ func newGetHyperNodes() *cobra.Command {
 			"source, its child domains and its node members. Members selected by regular expression or label are\n" +
 			"resolved against the cluster's Nodes. For a large tree, --depth N prints the top N levels and\n" +
 			"--domains-only leaves out the node lines (the counts stay). Without the HyperNode CRD (no Volcano: Kueue or\n" +
-			"Koordinator read the node labels) it draws the tree the nodes' topology labels state, saying so; -o json and\n" +
-			"yaml, which print HyperNode objects, fail then.",
+			"Koordinator read the node labels) every format shows the tree the nodes' topology labels state (by the keys\n" +
+			"the aggregator states on its Lease, else the label style they are written in), saying so on standard error:\n" +
+			"-o json, yaml and the forms made of them print the HyperNodes fabricmap would write for it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := shape.check(o.output.value); err != nil {
 				return err
 			}
+			keys, known := publishedLabelKeys(cmd) // what the labels are read by, without the CRD
 			return runGet(cmd, o, func(ctx context.Context, r client.Reader, w, errw io.Writer) error {
 				items, err := listHyperNodes(ctx, r, o.all)
-				if errors.Is(err, errNoHyperNodeCRD) && o.output.value != "json" && o.output.value != "yaml" {
-					return printLabelTree(ctx, r, w, errw, o.output.value, shape, err)
+				if errors.Is(err, errNoHyperNodeCRD) {
+					return printLabelHyperNodes(ctx, r, w, errw, o.output.value, shape, keys, known, err)
 				}
 				if err != nil {
 					return err
@@ -113,6 +115,7 @@ func newGetHyperNodes() *cobra.Command {
 			})
 		},
 	}
+	o.hyperNodesOptional = true // the nodes' labels stand in for them
 	o.addFlags(cmd, "tree", "wide", "json", "yaml", "dot", "svg")
 	shape.addFlags(cmd)
 	return cmd
@@ -178,30 +181,33 @@ func printResolvedHyperNodes(w, errw io.Writer, items []topologyv1alpha1.HyperNo
 	}
 }
 
-// printLabelTree draws, for a cluster without the HyperNode CRD, the tree the nodes' topology labels state (in
-// the label style they are written in: hypernodegen.DetectStyle); noCRD is returned when they state none.
-func printLabelTree(ctx context.Context, r client.Reader, w, errw io.Writer, output string, shape treeShape, noCRD error) error {
-	nodes, err := listNodeLabels(ctx, r)
+// printLabelHyperNodes prints, for a cluster without the HyperNode CRD, the tree the nodes' topology labels
+// state (readLabelView, keys as known), in the chosen format: -o json and yaml print the HyperNodes fabricmap
+// would write for it. noCRD is returned when the labels state none.
+func printLabelHyperNodes(ctx context.Context, r client.Reader, w, errw io.Writer, output string, shape treeShape, keys hypernodegen.LabelKeys, known bool, noCRD error) error {
+	what := "the tree below is"
+	if output == "json" || output == "yaml" {
+		what = "the HyperNodes below are made as fabricmap would write them,"
+	}
+	v, err := readLabelView(ctx, r, errw, keys, known, what, noCRD)
 	if err != nil {
 		return err
 	}
-	keys, ok := hypernodegen.DetectStyle(nodes)
-	if !ok {
-		return noCRD
-	}
-	t := treeFromNodeLabels(errw, nodes, keys)
-	if t == nil {
-		return noCRD
-	}
 	switch output {
+	case "json", "yaml":
+		items, err := v.hyperNodes()
+		if err != nil {
+			return err
+		}
+		return printResolvedHyperNodes(w, errw, items, nil, output, shape)
 	case "dot":
-		return view.DOT(w, t)
+		return view.DOT(w, v.tree)
 	case "svg":
-		return view.SVG(w, t, view.SVGOptions{MaxCells: -1})
+		return view.SVG(w, v.tree, view.SVGOptions{MaxCells: -1})
 	case "wide":
-		return hyperNodesWide(w, t)
+		return hyperNodesWide(w, v.tree)
 	}
-	return shape.text(w, t)
+	return shape.text(w, v.tree)
 }
 
 // memberNodeLabels lists the Nodes' labels (name → labels) when items select nodes by regular expression or

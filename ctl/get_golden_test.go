@@ -36,8 +36,8 @@ type goldenCase struct {
 
 // TestGetGolden runs `get nodes` and `get hypernodes` with their shaping flags against a real API server
 // holding clusterObjects, through a kubeconfig whose current context cannot be reached: every command is given
-// --context (and some -n), as kubectl would be. Then it deletes the HyperNode CRD: `get hypernodes` says so and
-// fails, `get nodes` lists the nodes without topology.
+// --context (and some -n), as kubectl would be. Then it deletes the HyperNode CRD: every get command and format
+// goes on from the nodes' labels (and the keys the aggregator's Lease states), saying so on standard error.
 func TestGetGolden(t *testing.T) {
 	env := testenv.StartForTest(t)
 	kubeconfig, reachable := twoContexts(t, env)
@@ -85,7 +85,12 @@ func TestGetGolden(t *testing.T) {
 	deleteHyperNodeCRD(t, env)
 	for _, tc := range []goldenCase{
 		{"no-crd-get-hypernodes", "fabricmap", []string{"get", "hypernodes"}},
-		{"no-crd-get-hypernodes-watch", plugin, []string{"get", "hypernodes", "--watch"}},
+		{"no-crd-get-hypernodes-wide", "fabricmap", []string{"get", "hypernodes", "-o", "wide"}},
+		{"no-crd-get-hypernodes-json", "fabricmap", []string{"get", "hypernodes", "-o", "json"}},
+		{"no-crd-get-hypernodes-name", plugin, []string{"get", "hypernodes", "-o", "name"}},
+		{"no-crd-get-hypernodes-jsonpath", "fabricmap", []string{"get", "hypernodes", "-o", "jsonpath={.items[*].spec.tierName}"}},
+		{"no-crd-get-tiers", "fabricmap", []string{"get", "tiers"}},
+		{"no-crd-get-tiers-keys", "fabricmap", []string{"get", "tiers", keys, "-o", "yaml"}},
 		{"no-crd-get-nodes", "fabricmap", []string{"get", "nodes", keys}},
 		{"no-crd-get-nodes-wide", "fabricmap", []string{"get", "nodes", keys, "-o", "wide", "gpu-a1"}},
 	} {
@@ -101,26 +106,36 @@ func TestGetGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	(goldenCase{"no-crd-get-nodes-keys-from-lease", "fabricmap", []string{"get", "nodes", "-o", "wide"}}).check(t, cluster)
+	(goldenCase{"no-crd-get-hypernodes-keys-from-lease", "fabricmap", []string{"get", "hypernodes", "-o", "yaml"}}).check(t, cluster)
 	if err := env.Client.Delete(ctx, published); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("no-crd-get-nodes-watch", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		var out, errw syncBuffer
-		root := NewRoot()
-		root.SetArgs(append([]string{"get", "nodes", "--watch", keys}, cluster...))
-		root.SetOut(&out)
-		root.SetErr(&errw)
-		done := make(chan error, 1)
-		go func() { done <- root.ExecuteContext(ctx) }()
-		// No HyperNodes: the tree is read from the nodes' labels; only the unlabelled node has no topology.
-		waitFor(t, &out, "nodes without topology (1): gpu-lonely\n")
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("the watch ended with %v; stderr: %s", err, errw.String())
-		}
-	})
+	// --watch without the CRD watches the Nodes alone: the tree is read from the nodes' labels.
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // a line the first printout holds
+	}{
+		{"no-crd-get-nodes-watch", []string{"get", "nodes", "--watch", keys}, "nodes without topology (1): gpu-lonely\n"},
+		{"no-crd-get-hypernodes-watch", []string{"get", "hypernodes", "--watch"}, "    └── gpu-b1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			var out, errw syncBuffer
+			root := NewRoot()
+			root.SetArgs(append(tc.args, cluster...))
+			root.SetOut(&out)
+			root.SetErr(&errw)
+			done := make(chan error, 1)
+			go func() { done <- root.ExecuteContext(ctx) }()
+			waitFor(t, &out, tc.want)
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("the watch ended with %v; stderr: %s", err, errw.String())
+			}
+		})
+	}
 }
 
 // check runs the case (with the cluster flags, if any) and compares what it printed, and its error, with the

@@ -94,7 +94,7 @@ func renderNodes(ctx context.Context, r client.Reader, w, errw io.Writer, o node
 	}
 	t := viewHyperNodes(errw, hns, nodes)
 	if len(hns) == 0 { // no Volcano: Kueue and Koordinator read the labels, and so does this view
-		if fromLabels := treeFromNodeLabels(errw, nodes, keys); fromLabels != nil {
+		if fromLabels := treeFromNodeLabels(errw, nodes, keys, "the tree below is"); fromLabels != nil {
 			t = fromLabels
 		}
 	}

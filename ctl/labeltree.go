@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
@@ -16,32 +18,108 @@ import (
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
+// labelSource is the Source of the domains of a tree read from the nodes' labels.
+const labelSource = "labels"
+
 // treeFromNodeLabels is the tree the nodes' own topology labels state (keys' tier keys, leaf first), for a
 // cluster without HyperNodes (no Volcano: Kueue or Koordinator read the labels): each tier key some node
-// carries is a layer, top first. nil when no node carries one; what cannot be read is said on errw.
-func treeFromNodeLabels(errw io.Writer, nodes map[string]map[string]string, keys hypernodegen.LabelKeys) *topology.Tree {
+// carries is a layer, top first, its domains of Source labelSource. The tiers are named as the aggregator's
+// tree names them (so as its HyperNodes say): the leaf, spine and core tiers by number, the top one the
+// root's (topology.TierNameRoot) when it is the root's (rootLayer). nil when no node carries a key; what is
+// read from (what: "the tree below is", …) or what cannot be read is said on errw.
+func treeFromNodeLabels(errw io.Writer, nodes map[string]map[string]string, keys hypernodegen.LabelKeys, what string) *topology.Tree {
 	var layers []treeread.Layer
+	top := -1 // index in keys.Tiers of the top layer
 	for i := len(keys.Tiers) - 1; i >= 0; i-- {
 		key := keys.Tiers[i]
 		if key == "" || !slices.ContainsFunc(mapsValues(nodes), func(l map[string]string) bool { return l[key] != "" }) {
 			continue
 		}
-		layers = append(layers, treeread.Layer{Name: switchTierName(i + 1), LabelKey: key})
+		if top < 0 {
+			top = i
+		}
+		layers = append(layers, treeread.Layer{Name: topology.TierName(i + 1), LabelKey: key})
 	}
 	if len(layers) == 0 {
 		return nil
+	}
+	if rootLayer(nodes, keys, top, len(layers)) {
+		layers[0].Name = topology.TierNameRoot
 	}
 	t, _, err := treeread.TreeFromLabels(layers, nodes)
 	if err != nil {
 		fmt.Fprintf(errw, "warning: no HyperNodes, and the nodes' labels do not form a tree: %s\n", topology.Printable(err.Error()))
 		return nil
 	}
+	for _, d := range t.Domains {
+		d.Source = labelSource
+	}
 	keysRead := make([]string, len(layers))
 	for i, l := range layers {
 		keysRead[i] = l.LabelKey
 	}
-	fmt.Fprintf(errw, "No HyperNodes: the tree below is read from the nodes' labels (%s).\n", strings.Join(keysRead, ", "))
+	fmt.Fprintf(errw, "No HyperNodes: %s read from the nodes' labels (%s).\n", what, strings.Join(keysRead, ", "))
 	return t
+}
+
+// rootLayer tells whether the top layer of a tree read from the nodes' labels (keys.Tiers[top], one of layers
+// layers) is the root's tier. The aggregator labels every switch tier up to the root's (hypernodegen.NodeLabels),
+// so it is when a key above it is left unwritten, or when it names one domain; when the keys end there and it
+// names several, the keys may end below the root, and the tier is named by its number. A single layer is the
+// leaves'.
+func rootLayer(nodes map[string]map[string]string, keys hypernodegen.LabelKeys, top, layers int) bool {
+	if layers < 2 {
+		return false
+	}
+	if slices.ContainsFunc(keys.Tiers[top+1:], func(k string) bool { return k != "" }) {
+		return true
+	}
+	values := map[string]bool{}
+	for _, l := range nodes {
+		if v := l[keys.Tiers[top]]; v != "" {
+			values[v] = true
+		}
+	}
+	return len(values) == 1
+}
+
+// labelView is what the nodes' labels state in a cluster without the HyperNode CRD: the tree, read by keys.
+type labelView struct {
+	tree  *topology.Tree
+	nodes map[string]map[string]string
+	keys  hypernodegen.LabelKeys
+}
+
+// readLabelView reads the tree the nodes' labels state, by keys when known (flags, or the aggregator's Lease:
+// publishedLabelKeys), else by the named style the labels are written in (hypernodegen.DetectStyle), saying on
+// errw what is read from them (what: "the tree below is", …). noCRD when the labels state no tree.
+func readLabelView(ctx context.Context, r client.Reader, errw io.Writer, keys hypernodegen.LabelKeys, known bool, what string, noCRD error) (labelView, error) {
+	nodes, err := listNodeLabels(ctx, r)
+	if err != nil {
+		return labelView{}, err
+	}
+	if !known {
+		detected, ok := hypernodegen.DetectStyle(nodes)
+		if !ok {
+			return labelView{}, noCRD
+		}
+		keys = detected
+	}
+	t := treeFromNodeLabels(errw, nodes, keys, what)
+	if t == nil {
+		return labelView{}, noCRD
+	}
+	return labelView{tree: t, nodes: nodes, keys: keys}, nil
+}
+
+// hyperNodes are the HyperNodes fabricmap would write for the tree (hypernodegen.HyperNodes, nodes selected
+// by exact name): what `get hypernodes -o json` prints in a cluster that has none.
+func (v labelView) hyperNodes() ([]topologyv1alpha1.HyperNode, error) {
+	items, err := hypernodegen.HyperNodes(v.tree, hypernodegen.Options{NodeSelector: hypernodegen.SelectorExact, LabelKeys: v.keys})
+	if err != nil {
+		return nil, fmt.Errorf("making HyperNodes of the nodes' labels: %w", err)
+	}
+	return items, nil
 }
 
 // mapsValues returns the values of m.
@@ -51,19 +129,6 @@ func mapsValues(m map[string]map[string]string) []map[string]string {
 		out = append(out, v)
 	}
 	return out
-}
-
-// switchTierName names switch tier n (1: the leaf) as the tree does where its tiers are plain switch tiers.
-func switchTierName(n int) string {
-	switch n {
-	case 1:
-		return topology.TierNameLeaf
-	case 2:
-		return topology.TierNameSpine
-	case 3:
-		return topology.TierNameCore
-	}
-	return fmt.Sprintf("tier %d", n)
 }
 
 // publishedLabelKeys reads the label keys the leading aggregator states on its leader-election Lease

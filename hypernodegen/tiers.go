@@ -90,21 +90,56 @@ type TierRecipe struct {
 	Volcano string `json:"volcano"`
 	// Kueue is the PodSet annotation Kueue's Topology Aware Scheduling reads; empty without a label key.
 	Kueue string `json:"kueue,omitempty"`
+	// PodGroup is the spec.schedulingConstraints a Kubernetes 1.36 PodGroup (scheduling.k8s.io/v1alpha2, read by
+	// kube-scheduler's TopologyPlacement plugin) states to keep its pods in one domain of the tier: the tier's
+	// node-label key as its one topology key. nil without a label key.
+	PodGroup *PodGroupSchedulingConstraints `json:"podGroupSchedulingConstraints,omitempty"`
 	// Note says what the recipe does not do.
 	Note string `json:"note,omitempty"`
 }
+
+// PodGroupSchedulingConstraints is a Kubernetes 1.36 PodGroup's spec.schedulingConstraints
+// (scheduling.k8s.io/v1alpha2), with the field names of that API: {topology: [{key: LABEL-KEY}]}.
+type PodGroupSchedulingConstraints struct {
+	// Topology holds the one topology constraint the API accepts.
+	Topology []PodGroupTopologyConstraint `json:"topology"`
+}
+
+// PodGroupTopologyConstraint is one entry of spec.schedulingConstraints.topology: every pod of the PodGroup
+// lands in one domain of the node label Key.
+type PodGroupTopologyConstraint struct {
+	// Key is the node-label key whose value names a node's domain.
+	Key string `json:"key"`
+}
+
+// String writes the constraints as one line of YAML flow style: {topology: [{key: KEY}]}.
+func (c PodGroupSchedulingConstraints) String() string {
+	keys := make([]string, len(c.Topology))
+	for i, t := range c.Topology {
+		keys[i] = "{key: " + t.Key + "}"
+	}
+	return "{topology: [" + strings.Join(keys, ", ") + "]}"
+}
+
+// PodGroupAPIVersion is the API of the PodGroup kind kube-scheduler 1.36 gang-schedules and places by
+// topology (the GenericWorkload, GangScheduling and TopologyAwareWorkloadScheduling feature gates).
+const PodGroupAPIVersion = "scheduling.k8s.io/v1alpha2"
 
 // KueueRequiredTopologyAnnotation is the PodSet (pod template) annotation through which a Kueue workload
 // requires one domain of a Topology level.
 const KueueRequiredTopologyAnnotation = "kueue.x-k8s.io/podset-required-topology"
 
+// GoalLeaf is the Goal of the recipe that keeps a job inside one leaf.
+const GoalLeaf = "one leaf"
+
 // TierRecipes returns, for the tiers Tiers gives, how to keep a job inside one NVLink sub-domain, one NVLink
-// domain, one leaf and one spine, each where the tree has such a tier.
+// domain, one leaf and one spine, each where the tree has such a tier: as Volcano's spec.networkTopology, as
+// Kueue's PodSet annotation and as a Kubernetes 1.36 PodGroup's spec.schedulingConstraints.
 func TierRecipes(tiers []Tier) []TierRecipe {
 	goals := []struct{ tierName, goal string }{
 		{topology.TierNameAcceleratorSubDomain, "one NVLink sub-domain (rack)"},
 		{topology.TierNameAccelerator, "one NVLink domain"},
-		{topology.TierNameLeaf, "one leaf"},
+		{topology.TierNameLeaf, GoalLeaf},
 		{topology.TierNameSpine, "one spine"},
 	}
 	var out []TierRecipe
@@ -117,6 +152,9 @@ func TierRecipes(tiers []Tier) []TierRecipe {
 		r := TierRecipe{Goal: g.goal, Tier: t.Tier, Volcano: fmt.Sprintf("mode: hard, highestTierAllowed: %d", t.Tier)}
 		if t.LabelKey != "" && t.KueueLevel > 0 {
 			r.Kueue = KueueRequiredTopologyAnnotation + ": " + t.LabelKey
+		}
+		if t.LabelKey != "" {
+			r.PodGroup = &PodGroupSchedulingConstraints{Topology: []PodGroupTopologyConstraint{{Key: t.LabelKey}}}
 		}
 		if t.NVLinkParts > 0 {
 			r.Note = fmt.Sprintf("%d accelerator domains are parts of NVLink domains that span leaves: a job stays in the part behind one leaf", t.NVLinkParts)

@@ -30,7 +30,7 @@ func TestTiers(t *testing.T) {
 			{Tier: 1, Name: topology.TierNameLeaf, Domains: 2, LabelKey: k.Tiers[0], KueueLevel: 2},
 		},
 		wantRecipes: []TierRecipe{{Goal: "one leaf", Tier: 1, Volcano: "mode: hard, highestTierAllowed: 1",
-			Kueue: KueueRequiredTopologyAnnotation + ": " + k.Tiers[0]}},
+			Kueue: KueueRequiredTopologyAnnotation + ": " + k.Tiers[0], PodGroup: podGroupOn(k.Tiers[0])}},
 	}, {
 		name: "an NVLink domain over six leaves with racks: leaf tier 3, NVLink parts noted",
 		tree: spanTree(t),
@@ -42,11 +42,11 @@ func TestTiers(t *testing.T) {
 			{Tier: 1, Name: topology.TierNameAcceleratorSubDomain, Domains: 6, LabelKey: k.AcceleratorSubDomain, KueueLevel: 5},
 		},
 		wantRecipes: []TierRecipe{
-			{Goal: "one NVLink sub-domain (rack)", Tier: 1, Volcano: "mode: hard, highestTierAllowed: 1", Kueue: KueueRequiredTopologyAnnotation + ": " + k.AcceleratorSubDomain},
-			{Goal: "one NVLink domain", Tier: 2, Volcano: "mode: hard, highestTierAllowed: 2", Kueue: KueueRequiredTopologyAnnotation + ": " + k.Accelerator,
+			{Goal: "one NVLink sub-domain (rack)", Tier: 1, Volcano: "mode: hard, highestTierAllowed: 1", Kueue: KueueRequiredTopologyAnnotation + ": " + k.AcceleratorSubDomain, PodGroup: podGroupOn(k.AcceleratorSubDomain)},
+			{Goal: "one NVLink domain", Tier: 2, Volcano: "mode: hard, highestTierAllowed: 2", Kueue: KueueRequiredTopologyAnnotation + ": " + k.Accelerator, PodGroup: podGroupOn(k.Accelerator),
 				Note: "6 accelerator domains are parts of NVLink domains that span leaves: a job stays in the part behind one leaf"},
-			{Goal: "one leaf", Tier: 3, Volcano: "mode: hard, highestTierAllowed: 3", Kueue: KueueRequiredTopologyAnnotation + ": " + k.Tiers[0]},
-			{Goal: "one spine", Tier: 4, Volcano: "mode: hard, highestTierAllowed: 4", Kueue: KueueRequiredTopologyAnnotation + ": " + k.Tiers[1]},
+			{Goal: "one leaf", Tier: 3, Volcano: "mode: hard, highestTierAllowed: 3", Kueue: KueueRequiredTopologyAnnotation + ": " + k.Tiers[0], PodGroup: podGroupOn(k.Tiers[0])},
+			{Goal: "one spine", Tier: 4, Volcano: "mode: hard, highestTierAllowed: 4", Kueue: KueueRequiredTopologyAnnotation + ": " + k.Tiers[1], PodGroup: podGroupOn(k.Tiers[1])},
 		},
 	}}
 	for _, tc := range tests {
@@ -62,5 +62,18 @@ func TestTiers(t *testing.T) {
 				t.Errorf("recipes (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// podGroupOn is the PodGroup spec.schedulingConstraints that keeps a gang in one domain of the label key.
+func podGroupOn(key string) *PodGroupSchedulingConstraints {
+	return &PodGroupSchedulingConstraints{Topology: []PodGroupTopologyConstraint{{Key: key}}}
+}
+
+// TestPodGroupSchedulingConstraintsString: the one-line form get tiers prints is the YAML of the API's fields.
+func TestPodGroupSchedulingConstraintsString(t *testing.T) {
+	got := podGroupOn("example.com/leaf").String()
+	if want := "{topology: [{key: example.com/leaf}]}"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
