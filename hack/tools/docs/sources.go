@@ -87,7 +87,7 @@ func outputsTable() string {
 		}
 		owned := "its labels, by field manager"
 		if k.Owned != nil {
-			owned = "`" + k.Owned.GroupKind.Kind + "` objects labelled as fabricmap's"
+			owned = "`" + k.Owned.GroupKind.String() + "` objects labelled as fabricmap's" // Kind.group: Kueue's and KAI's are both Topology
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Name, k.Doc, formats, owned)
 	}
