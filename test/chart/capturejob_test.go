@@ -68,5 +68,6 @@ func TestCaptureJob(t *testing.T) {
 	if args := containerArgs(t, objs, "Deployment", "-aggregator"); !slices.Contains(args, "--capture-file=/etc/fabricmap/capture") {
 		t.Errorf("aggregator args %v lack --capture-file", args)
 	}
-	assertRefused(t, "captureJob.enabled=true,aggregator.capture.configMap=mine", "leave aggregator.capture.configMap and configMaps empty")
+	assertRefused(t, "captureJob.enabled=true,captureJob.nodeSelector.hca=present,captureJob.privileged=true,aggregator.capture.configMap=mine",
+		"leave aggregator.capture.configMap and configMaps empty")
 }

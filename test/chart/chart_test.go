@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
@@ -58,23 +56,7 @@ func render(t *testing.T, values string) []*unstructured.Unstructured {
 // decodes every object.
 func renderRelease(t *testing.T, release string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
-	out := helm(t, append([]string{"template", release, chartDir(), "--namespace", namespace, "--kube-version", "1.36.3"}, args...)...)
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("decoding rendered manifests: %v", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
-	return objs
+	return decodeAll(t, helm(t, append([]string{"template", release, chartDir(), "--namespace", namespace, "--kube-version", "1.36.3"}, args...)...))
 }
 
 func TestLint(t *testing.T) {

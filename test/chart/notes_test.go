@@ -39,9 +39,11 @@ func TestNotes(t *testing.T) {
 			"web ports\nonly from pods of namespace fabricmap-notes; let Prometheus in from elsewhere with\nnetworkPolicy.metricsFrom.",
 			"(on nodes matching {\"nvidia.com/gpu.present\":\"true\"})",
 			"kubectl -n fabricmap-notes port-forward svc/notes-check-fabricmap-aggregator 8082:8082",
-			"go install github.com/fabricmap/fabricmap/cmd/fabricmap@v"},
+			// The CLI from the release hack/release.sh makes: its krew manifest and its archives.
+			"kubectl krew install --manifest-url=https://github.com/fabricmap/fabricmap/releases/download/v",
+			"/kubectl-fabricmap.yaml\n", "_<linux|darwin>_<amd64|arm64>.tar.gz"},
 			// The test API server serves the HyperNode CRD (testenv installs the chart's CRD files).
-			not: []string{"placement controller", "UFM (", "the placer's", "serves no HyperNode API"}},
+			not: []string{"placement controller", "UFM (", "the placer's", "serves no HyperNode API", "go install"}},
 		{name: "agents on every node", set: []string{"agent.gpuNodesOnly=false"}, not: []string{"on nodes matching"}},
 		{name: "placer and UFM on, heartbeat off", set: []string{"placer.enabled=true", "agent.heartbeatInterval=0s", "ufm.enabled=true",
 			"ufm.url=https://ufm.example.com", "ufm.username=u", "ufm.password=p"},

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// podSpecs returns every pod the chart renders among objs (DaemonSet, Deployments, the cleanup Job, the helm
-// test Pod), keyed by kind and name.
+// podSpecs returns every pod the chart renders among objs (DaemonSet, Deployments, the cleanup Job, the capture
+// CronJob, the helm test Pod), keyed by what runs them.
 func podSpecs(t *testing.T, objs []*unstructured.Unstructured) map[string]corev1.PodSpec {
 	t.Helper()
 	out := map[string]corev1.PodSpec{}
@@ -21,6 +21,11 @@ func podSpecs(t *testing.T, objs []*unstructured.Unstructured) map[string]corev1
 			var j batchv1.Job
 			fromUnstructured(t, o, &j)
 			out["cleanup Job"] = j.Spec.Template.Spec
+		}
+		if o.GetKind() == "CronJob" {
+			var cj batchv1.CronJob
+			fromUnstructured(t, o, &cj)
+			out["capture CronJob"] = cj.Spec.JobTemplate.Spec.Template.Spec
 		}
 	}
 	return out

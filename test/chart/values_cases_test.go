@@ -1,16 +1,12 @@
 package chart
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // podSpec returns the pod spec of the workload of kind whose name ends in suffix.
@@ -54,25 +50,9 @@ func TestAgentNodeSelector(t *testing.T) {
 // platform team installs it: the schema takes global, global.imageRegistry replaces the image's registry in every
 // workload and global.imagePullSecrets join the chart's own.
 func TestSubchartWithGlobals(t *testing.T) {
-	umbrella := t.TempDir()
-	if err := os.WriteFile(filepath.Join(umbrella, "Chart.yaml"), []byte("apiVersion: v2\nname: platform\nversion: 1.0.0\ndependencies:\n  - name: fabricmap\n    version: \">0.0.0-0\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	values := "global:\n  imageRegistry: registry.internal:5000\n  imagePullSecrets: [platform-pull]\nfabricmap:\n  imagePullSecrets: [{name: fabricmap-pull}]\n  placer: {enabled: true}\n"
-	if err := os.WriteFile(filepath.Join(umbrella, "values.yaml"), []byte(values), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(filepath.Join(umbrella, "charts", "fabricmap"), os.DirFS(chartDir())); err != nil {
-		t.Fatal(err)
-	}
-	out := helm(t, "template", "platform", umbrella, "--namespace", namespace, "--kube-version", "1.36.3")
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
 	workloads := 0
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			break
-		}
+	for _, u := range renderUmbrella(t, "", values) {
 		spec, found, _ := unstructured.NestedMap(u.Object, "spec", "template", "spec")
 		if !found {
 			continue
@@ -106,6 +86,51 @@ func TestValuesRefused(t *testing.T) {
 		{"global.imagePullSecrets=oops", "/global/imagePullSecrets"},
 	} {
 		t.Run(bad.set, func(t *testing.T) { assertRefused(t, bad.set, bad.err) })
+	}
+}
+
+// TestValueCombinationsRefused: a capture CronJob without the nodes and the device a sweep needs, and UFM
+// credentials beside ufm.existingSecret (which the chart would leave unused), are refused at render time with a
+// message saying what to set; the combinations that hold render, with the CronJob and the chart's own UFM Secret
+// only when asked for.
+func TestValueCombinationsRefused(t *testing.T) {
+	capture := "captureJob.enabled=true,captureJob.nodeSelector.hca=present"
+	ufm := "ufm.enabled=true,ufm.url=https://ufm.example.com,ufm.existingSecret=ufm-creds"
+	for _, tc := range []struct {
+		name, set string
+		refused   string // a part of helm's message; "" when the values render
+		cronJob   bool   // the capture CronJob rendered
+		ufmSecret bool   // the chart makes the UFM Secret
+	}{
+		{name: "capture without a node selector", set: "captureJob.enabled=true,captureJob.rdmaDevicePlugin.resourceName=rdma/hca",
+			refused: "captureJob.enabled needs captureJob.nodeSelector, the labels of nodes with an InfiniBand HCA on the fabric"},
+		{name: "capture without the HCA's device", set: capture,
+			refused: "set captureJob.rdmaDevicePlugin.resourceName to the RDMA device plugin's resource (e.g. rdma/hca_shared_devices_a), or captureJob.privileged=true"},
+		{name: "capture through the RDMA device plugin", set: capture + ",captureJob.rdmaDevicePlugin.resourceName=rdma/hca", cronJob: true},
+		{name: "capture privileged", set: capture + ",captureJob.privileged=true", cronJob: true},
+		{name: "capture off, neither given", set: "captureJob.enabled=false"},
+		{name: "a password beside existingSecret", set: ufm + ",ufm.password=p",
+			refused: "ufm.existingSecret (ufm-creds) holds the UFM credentials, and the chart ignores ufm.password beside it"},
+		{name: "a username and a password beside existingSecret", set: ufm + ",ufm.username=u,ufm.password=p",
+			refused: "the chart ignores ufm.username and ufm.password beside it"},
+		{name: "a token beside existingSecret", set: ufm + ",ufm.auth=token,ufm.token=t", refused: "the chart ignores ufm.token beside it"},
+		{name: "existingSecret alone", set: ufm},
+		{name: "credentials alone", set: "ufm.enabled=true,ufm.url=https://ufm.example.com,ufm.username=u,ufm.password=p", ufmSecret: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.refused != "" {
+				assertRefused(t, tc.set, tc.refused)
+				return
+			}
+			var cronJob, ufmSecret bool
+			for _, o := range renderRelease(t, "fabricmap", "--set", tc.set) {
+				cronJob = cronJob || o.GetKind() == "CronJob"
+				ufmSecret = ufmSecret || o.GetKind() == "Secret" && o.GetName() == "fabricmap-ufm"
+			}
+			if cronJob != tc.cronJob || ufmSecret != tc.ufmSecret {
+				t.Errorf("capture CronJob rendered %v, chart-made UFM Secret %v; want %v, %v", cronJob, ufmSecret, tc.cronJob, tc.ufmSecret)
+			}
+		})
 	}
 }
 
