@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,8 +34,25 @@ func testCaptureJobAndMonitoring(t *testing.T, cl *testenv.KubeletCluster, admin
 	ctx := context.Background()
 	c := cl.Client
 	before := hyperNodes(t, c)
+	// The chart sweeps only on HCA nodes through the HCA's device: this node (no HCA) is selected by a label every
+	// node has and advertises the RDMA device plugin's resource as the plugin would (an extended resource in its
+	// status, which the kubelet keeps and, with no plugin serving it, admits as a plain count), so that the sweep
+	// starts here and fails for want of the device.
+	const hcaResource = "rdma/hca_shared_devices_a"
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: cl.NodeName}}
+	if err := c.Status().Patch(ctx, node, client.RawPatch(types.MergePatchType, []byte(`{"status":{"capacity":{"`+hcaResource+`":"1"}}}`))); err != nil {
+		t.Fatalf("advertising %s on node %s: %v", hcaResource, cl.NodeName, err)
+	}
+	testenv.Eventually(t, time.Minute, "the kubelet to make "+hcaResource+" allocatable", func() (bool, string) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(node), node); err != nil {
+			return false, err.Error()
+		}
+		_, ok := node.Status.Allocatable[hcaResource]
+		return ok, fmt.Sprintf("allocatable %v", node.Status.Allocatable)
+	})
 	admin.run("upgrade", release, chartDir(), "--namespace", namespace, "--reuse-values",
 		"--set", "captureJob.enabled=true", "--set", "captureJob.schedule=0 0 1 1 *",
+		"--set-string", `captureJob.nodeSelector.kubernetes\.io/os=linux`, "--set", "captureJob.rdmaDevicePlugin.resourceName="+hcaResource,
 		"--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.prometheusRule.enabled=true",
 		"--set", "metrics.grafanaDashboard.enabled=true", "--wait", "--timeout", "5m")
 	waitPods(t, cl, "aggregator", 2)
