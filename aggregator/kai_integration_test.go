@@ -25,7 +25,8 @@ import (
 // (testenv.InstallKAICRD): without the CRD the aggregator writes everything else, counts and says the missing
 // API, and returns no error (no retry loop); with it, the Topology has the tree's levels, hostname last, and is
 // written once; a deeper tree replaces it (KAI refuses changed levels); a new name prunes the old one; dropping
-// the flag prunes the last; an admin's Topology is never touched.
+// the flag prunes the last; an admin's Topology is never touched; the CRD removed under a running aggregator fails
+// no pass either.
 func TestKAITopologyOutput(t *testing.T) {
 	env := testenv.Require(t)
 	deleteAll(t)
@@ -72,7 +73,7 @@ func TestKAITopologyOutput(t *testing.T) {
 		t.Errorf("the missing KAI API was not said in the log:\n%s", said)
 	}
 
-	env.InstallKAICRD(t)
+	uninstallKAI := env.InstallKAICRD(t)
 	admin := kaiTopology("admin-topology", nil, "example.com/rack", corev1.LabelHostname)
 	if err := c.Create(ctx, admin); err != nil {
 		t.Fatal(err)
@@ -138,6 +139,25 @@ func TestKAITopologyOutput(t *testing.T) {
 	if got := kaiWrites(r, "-delete"); got != 1 {
 		t.Errorf("prune deletions: %v, want 1", got)
 	}
+
+	// KAI's CRD removed under a running aggregator (whose client still maps the kind): every pass, with the
+	// output on or off, ends without an error; the missing API is counted and said.
+	r = newR("fabricmap-kai", true)
+	reconcileOnce(t, r)
+	if got := kaiNames(t); !cmp.Equal(got, []string{"admin-topology", "fabricmap-kai"}) {
+		t.Fatalf("KAI Topologies with the flag back: %v", got)
+	}
+	uninstallKAI()
+	logs.Reset()
+	reconcileOnce(t, r)
+	reconcileOnce(t, r)
+	if got := counterValue(r.Metrics.outputErrors.WithLabelValues(outputs.NameKAITopology)); got != 2 {
+		t.Errorf("KAI output errors once its CRD is gone: %v, want 2 (one per pass)", got)
+	}
+	if said := logs.String(); !strings.Contains(said, "its API is not served") {
+		t.Errorf("the removed KAI API was not said in the log:\n%s", said)
+	}
+	reconcileOnce(t, newR("", true))
 }
 
 // kaiTopology is a KAI Topology named name with labels and the levels keys.

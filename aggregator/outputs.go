@@ -65,7 +65,7 @@ func (r *Reconciler) syncKind(ctx context.Context, k outputs.Kind, objs []output
 	for _, o := range objs {
 		w, err := r.applyIfChanged(ctx, o, k.Name)
 		switch {
-		case meta.IsNoMatchError(err):
+		case notServed(err):
 			r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
 			r.Log.Warn("output not written: its API is not served (CRD not installed?)", "output", k.Name, "err", err)
 			return nil
@@ -100,7 +100,7 @@ func (r *Reconciler) pruneOff(ctx context.Context, k outputs.Kind) error {
 	}
 	err := r.prune(ctx, k, nil)
 	switch {
-	case meta.IsNoMatchError(err):
+	case notServed(err):
 	case apierrors.IsForbidden(err):
 		r.Log.Info("output off: its objects from an earlier run, if any, were not looked for (not allowed); `fabricmap cleanup` removes them",
 			"output", k.Name, "err", err)
@@ -205,6 +205,26 @@ func (r *Reconciler) replace(ctx context.Context, cur *unstructured.Unstructured
 	r.fabricEvent(ctx, corev1.EventTypeNormal, ReasonOutputReplaced,
 		"%s %s replaced: its %s changed with the tree (tiers added or removed) and cannot be changed in place", cur.GetKind(), cur.GetName(), field)
 	return nil
+}
+
+// notServed reports whether err says that the API of an output's kind is not served: no mapping for it (its
+// CRD never installed), or a 404 whose body was no API Status ("404 page not found"), which the API server gives
+// for a path it does not serve (the CRD removed while the client's RESTMapper still maps it). A missing object or
+// namespace comes as a Status of its own.
+func notServed(err error) bool {
+	if meta.IsNoMatchError(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Type == metav1.CauseTypeUnexpectedServerResponse {
+			return true
+		}
+	}
+	return false
 }
 
 // hasAll reports whether have holds every key of want with the same value (labels, annotations).
