@@ -15,7 +15,7 @@ all: build
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-tools: ## build the pinned etcd, kube-apiserver, kube-scheduler, helm, controller-gen, kueue and koord-scheduler into bin/, with Koordinator's and NFD's CRDs (cached)
+tools: ## build the pinned etcd, kube-apiserver, kube-scheduler, helm, controller-gen, kueue, koord-scheduler and Volcano's scheduler and controller-manager (from ../shared/third_party) into bin/, with Koordinator's, NFD's and Volcano's CRDs (cached)
 	@hack/install-tools.sh
 
 build: ## build fabricmap's binaries into bin/

@@ -11,10 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
@@ -30,8 +33,8 @@ func newGetHealth() *cobra.Command {
 			"cluster's NodeFabricReports (trained rate and width, the agents' link conditions, the switch each is cabled\n" +
 			"to) on the tree of fabricmap's HyperNodes. It finds crossed rails, links slower or narrower than their tier's,\n" +
 			"erroring, flapping and down links, nodes that lost their leaf (the aggregator's fabricmap.io/uplink-lost\n" +
-			"annotation on a Node whose report names no switch any more) and, with --expected-topology, every difference\n" +
-			"from the tree an admin approved. The findings print as a tree, worst first: by severity (critical, warning, info), then by domain.\n" +
+			"annotation on a Node whose report names no switch any more), HyperNodes another writer made over fabricmap's\n" +
+			"nodes (Volcano's own discovery) and, with --expected-topology, every difference from the tree an admin approved. The findings print as a tree, worst first: by severity (critical, warning, info), then by domain.\n" +
 			"-o json or yaml prints the findings, the nodes judged degraded or down and each domain's degraded uplinks.\n" +
 			"Switch-to-switch links are judged by the aggregator alone, which reads the capture.",
 		Args: cobra.NoArgs,
@@ -71,27 +74,52 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 		}
 		return health.Assessment{}, fmt.Errorf("listing NodeFabricReports: %w", err)
 	}
-	hns, err := listHyperNodes(ctx, r, false)
+	all, err := listHyperNodes(ctx, r, true) // fabricmap's, and the others that hold its nodes
 	if errors.Is(err, errNoHyperNodeCRD) {
 		fmt.Fprintln(errw, "warning: HyperNode CRD not installed (Volcano): the links are judged without the tree")
-		hns, err = nil, nil
+		all, err = nil, nil
 	}
 	if err != nil {
 		return health.Assessment{}, err
 	}
-	labels, annotations, err := listNodeMetadata(ctx, r)
+	owned := labels.SelectorFromSet(hypernodegen.OwnedSelector())
+	hns := slices.DeleteFunc(slices.Clone(all), func(hn topologyv1alpha1.HyperNode) bool { return !owned.Matches(labels.Set(hn.Labels)) })
+	nodeLabels, annotations, err := listNodeMetadata(ctx, r)
 	if err != nil {
 		fmt.Fprintf(errw, "warning: cannot read the Nodes: lost uplinks are not judged: %v\n", topology.Printable(err.Error()))
 		if treeread.NeedsNodeLabels(hns) {
 			fmt.Fprintln(errw, "warning: cannot resolve regex and label members without the Nodes")
 		}
 	}
-	tree := viewHyperNodes(errw, hns, labels)
+	tree := viewHyperNodes(errw, hns, nodeLabels)
 	lost, err := pipeline.LostUplinksFromNodes(annotations, reports.Items)
 	if err != nil {
 		fmt.Fprintln(errw, "warning:", topology.Printable(err.Error()))
 	}
-	return pipeline.AssessHealth(tree, reports.Items, nil, expected, lost), nil
+	a := pipeline.AssessHealth(tree, reports.Items, nil, expected, lost)
+	return withForeignHyperNodes(a, all, tree, nodeLabels), nil
+}
+
+// withForeignHyperNodes adds to a, first, a critical finding for each HyperNode not made by fabricmap whose
+// members are nodes of tree or fabricmap's HyperNodes (hypernodegen.ForeignHyperNodes): a second writer of
+// HyperNodes, such as Volcano's own discovery, gives those nodes two parents.
+func withForeignHyperNodes(a health.Assessment, all []topologyv1alpha1.HyperNode, tree *topology.Tree, nodeLabels map[string]map[string]string) health.Assessment {
+	placed := map[string]bool{}
+	for _, d := range tree.Domains {
+		for _, n := range d.Nodes {
+			placed[n] = true
+		}
+	}
+	foreign := hypernodegen.ForeignHyperNodes(all, placed, nodeLabels)
+	if len(foreign) == 0 {
+		return a
+	}
+	findings := make([]health.Finding, 0, len(foreign)+len(a.Findings))
+	for _, f := range foreign {
+		findings = append(findings, f.Finding())
+	}
+	a.Findings = append(findings, a.Findings...)
+	return a
 }
 
 // healthJSON is what -o json and yaml print: every list and map present, empty when there is nothing.

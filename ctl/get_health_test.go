@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
@@ -123,6 +124,31 @@ func TestGetHealthGolden(t *testing.T) {
 			t.Errorf("dgx-06 judged %q, want down", got.DegradedNodes["dgx-06"])
 		}
 	})
+
+	// Volcano's own discovery beside fabricmap: a HyperNode it made over two of fabricmap's nodes is a critical
+	// finding that names it and the setting to turn off; removed, the finding goes.
+	theirs := &topologyv1alpha1.HyperNode{ObjectMeta: metav1.ObjectMeta{Name: "hypernode-fabric-tier1-9ndkp"},
+		Spec: topologyv1alpha1.HyperNodeSpec{Tier: 1, Members: []topologyv1alpha1.MemberSpec{
+			{Type: topologyv1alpha1.MemberTypeNode, Selector: topologyv1alpha1.MemberSelector{ExactMatch: &topologyv1alpha1.ExactMatch{Name: "dgx-01"}}},
+			{Type: topologyv1alpha1.MemberTypeNode, Selector: topologyv1alpha1.MemberSelector{ExactMatch: &topologyv1alpha1.ExactMatch{Name: "dgx-02"}}},
+		}}}
+	if err := env.Client.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("get-health-foreign", func(t *testing.T) {
+		goldenCase{"get-health-foreign", "fabricmap", []string{"get", "health"}}.check(t, cluster)
+		got := getHealthJSON(t, cluster)
+		want := hypernodegen.ForeignHyperNode{Name: theirs.Name, Tier: 1, Members: []string{"dgx-01", "dgx-02"}}.Finding()
+		if len(got.Findings) == 0 || !cmp.Equal(got.Findings[0], want) {
+			t.Errorf("first finding = %+v, want %+v", got.Findings, want)
+		}
+	})
+	if err := env.Client.Delete(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if got := getHealthJSON(t, cluster); len(got.Findings) > 0 && got.Findings[0].Kind == health.KindForeignHyperNode {
+		t.Errorf("the foreign HyperNode is gone, its finding is not: %+v", got.Findings[0])
+	}
 
 	deleteHyperNodeCRD(t, env)
 	for _, tc := range []goldenCase{

@@ -3,13 +3,14 @@
 # into a git-ignored cache (bin/ by default). A tool already built at its pinned version is reused.
 #
 #   hack/install-tools.sh [etcd] [kube-apiserver] [kube-scheduler] [helm] [controller-gen] [kueue] [koord]
-#                         [nfd-crds] [prom-crds] [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
+#                         [nfd-crds] [prom-crds] [volcano] [kubelet] [kube-controller-manager] [kube-proxy] [kubectl] [node]
 #
 # With no argument it installs what `make test` needs (kube-scheduler too: the placer's tests bind pods with it;
 # kueue: test/kueue runs Kueue's controller manager on fabricmap's Kueue Topology; koord: koord-scheduler and
 # the CRDs of Koordinator's module, for test/koordinator; nfd-crds: NodeFeatureDiscovery's CRDs from its module,
 # for the --node-features output's tests; prom-crds: the Prometheus Operator's ServiceMonitor and PrometheusRule
-# CRDs, for the chart's monitoring objects). Progress goes to stderr
+# CRDs, for the chart's monitoring objects; volcano: Volcano's scheduler and controller-manager with its CRDs, built
+# from the source tarball in ../shared/third_party, for test/volcano). Progress goes to stderr
 # because a cold build takes minutes.
 # `node` is the set a real kubelet-backed cluster (testenv.StartKubeletCluster) needs on top of that: kubelet,
 # kube-controller-manager and kube-proxy (and etcd, kube-apiserver, kube-scheduler), and kubectl, through which
@@ -32,6 +33,10 @@ KUEUE_VERSION=v0.15.0
 KOORD_VERSION=v1.7.0
 NFD_VERSION=v0.18.2
 PROM_OPERATOR_VERSION=v0.82.0
+# VOLCANO_VERSION names the Volcano source in ../shared/third_party (VOLCANO_TARBALL): the proxy does not serve
+# volcano.sh/volcano, so its scheduler and controller-manager are built from that tarball (test/volcano).
+VOLCANO_VERSION=ed72c7c81
+VOLCANO_TARBALL=${VOLCANO_TARBALL:-$root/../shared/third_party/volcano-$VOLCANO_VERSION.tar.xz}
 
 mkdir -p "$BIN/k8s"
 log() { printf '[install-tools] %s\n' "$*" >&2; }
@@ -151,6 +156,27 @@ prom_crds_out() {
   cp "$crds"/monitoring.coreos.com_servicemonitors.yaml "$crds"/monitoring.coreos.com_prometheusrules.yaml "$1/"
   chmod u+w "$1"/*.yaml
 }
+# volcano_src unpacks Volcano's source once into $BIN/src/volcano-VERSION and prints that folder.
+volcano_src() {
+  local dir=$BIN/src/volcano-$VOLCANO_VERSION
+  if [[ ! -f $dir/go.mod ]]; then
+    [[ -f $VOLCANO_TARBALL ]] || { log "Volcano's source is missing: $VOLCANO_TARBALL (shared/third_party)"; exit 1; }
+    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+    tar -xJf "$VOLCANO_TARBALL" -C "$dir.tmp" --strip-components=1
+    rm -rf "$dir" && mv "$dir.tmp" "$dir"
+  fi
+  printf '%s\n' "$dir"
+}
+# volcano_out builds Volcano's scheduler and controller-manager into the folder $1 (vc-scheduler,
+# vc-controller-manager) and copies its CRDs (Volcano's own and its jobflow ones) into $1/crds.
+volcano_out() {
+  local src; src=$(volcano_src)
+  mkdir -p "$1/crds"
+  (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$1/vc-scheduler" ./cmd/scheduler)
+  (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$1/vc-controller-manager" ./cmd/controller-manager)
+  cp "$src"/config/crd/volcano/bases/*.yaml "$src"/config/crd/jobflow/bases/*.yaml "$1/crds/"
+  chmod u+w "$1"/crds/*.yaml
+}
 cgen_out() { gobin_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen "$1"; }
 
 tools=()
@@ -160,7 +186,7 @@ for a in "$@"; do
     *) tools+=("$a") ;;
   esac
 done
-[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue koord nfd-crds prom-crds)
+[[ ${#tools[@]} -gt 0 ]] || tools=(etcd kube-apiserver kube-scheduler helm controller-gen kueue koord nfd-crds prom-crds volcano)
 for t in "${tools[@]}"; do
   case $t in
     etcd) build etcd "$ETCD_VERSION" etcd_out ;;
@@ -175,6 +201,7 @@ for t in "${tools[@]}"; do
     kueue) build kueue "$KUEUE_VERSION" kueue_out ;;
     nfd-crds) build nfd-crds "$NFD_VERSION" nfd_crds_out ;;
     prom-crds) build prom-crds "$PROM_OPERATOR_VERSION" prom_crds_out ;;
+    volcano) build volcano "$VOLCANO_VERSION" volcano_out ;;
     koord)
       build koord-scheduler "$KOORD_VERSION" koord_scheduler_out
       build koord-crds "$KOORD_VERSION" koord_crds_out

@@ -41,7 +41,8 @@ const cli = "fabricmap"
 // skipCommands are cobra's own commands: they take no flags of fabricmap's.
 var skipCommands = map[string]bool{"help": true, "completion": true}
 
-// foreignFlags are flags of other tools (helm, kubectl, docker, git, aws, eksctl, gcloud, sbatch, krew) that the prose may name.
+// foreignFlags are flags of other tools (helm, kubectl, docker, git, aws, eksctl, gcloud, sbatch, krew, the
+// Kubernetes components, Volcano) that the prose may name.
 var foreignFlags = map[string]bool{
 	"set": true, "set-file": true, "create-namespace": true, "from-literal": true, "from-file": true,
 	"overwrite": true, "field-selector": true, "build-arg": true, "porcelain": true, "namespace": true,
@@ -51,7 +52,9 @@ var foreignFlags = map[string]bool{
 	// sbatch, in docs/slurm.md
 	"switches": true, "segment": true,
 	// kubectl krew, in README.md
-	"manifest": true, "archive": true,
+	"manifest": true, "archive": true, "manifest-url": true,
+	// kubectl, kube-apiserver and kube-scheduler (Kubernetes 1.36's gates), Volcano's controller-manager, in docs/schedulers.md
+	"api-group": true, "feature-gates": true, "runtime-config": true, "controllers": true,
 }
 
 // help is one parsed --help output.
