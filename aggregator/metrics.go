@@ -53,6 +53,8 @@ type Metrics struct {
 	// fabricmap over fabricmap's nodes (foreignhypernodes.go)
 	statusYielded     prometheus.Counter
 	foreignHyperNodes prometheus.Gauge
+	// the output objects that exist and are not fabricmap's (outputs.go)
+	foreignOutputs *prometheus.GaugeVec
 	// the link findings of fabric health (healthpass.go)
 	linkFindings *prometheus.GaugeVec
 	// the nodes that lost their uplinks (uplinks.go), and the labels held on nodes without topology (labelhold.go)
@@ -88,6 +90,8 @@ func metricTable(m *Metrics) metricdef.Table {
 			Into: &m.statusYielded},
 		{Kind: metricdef.Gauge, Name: "foreign_hypernodes", Help: "HyperNodes not made by fabricmap whose members are nodes fabricmap places (Volcano's own discovery?): each such node has two parents.",
 			Into: &m.foreignHyperNodes},
+		{Kind: metricdef.Gauge, Name: "foreign_outputs", Help: "Objects an output names (a ConfigMap, a Topology…) that exist and were not made by fabricmap, so are left unwritten, by output.",
+			Labels: []string{"output"}, Into: &m.foreignOutputs},
 		{Kind: metricdef.Counter, Name: "source_conflicts_total", Help: "Nodes two sources placed behind different switches, by the source kept and the source dropped.",
 			Labels: []string{"kept", "dropped"}, Into: &m.conflicts},
 		{Kind: metricdef.Gauge, Name: "source_stale", Help: "1 when the source's last poll failed and its last good evidence is in use, else 0.",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/topology"
@@ -62,9 +64,14 @@ func (r *Reconciler) syncOutputs(ctx context.Context, tree *topology.Tree, evide
 func (r *Reconciler) syncKind(ctx context.Context, k outputs.Kind, objs []outputs.Object) error {
 	var errs []error
 	wrote := 0
+	foreign := 0
 	for _, o := range objs {
 		w, err := r.applyIfChanged(ctx, o, k.Name)
+		var fe *foreignOutputError
 		switch {
+		case errors.As(err, &fe):
+			foreign++
+			r.noteForeignOutput(ctx, k.Name, fe)
 		case notServed(err):
 			r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
 			r.Log.Warn("output not written: its API is not served (CRD not installed?)", "output", k.Name, "err", err)
@@ -77,6 +84,7 @@ func (r *Reconciler) syncKind(ctx context.Context, k outputs.Kind, objs []output
 			r.Metrics.writes.WithLabelValues(k.Name).Inc()
 		}
 	}
+	r.Metrics.foreignOutputs.WithLabelValues(k.Name).Set(float64(foreign))
 	if wrote > 0 {
 		r.Log.Info("output applied", "output", k.Name, "objects", wrote)
 	}
@@ -87,6 +95,25 @@ func (r *Reconciler) syncKind(ctx context.Context, k outputs.Kind, objs []output
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ReasonForeignOutput is the Warning Event on the leader Lease when an output object the settings name exists
+// and was not made by fabricmap: it is left as it is, never adopted.
+const ReasonForeignOutput = "ForeignOutput"
+
+// noteForeignOutput says, once per object for as long as it stays foreign, that output k's object e is not
+// fabricmap's: a Warning log line and Event. The error keeps the pass from counting it as written.
+func (r *Reconciler) noteForeignOutput(ctx context.Context, kind string, e *foreignOutputError) {
+	key := kind + "/" + e.key.String()
+	if r.foreignOutputsSaid[key] {
+		return
+	}
+	if r.foreignOutputsSaid == nil {
+		r.foreignOutputsSaid = map[string]bool{}
+	}
+	r.foreignOutputsSaid[key] = true
+	r.Log.Warn("output not written: the object exists and is not fabricmap's", "output", kind, "err", e)
+	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonForeignOutput, "output %s: %s", kind, e.Error())
 }
 
 // pruneOff deletes every owned object of the pruned output k, which the settings turn off: what an earlier run
@@ -178,16 +205,59 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, o outputs.Object, kind 
 	err = r.Live.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	switch {
 	case apierrors.IsNotFound(err):
+		return true, kube.Apply(ctx, r.Client, want, wellknown.AggregatorFieldManager) // created: fabricmap's
 	case err != nil:
 		return false, err
-	case equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]) && hasAll(cur.GetLabels(), want.GetLabels()):
+	case !hasAll(cur.GetLabels(), hypernodegen.OwnedSelector()):
+		return false, &foreignOutputError{kind: cur.GetKind(), key: client.ObjectKeyFromObject(cur)}
+	case sameContent(cur, want, field):
 		return false, nil
 	case o.Immutable && !equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]):
 		if err := r.replace(ctx, cur, field, kind); err != nil {
 			return false, err
 		}
+		return true, kube.Apply(ctx, r.Client, want, wellknown.AggregatorFieldManager)
 	}
-	return true, kube.Apply(ctx, r.Client, want, wellknown.AggregatorFieldManager)
+	// fabricmap's own object with other content: its whole content becomes what the tree gives (an update, not
+	// an apply, which would keep keys another writer added), with the read version as precondition.
+	cur.Object[field] = want.Object[field]
+	for _, extra := range otherContent[field] {
+		delete(cur.Object, extra)
+	}
+	labels := cur.GetLabels()
+	maps.Copy(labels, want.GetLabels())
+	cur.SetLabels(labels)
+	if err := r.Client.Update(ctx, cur, client.FieldOwner(wellknown.AggregatorFieldManager)); err != nil {
+		return false, fmt.Errorf("replacing the %s of %s %s: %w", field, cur.GetKind(), client.ObjectKeyFromObject(cur), err)
+	}
+	return true, nil
+}
+
+// otherContent names, for a content field, the fields beside it that hold content of the same object
+// (a ConfigMap's binaryData beside its data): fabricmap writes none, so they must be absent.
+var otherContent = map[string][]string{"data": {"binaryData"}}
+
+// sameContent reports whether cur already holds exactly want's content (field, and nothing in otherContent)
+// and want's labels.
+func sameContent(cur, want *unstructured.Unstructured, field string) bool {
+	for _, extra := range otherContent[field] {
+		if _, ok := cur.Object[extra]; ok {
+			return false
+		}
+	}
+	return equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]) && hasAll(cur.GetLabels(), want.GetLabels())
+}
+
+// foreignOutputError is an output object that exists without fabricmap's ownership label: someone else made
+// it (perhaps to have fabricmap's content mounted beside their own keys), and the aggregator never adopts it.
+type foreignOutputError struct {
+	kind string
+	key  client.ObjectKey
+}
+
+func (e *foreignOutputError) Error() string {
+	return fmt.Sprintf("%s %s exists and was not made by fabricmap (no label %s=%s): not adopted; delete it, or name another in the settings",
+		e.kind, e.key, wellknown.ManagedByLabel, wellknown.ManagedByValue)
 }
 
 // replace deletes cur, the live object of the immutable output o whose content the tree changed, so that it

@@ -116,8 +116,8 @@ type Reconciler struct {
 	expirySuspended bool
 	// guard is the deletion guard's memory of held and confirmed deletions (see guardDeletions).
 	guard guardState
-	// rewriteGuard is the rewrite guard's memory of held and confirmed rewrites (rewriteguard.go).
-	rewriteGuard guardState
+	// rewriteGuard is the rewrite guard's memory of held and confirmed rewrites and its baseline (rewriteguard.go).
+	rewriteGuard rewriteGuardState
 	// inconsistent is the last inconsistency that kept a pass from writing, said once (consistency.go).
 	inconsistent string
 	// awaitedSaid is the set of awaited sources last said (sourcehold.go).
@@ -135,6 +135,8 @@ type Reconciler struct {
 	unplacedSince map[string]time.Time
 	// prunedOff holds the outputs turned off whose objects from an earlier run are deleted (outputs.go).
 	prunedOff map[string]bool
+	// foreignOutputsSaid holds the output objects already said to be someone else's (outputs.go).
+	foreignOutputsSaid map[string]bool
 }
 
 // Request is the one request every event is folded into.
@@ -206,7 +208,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if r.Config.NodeLabels {
 		labels = hypernodegen.DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
 	}
-	if ok, wait := r.guardRewrites(ctx, findRewrites(desired, existing, nodes, labels, r.Config.LabelKeys.All())); !ok {
+	if ok, wait := r.guardRewrites(ctx, desired, existing, nodes, labels); !ok {
 		return reconcile.Result{RequeueAfter: wait}, nil // rewriteguard.go: nothing of this tree is written
 	}
 	writes, requeue, err := r.planHyperNodes(ctx, desired, existing, served, placed, nodes, labels)
