@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +10,13 @@ import (
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 )
 
 // MaxInstanceIDs is the most instance IDs one DescribeInstanceTopology call takes (the API's limit).
@@ -42,10 +46,12 @@ func loadConfig(ctx context.Context, o Options) (awssdk.Config, error) {
 
 // newClient returns an EC2 client of region, at endpoint when it is set. The retryer of cfg keeps its bound
 // (the SDK applies AWS_MAX_ATTEMPTS and the shared config's max_attempts to no retryer given to it; zero
-// RetryMaxAttempts keeps it so).
+// RetryMaxAttempts keeps it so). Every answer is read through cloudsource.CapDoer: a body past
+// cloudsource.MaxBodyBytes fails the call, and is not retried.
 func newClient(cfg awssdk.Config, region, endpoint string) topologyAPI {
 	return ec2.NewFromConfig(cfg, func(o *ec2.Options) {
 		o.Region = region
+		o.HTTPClient = cloudsource.CapDoer(Name, cloudsource.MaxBodyBytes, cmp.Or[ec2.HTTPClient](o.HTTPClient, awshttp.NewBuildableClient()))
 		o.RetryMaxAttempts = 0
 		if endpoint != "" {
 			o.BaseEndpoint = awssdk.String(endpoint)
@@ -96,23 +102,54 @@ func describe(ctx context.Context, api ec2.DescribeInstanceTopologyAPIClient, id
 	return found, unknown, nil
 }
 
-// describeChunk reads every page of the answer for at most MaxInstanceIDs instances.
+// describeChunk reads every page of the answer for at most MaxInstanceIDs instances. A page token that came
+// before (the SDK's paginator would stop there, or page on for ever), more than maxPages pages, or an
+// instance with a string past its limit (checkInstance) refuses the whole answer.
 func describeChunk(ctx context.Context, api ec2.DescribeInstanceTopologyAPIClient, ids []string) ([]types.InstanceTopology, error) {
+	what := fmt.Sprintf("DescribeInstanceTopology of %d instances (%s…)", len(ids), ids[0])
 	// MaxResults cannot be given with InstanceIds: the service picks the page size.
-	pages := ec2.NewDescribeInstanceTopologyPaginator(api, &ec2.DescribeInstanceTopologyInput{InstanceIds: ids},
-		func(o *ec2.DescribeInstanceTopologyPaginatorOptions) { o.StopOnDuplicateToken = true })
+	pages := ec2.NewDescribeInstanceTopologyPaginator(api, &ec2.DescribeInstanceTopologyInput{InstanceIds: ids})
+	follow := cloudsource.Pages{What: what, Max: maxPages}
 	var out []types.InstanceTopology
 	for page := 1; pages.HasMorePages(); page++ {
-		if page > maxPages {
-			return nil, fmt.Errorf("DescribeInstanceTopology of %d instances (%s…) was still paging after %d pages", len(ids), ids[0], maxPages)
-		}
 		p, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("DescribeInstanceTopology of %d instances (%s…), page %d: %w", len(ids), ids[0], page, err)
+			return nil, fmt.Errorf("%s, page %d: %w", what, page, err)
+		}
+		for _, t := range p.Instances {
+			if err := checkInstance(t); err != nil {
+				return nil, fmt.Errorf("%s, page %d: %w", what, page, err)
+			}
+		}
+		if err := follow.Next(awssdk.ToString(p.NextToken)); err != nil {
+			return nil, err
 		}
 		out = append(out, p.Instances...)
 	}
 	return out, nil
+}
+
+// maxLayers caps the network nodes of one instance: EC2 gives three or four.
+const maxLayers = 8
+
+// checkInstance refuses an instance of the answer whose instance ID, type, capacity block or a network node
+// is longer than cloudsource.MaxStringBytes, or that has more than maxLayers network nodes: such an answer is
+// broken or hostile, and hashing its strings into names would hide it.
+func checkInstance(t types.InstanceTopology) error {
+	id := awssdk.ToString(t.InstanceId)
+	errs := []error{
+		cloudsource.CheckString(Name, "instanceId", id, id),
+		cloudsource.CheckString(Name, "instanceType", id, awssdk.ToString(t.InstanceType)),
+		cloudsource.CheckString(Name, "capacityBlockId", id, awssdk.ToString(t.CapacityBlockId)),
+	}
+	if len(t.NetworkNodes) > maxLayers {
+		errs = append(errs, fmt.Errorf("%s: instance %s has %d network nodes, over the limit of %d: %w",
+			Name, cloudsource.Short(id), len(t.NetworkNodes), maxLayers, cloudsource.ErrRefused))
+	}
+	for i, nn := range t.NetworkNodes[:min(len(t.NetworkNodes), maxLayers)] {
+		errs = append(errs, cloudsource.CheckString(Name, fmt.Sprintf("the network node of layer %d", i+1), id, nn))
+	}
+	return errors.Join(errs...)
 }
 
 // unknownIDs returns the IDs of chunk that err says EC2 does not know, or nil when err is another error.

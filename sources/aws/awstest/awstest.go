@@ -7,12 +7,14 @@ package awstest
 import (
 	"encoding/xml"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Version is the EC2 API version the SDK sends.
@@ -53,6 +55,8 @@ type EC2 struct {
 	failCode  string // every call fails with this code while set
 	failHTTP  int
 	unknown   bool // instance IDs not in the fixture are an InvalidInstanceID.NotFound error, not left out
+	padding   int  // bytes of an unknown element in each answer
+	stuck     bool // a page asked with a token answers that token again
 	requests  []Request
 }
 
@@ -97,6 +101,23 @@ func (e *EC2) RejectUnknownIDs(on bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.unknown = on
+}
+
+// Pad adds an element the SDK does not know, of n bytes, to every answer (0: none), written as it is sent:
+// a hostile or broken endpoint's huge page.
+func (e *EC2) Pad(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.padding = n
+}
+
+// RepeatTokens makes a page asked for with a NextToken answer that same token as its next one (on), as a
+// broken endpoint would: paging never ends, and a paginator that stops on a repeated token reads one page
+// of the rest.
+func (e *EC2) RepeatTokens(on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stuck = on
 }
 
 // Requests returns the calls served so far, throttled and failed ones too.
@@ -189,9 +210,36 @@ func (e *EC2) answer(w http.ResponseWriter, req Request) {
 	if to < len(selected) {
 		answer.NextToken = "page-" + strconv.Itoa(to)
 	}
+	if e.stuck && req.NextToken != "" {
+		answer.NextToken = req.NextToken
+	}
 	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
 	_, _ = w.Write([]byte(xml.Header))
-	_ = xml.NewEncoder(w).Encode(answer)
+	if e.padding == 0 {
+		_ = xml.NewEncoder(w).Encode(answer)
+		return
+	}
+	// net/http's client may still be finishing the request when the answer comes at once, and the SDK closes
+	// the request's body as soon as the answer's head is read: the connection then breaks under a long body
+	// and the SDK asks again. A moment's wait keeps the tests of a huge page to one call.
+	time.Sleep(50 * time.Millisecond)
+	b, _ := xml.Marshal(answer)
+	head, tail, _ := strings.Cut(string(b), "<requestId>")
+	_, _ = w.Write([]byte(head + "<padding>"))
+	writePadding(w, e.padding)
+	_, _ = w.Write([]byte("</padding><requestId>" + tail))
+}
+
+// writePadding writes n bytes of text in pieces, never holding them all.
+func writePadding(w io.Writer, n int) {
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	for n > 0 {
+		k := min(n, len(chunk))
+		if _, err := w.Write(chunk[:k]); err != nil {
+			return // the client hung up: what a client that refuses the answer does
+		}
+		n -= k
+	}
 }
 
 // selectInstances returns the fixture's instances ids names, in that order (all, by ID, when ids is empty),
