@@ -71,6 +71,9 @@ func (p *parser) parsePort(line, t string) {
 			return
 		}
 	}
+	if !p.checkDescription(m.peerDesc) {
+		return
+	}
 	var width, speed string
 	if w, sp, ok := scanRate(m.rate); ok {
 		width, speed = p.intern(w), p.intern(sp)
@@ -124,6 +127,7 @@ func (p *parser) addLink(line string, a, b Endpoint, ka, kb portKey, width, spee
 		p.warn(line, fmt.Sprintf("port %016x/%d is already linked to %016x/%d (line %d); link ignored",
 			taken.guid, taken.port, other.guid, other.port, held.Line))
 	default:
+		p.keepBytes(keptLinkBytes, "links")
 		i := int32(p.links.add(Link{A: a, B: b, Width: width, Speed: speed, Line: p.lineNo}))
 		p.ports.put(ka, i)
 		p.ports.put(kb, i)
@@ -153,8 +157,12 @@ func (p *parser) inferPeers() {
 			if _, ok := p.f.CAs[e.GUID]; ok {
 				continue
 			}
+			if p.err != nil {
+				return // refused: nothing more is made
+			}
 			inferred = append(inferred, e.GUID)
 			seen := p.peer(e.GUID)
+			p.keepBytes(keptNodeBytes+len(seen.desc), "the nodes port lines name without a record of their own")
 			if e.Kind == KindSwitch {
 				sw := &Switch{GUID: e.GUID, Description: seen.desc, LID: seen.lid, Inferred: true, Line: seen.line}
 				sw.Name, sw.Model = SwitchNameModel(seen.desc)
@@ -168,7 +176,9 @@ func (p *parser) inferPeers() {
 			p.f.CAs[e.GUID] = ca
 		}
 	})
-	p.warnUnrecorded(inferred)
+	if p.err == nil {
+		p.warnUnrecorded(inferred)
+	}
 }
 
 // fixKinds makes every link end carry the type of the node its GUID was declared as, so that a port line

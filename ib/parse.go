@@ -19,8 +19,9 @@ import (
 var ErrNoNodes = errors.New("ibnetdiscover: no InfiniBand node in input")
 
 const (
-	// maxLineBytes bounds one input line; longer lines are skipped with a warning.
-	maxLineBytes = 64 << 10
+	// readBufferBytes is the reader's buffer: at least one line longer than Limits allow, so that such a
+	// line is told in one read.
+	readBufferBytes = 64 << 10
 	// maxWarnings bounds the warnings of one parse; the rest are counted in a last warning.
 	maxWarnings = 1000
 	// maxWarningText is how much of a bad line a warning quotes.
@@ -47,6 +48,8 @@ type ParseOptions struct {
 	// the capture's lines agree with each other, as ibnetdiscover's do: a conflict between a kept and a
 	// dropped line (a port linked twice, a node described one way here and another there) may go unnoticed.
 	KeepHost func(host string) bool
+	// Limits bound what the parse reads and keeps (see Limits); zero fields take the defaults.
+	Limits Limits
 }
 
 // Parse reads the default text output of ibnetdiscover (with or without -g, -f, or a node-name map) and
@@ -57,31 +60,43 @@ func Parse(r io.Reader) (*Fabric, []Warning, error) {
 }
 
 // ParseContext is Parse with a context, looked at every ctxCheckLines lines (a cancelled or expired ctx stops
-// the parse with an error wrapping ctx's), and options. It reads r as a stream: the input is never held whole.
+// the parse with an error wrapping ctx's), and options. It reads r as a stream: the input is never held whole,
+// and it is judged against opts.Limits as it is read: a capture past one (its text, a line or a description
+// too long, too much to keep) stops the parse at once with a *LimitError, and no fabric.
 func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric, []Warning, error) {
+	lim := opts.Limits.withDefaults()
 	p := &parser{
-		f:     &Fabric{Switches: map[GUID]*Switch{}, CAs: map[GUID]*CA{}},
-		peers: map[uint64]peerRef{},
-		hosts: map[string]struct{}{},
-		keep:  opts.KeepHost,
+		f:      &Fabric{Switches: map[GUID]*Switch{}, CAs: map[GUID]*CA{}},
+		peers:  map[uint64]peerRef{},
+		hosts:  map[string]struct{}{},
+		keep:   opts.KeepHost,
+		limits: lim,
 	}
-	br := bufio.NewReaderSize(r, maxLineBytes)
+	text := &textReader{r: r, left: lim.TextBytes}
+	br := bufio.NewReaderSize(text, max(readBufferBytes, lim.lineBytes()+1))
 	for {
 		if p.lineNo%ctxCheckLines == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, p.warnings(), fmt.Errorf("ibnetdiscover: stopped after line %d: %w", p.lineNo, err)
 			}
 		}
-		line, tooLong, err := readLine(br)
-		if line != "" || tooLong || err == nil {
+		line, n, err := readLine(br)
+		if text.over {
+			return nil, p.warnings(), &LimitError{Limit: "TextBytes", Max: lim.TextBytes, Line: p.lineNo + 1,
+				What: "the capture's text (gunzipped) goes on"}
+		}
+		if line != "" || n > lim.lineBytes() || err == nil {
 			p.lineNo++
-			warned := len(p.warns) + p.suppressed
-			if tooLong {
-				p.warn(line, fmt.Sprintf("line longer than %d bytes skipped", maxLineBytes))
-			} else {
-				p.parseLine(line)
+			if n > lim.lineBytes() {
+				return nil, p.warnings(), &LimitError{Limit: "DescriptionBytes", Max: int64(lim.DescriptionBytes), Line: p.lineNo,
+					What: fmt.Sprintf("a line longer than %d bytes (a description and %d bytes more)", lim.lineBytes(), maxLineOverhead)}
 			}
-			if err == io.EOF && !tooLong {
+			warned := len(p.warns) + p.suppressed
+			p.parseLine(line)
+			if p.err != nil {
+				return nil, p.warnings(), p.err
+			}
+			if err == io.EOF {
 				p.noteUnterminated(line, len(p.warns)+p.suppressed > warned)
 			}
 		}
@@ -102,7 +117,10 @@ func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric,
 	p.partial.narrow, p.partial.wide = nil, nil
 	p.forgetDropped()
 	p.inferPeers()
-	p.peers, p.peerDescs = nil, nil
+	if p.err != nil {
+		return nil, p.warnings(), p.err
+	}
+	p.peers, p.peerDescs = nil, descStore{}
 	p.f.Links = p.links.all()
 	p.fixKinds()
 	p.keepHostsOnly()
@@ -110,24 +128,22 @@ func ParseContext(ctx context.Context, r io.Reader, opts ParseOptions) (*Fabric,
 	return p.f, p.warnings(), nil
 }
 
-// readLine returns the next line without its line ending. A line longer than maxLineBytes is consumed and
-// reported with tooLong set and only its start returned.
+// readLine returns the next line without its line ending, and its length as read (with its line ending). A
+// line longer than the reader's buffer is consumed up to the buffer's size and returned with that length,
+// only its start as the line.
 //
 // The line is no string of its own: it shares the reader's buffer, and is valid only until the next read.
 // A large capture has millions of lines, and a copy of each was most of the garbage a parse made (so most of
 // its peak heap). Whatever the parser keeps of a line it copies (strings.Clone, or a new string such as
 // ParseGUID's), as it must anyway so that a kept field does not hold the whole line.
-func readLine(br *bufio.Reader) (line string, tooLong bool, err error) {
+func readLine(br *bufio.Reader) (line string, n int, err error) {
 	b, err := br.ReadSlice('\n')
+	n = len(b)
 	if errors.Is(err, bufio.ErrBufferFull) {
-		head := string(b[:min(len(b), maxWarningText)])
-		for errors.Is(err, bufio.ErrBufferFull) {
-			_, err = br.ReadSlice('\n')
-		}
-		return head, true, err
+		return string(b[:min(len(b), maxWarningText)]), n, nil
 	}
 	b = bytes.TrimRight(b, "\r\n")
-	return unsafe.String(unsafe.SliceData(b), len(b)), false, err
+	return unsafe.String(unsafe.SliceData(b), len(b)), n, err
 }
 
 // peerSeen is what port lines said about a node that may never get a block of its own.
@@ -163,10 +179,11 @@ func (p *parser) notePeer(g uint64, kind NodeKind, desc string, lid int) {
 			r.kind = uint8(i)
 		}
 	}
-	// A description is shorter than a line (maxLineBytes); past 4 GiB of them, the rest are not kept.
-	if desc = desc[:min(len(desc), math.MaxUint16)]; uint64(len(p.peerDescs))+uint64(len(desc)) <= math.MaxUint32 {
-		r.descAt, r.descLen = uint32(len(p.peerDescs)), uint16(len(desc))
-		p.peerDescs = append(p.peerDescs, desc...)
+	// The caller checked desc against Limits.DescriptionBytes, and Limits.KeptBytes bounds them all; past
+	// what a peerRef can address, the rest are not kept.
+	p.keepBytes(keptPeerBytes+len(desc), "the nodes port lines name")
+	if desc = desc[:min(len(desc), math.MaxUint16)]; p.peerDescs.size()+uint64(len(desc)) <= math.MaxUint32 {
+		r.descAt, r.descLen = uint32(p.peerDescs.add(desc)), uint16(len(desc))
 	}
 	p.peers[g] = r
 }
@@ -174,7 +191,7 @@ func (p *parser) notePeer(g uint64, kind NodeKind, desc string, lid int) {
 // peer returns what the first port line naming node g said of it.
 func (p *parser) peer(g GUID) peerSeen {
 	r := p.peers[g.uint64()]
-	desc := string(p.peerDescs[r.descAt : int(r.descAt)+int(r.descLen)])
+	desc := p.peerDescs.get(uint64(r.descAt), int(r.descLen))
 	return peerSeen{kind: kinds[r.kind], desc: desc, lid: int(r.lid), line: int(r.line)}
 }
 
@@ -212,12 +229,15 @@ type parser struct {
 	links      linkStore           // the links read so far; f.Links once the input is read
 	ports      portTable           // the link (index in links) holding each port
 	peers      map[uint64]peerRef  // by node GUID as a number (notePeer)
-	peerDescs  []byte              // the peers' descriptions, end to end
+	peerDescs  descStore           // the peers' descriptions, end to end
 	hosts      map[string]struct{} // every host a CA block declared
 	keep       func(host string) bool
 	dropped    guidSet // with keep: the CAs (and routers) declared but not kept
 	interned   map[string]string
 	partial    partialState // what tells a capture cut short (partial.go)
+	limits     Limits       // with the defaults filled in
+	kept       int64        // bytes kept, as keepBytes counts them
+	err        error        // a limit passed (limits.go): the parse stops at the end of the line
 }
 
 // maxInterned bounds the strings intern keeps; past it, it returns clones.
@@ -384,6 +404,9 @@ func (p *parser) parseNode(line, t string) {
 		p.warn(line, "bad port count; its port lines are skipped")
 		return
 	}
+	if !p.checkDescription(m.desc) {
+		return
+	}
 	desc, tail := strings.Clone(m.desc), m.tail // a clone: the description must not hold the whole line
 	if p.pend.guid != "" && p.pend.guid != guid {
 		p.warn(line, fmt.Sprintf("header GUID differs from the %sguid line; using the header's", kindPrefix(p.pend.guidKind)))
@@ -430,6 +453,7 @@ func (p *parser) parseNode(line, t string) {
 		}
 		cur.lid = sw.LID
 		p.f.Switches[guid] = sw
+		p.keepBytes(keptNodeBytes+len(desc), "switch records")
 	default:
 		if ca, dup := p.f.CAs[guid]; dup || droppedCA {
 			p.warn(line, "CA declared twice; keeping the first declaration")
@@ -456,6 +480,7 @@ func (p *parser) parseNode(line, t string) {
 			break
 		}
 		p.f.CAs[guid] = ca
+		p.keepBytes(keptNodeBytes+len(desc), "CA records")
 	}
 	// One record for every block, not one each: a capture has hundreds of thousands of blocks. The last
 	// accepted record stays there until the next is accepted.

@@ -41,6 +41,9 @@ func FuzzParse(f *testing.F) {
 		"[21]\t\"S-98039b0300c0a101\"[1]\t\t# \"MF0;ib-dir-01:CS8500/S01/U1\" lid 1 4xHDR\n"))
 	f.Add([]byte("Ca\t1 \"H-1\"\t\t# \"a b\"\n[1](1) \t\"S-2\"[1][ext 3]\t\t# lid 1 lmc 0 \"x\" lid 2 ?????\n"))
 
+	// A description past Limits.DescriptionBytes: refused, no fabric.
+	f.Add([]byte("Switch\t1 \"S-1\"\t\t# \"" + strings.Repeat("d", MaxDescriptionBytes+1) + "\" base port 0 lid 1 lmc 0\n"))
+
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fab, warns, err := Parse(bytes.NewReader(in))
 		lines := bytes.Count(in, []byte("\n")) + 1
@@ -53,7 +56,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%d warnings", len(warns))
 		}
 		if err != nil {
-			if fab != nil || !errors.Is(err, ErrNoNodes) {
+			if fab != nil || !errors.Is(err, ErrNoNodes) && !errors.Is(err, ErrOverLimit) {
 				t.Fatalf("Parse = %v, %v", fab, err)
 			}
 			return

@@ -160,7 +160,7 @@ func TestParseContextStops(t *testing.T) {
 				t.Fatalf("ParseContext = %v, %v; want no fabric and context.Canceled", f, err)
 			}
 			// The next look at ctx is at most ctxCheckLines lines (of under 100 bytes) and a buffer away.
-			if limit := tc.after + ctxCheckLines*100 + maxLineBytes; r.read > limit {
+			if limit := tc.after + ctxCheckLines*100 + readBufferBytes; r.read > limit {
 				t.Errorf("read %d bytes, more than %d", r.read, limit)
 			}
 		})
