@@ -3,6 +3,7 @@ package ctl
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,8 @@ const PluginBinary = "kubectl-fabricmap"
 
 // NewRoot returns the root "fabricmap" command with every subcommand attached.
 func NewRoot() *cobra.Command {
+	// controller-runtime's warnings and errors (a watch's informers) on standard error, and no stack trace.
+	cli.SetControllerLogger(cli.CommandLogger(os.Stderr))
 	root := &cobra.Command{
 		Use:           "fabricmap",
 		Short:         "See the network topology fabricmap discovered and generated",
@@ -29,6 +32,7 @@ func NewRoot() *cobra.Command {
 	root.AddCommand(newCleanup(), newCapture())
 	addVersionFlag(root)
 	refuseUnknownSubcommands(root)
+	explainAPIErrors(root)
 	return root
 }
 

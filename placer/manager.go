@@ -66,7 +66,6 @@ func (o Config) Validate() error {
 // NewManager builds the controller manager with the placer registered: one work item, queued on changes of
 // pods, nodes (capacity, taints, labels, schedulability) and fabricmap's HyperNodes, and on a periodic resync.
 func NewManager(cfg *rest.Config, o Config, log *slog.Logger) (manager.Manager, error) {
-	ctrl.SetLogger(logr.FromSlogHandler(log.Handler())) // client-go's reflectors log through it too
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        kube.Scheme(),
 		Logger:                        logr.FromSlogHandler(log.Handler()),

@@ -94,6 +94,7 @@ func Main(ctx context.Context, args []string) error {
 
 // run runs the agent until ctx ends (or for one cycle with --once).
 func (o *options) run(ctx context.Context, env program.Env) error {
+	cli.SetControllerLogger(env.Log)
 	log := env.Log
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
 		log.Debug("Go soft memory limit", "bytes", limit)

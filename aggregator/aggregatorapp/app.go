@@ -143,6 +143,7 @@ func (o *options) validate(fs *pflag.FlagSet) error {
 
 // run runs the aggregator until ctx ends.
 func (o *options) run(ctx context.Context, env program.Env) error {
+	cli.SetControllerLogger(env.Log)
 	mc, conf, log := o.mc, o.conf, env.Log
 	restCfg, err := env.RESTConfig("")
 	if err != nil {

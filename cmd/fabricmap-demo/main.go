@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fabricmap/fabricmap/internal/cli"
 	"github.com/fabricmap/fabricmap/internal/demo"
 	"github.com/fabricmap/fabricmap/internal/program"
 	"github.com/fabricmap/fabricmap/internal/version"
@@ -20,6 +21,7 @@ func main() { program.Exec("fabricmap-demo", program.Process{}, run) }
 
 // run parses the demo's flags and runs it.
 func run(ctx context.Context, args []string) error {
+	cli.SetControllerLogger(cli.CommandLogger(os.Stderr)) // the demo's clients: warnings and errors, no stack trace
 	self, _ := os.Executable()
 	fs := pflag.NewFlagSet("fabricmap-demo", pflag.ContinueOnError)
 	binDir := fs.String("bin-dir", filepath.Dir(self), "folder holding fabricmap-agent, fabricmap-aggregator and fabricmap")

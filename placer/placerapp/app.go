@@ -55,6 +55,7 @@ func (o *options) program() program.Program {
 
 // run runs the placer until ctx ends.
 func (o *options) run(ctx context.Context, env program.Env) error {
+	cli.SetControllerLogger(env.Log)
 	cfg, err := env.RESTConfig("")
 	if err != nil {
 		return err
