@@ -54,8 +54,8 @@ type placement struct {
 }
 
 // place turns the instances' topology into evidence for the Nodes on them: each Node gets its instance's
-// network nodes as labels under LayerKey(1) … LayerKey(n), top first, and, on an NVLink UltraServer, the
-// capacity block as its NVLink domain (labels.CliqueLabel). A Node whose instance the answer lacks (unknown:
+// network nodes as labels under LayerKey(1) … LayerKey(n), top first (anchored at the top: anchorAtTop), and,
+// on an NVLink UltraServer, the capacity block as its NVLink domain (labels.CliqueLabel). A Node whose instance the answer lacks (unknown:
 // EC2 said it does not know it), or gives no network node, is left out.
 func place(ns []instanceNode, found []types.InstanceTopology, unknown []string) placement {
 	byID := make(map[string]types.InstanceTopology, len(found))
@@ -65,7 +65,7 @@ func place(ns []instanceNode, found []types.InstanceTopology, unknown []string) 
 		}
 	}
 	var p placement
-	byDepth := map[int][]labels.Node{}
+	var nodes []labels.Node
 	for _, n := range ns {
 		t, ok := byID[n.instance]
 		why := ""
@@ -87,10 +87,50 @@ func place(ns []instanceNode, found []types.InstanceTopology, unknown []string) 
 		if noBlock {
 			p.noBlock = append(p.noBlock, n.node.Name)
 		}
-		byDepth[len(t.NetworkNodes)] = append(byDepth[len(t.NetworkNodes)], labels.Node{Name: n.node.Name, Labels: l})
+		nodes = append(nodes, labels.Node{Name: n.node.Name, Labels: l})
 	}
-	p.in, p.problems = evidenceByDepth(byDepth)
+	p.in, p.problems = evidenceByDepth(anchorAtTop(nodes))
 	return p
+}
+
+// directSuffix names the leaf of the instances that connect directly to a network node above other
+// instances' leaves (anchorAtTop): "<network node>-direct".
+const directSuffix = "-direct"
+
+// anchorAtTop groups the labelled Nodes by their number of layers, every instance under one top network node
+// (layer 1) counted as deep as the deepest of them: layers count from the top, so a four-layer instance's
+// third layer is a three-layer instance's third layer, and the tree, whose tiers count from the hosts up,
+// must see both at one height. A shallower instance's path is extended below its bottom network node by a
+// leaf of its own, "<bottom>-direct" (then "-direct-2", … should the depths differ by more than one layer),
+// standing for the instances connected directly to that node; under a top whose instances all have one
+// depth, nothing changes.
+func anchorAtTop(nodes []labels.Node) map[int][]labels.Node {
+	depth := func(n labels.Node) int {
+		d := 0
+		for n.Labels[LayerKey(d+1)] != "" {
+			d++
+		}
+		return d
+	}
+	deepest := map[string]int{} // by top network node
+	for _, n := range nodes {
+		top := n.Labels[LayerKey(1)]
+		deepest[top] = max(deepest[top], depth(n))
+	}
+	byDepth := map[int][]labels.Node{}
+	for _, n := range nodes {
+		d, want := depth(n), deepest[n.Labels[LayerKey(1)]]
+		bottom := n.Labels[LayerKey(d)]
+		for k := d + 1; k <= want; k++ {
+			suffix := directSuffix
+			if k > d+1 {
+				suffix += "-" + strconv.Itoa(k-d)
+			}
+			n.Labels[LayerKey(k)] = labels.Value(bottom + suffix)
+		}
+		byDepth[want] = append(byDepth[want], n)
+	}
+	return byDepth
 }
 
 // nodeLabels gives the synthetic labels of a Node on instance t: its network nodes under LayerKey(1) …, and
