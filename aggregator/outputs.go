@@ -33,8 +33,9 @@ const ReasonOutputReplaced = "OutputReplaced"
 // the tree (empty, invalid, too large) leaves its objects as they were: a good object is never replaced by a
 // worse one. One failing output does not stop the others; a missing CRD is logged and counted, not retried in
 // a loop. A pruned output that the settings turn off has the objects of an earlier run deleted (pruneOff).
-func (r *Reconciler) syncOutputs(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence) error {
-	env := outputs.Env{LabelKeys: r.Config.LabelKeys, Evidence: evidence, Namespace: r.Config.Namespace, MemberSelector: r.Config.MemberSelector}
+func (r *Reconciler) syncOutputs(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, nodes map[string]*metav1.PartialObjectMetadata) error {
+	env := outputs.Env{LabelKeys: r.Config.LabelKeys, Evidence: evidence, Namespace: r.Config.Namespace, MemberSelector: r.Config.MemberSelector,
+		Unwritable: func(output, node, why string) { r.noteUnwritable(output, node, why, nodes) }}
 	var errs []error
 	for _, k := range r.Config.Outputs.Kinds() {
 		if k.Build == nil {
@@ -95,6 +96,25 @@ func (r *Reconciler) syncKind(ctx context.Context, k outputs.Kind, objs []output
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ReasonOutputLeftOut is the Warning Event on a Node that an output cannot write for (NFD's NodeFeature of a
+// node whose name is too long for a label value).
+const ReasonOutputLeftOut = "OutputLeftOut"
+
+// noteUnwritable says that output leaves node out, and why: a Warning Event on the Node at every pass (the
+// recorder folds the repeats), a log line once per node and output.
+func (r *Reconciler) noteUnwritable(output, node, why string, nodes map[string]*metav1.PartialObjectMetadata) {
+	r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonOutputLeftOut, "output %s leaves this node out: %s", output, why)
+	key := output + "/" + node
+	if r.unwritableSaid[key] {
+		return
+	}
+	if r.unwritableSaid == nil {
+		r.unwritableSaid = map[string]bool{}
+	}
+	r.unwritableSaid[key] = true
+	r.Log.Warn("output leaves a node out", "output", output, "node", node, "why", why)
 }
 
 // ReasonForeignOutput is the Warning Event on the leader Lease when an output object the settings name exists

@@ -137,6 +137,8 @@ type Reconciler struct {
 	prunedOff map[string]bool
 	// foreignOutputsSaid holds the output objects already said to be someone else's (outputs.go).
 	foreignOutputsSaid map[string]bool
+	// unwritableSaid holds the nodes an output leaves out, already logged, by output (outputs.go).
+	unwritableSaid map[string]bool
 }
 
 // Request is the one request every event is folded into.
@@ -224,7 +226,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	wg.Go(func() { labelHoldWait, lerr = r.syncNodeLabels(ctx, labels, placed, dropped, nodes) })
 	wg.Wait()
 	err = errors.Join(err, herr, lerr)
-	if oerr := r.syncOutputs(ctx, tree, evidence); oerr != nil {
+	if oerr := r.syncOutputs(ctx, tree, evidence, nodes); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
 	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.nextPlanCheck(), labelHoldWait} {

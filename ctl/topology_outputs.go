@@ -43,7 +43,11 @@ func (o topologyOutput) print(w, errw io.Writer, tree *topology.Tree, evidence [
 		return fmt.Errorf("-o %s: no such output", o.format)
 	}
 	if kind.Name != outputs.NameHyperNodes {
-		text, err := kind.Text(tree, outputs.Env{LabelKeys: o.keys, Evidence: evidence, MemberSelector: o.memberSelector, Namespace: "default"}, o.format)
+		env := outputs.Env{LabelKeys: o.keys, Evidence: evidence, MemberSelector: o.memberSelector, Namespace: "default",
+			Unwritable: func(output, node, why string) {
+				fmt.Fprintf(errw, "warning: -o %s leaves node %s out: %s\n", o.format, node, why)
+			}}
+		text, err := kind.Text(tree, env, o.format)
 		if err != nil {
 			return fmt.Errorf("-o %s: %w", o.format, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
@@ -32,7 +33,9 @@ func (o *Options) nodeFeatures() Kind {
 
 // NodeFeatures returns one NodeFeature per node the tree places, in env.Namespace, named fabricmap-<node>,
 // whose spec.labels are the labels the aggregator would put on the node (hypernodegen.DesiredNodeLabels),
-// sorted by node. A node name too long for the prefix is left out. An empty or invalid tree is an error.
+// sorted by node. A node whose name cannot be the value of NodeFeatureNodeLabel (NFD's master finds the node
+// by it; a label value holds at most 63 characters) or is too long for the prefix is left out, and
+// env.Unwritable is told. An empty or invalid tree is an error.
 func NodeFeatures(t *topology.Tree, env Env) ([]Object, error) {
 	// An empty or invalid tree gives no NodeFeature rather than none: none would prune every one written.
 	if t == nil || len(t.Domains) == 0 {
@@ -45,7 +48,12 @@ func NodeFeatures(t *topology.Tree, env Env) ([]Object, error) {
 	out := make([]Object, 0, len(labels))
 	for _, node := range slices.Sorted(maps.Keys(labels)) {
 		name := NodeFeatureNamePrefix + node
-		if len(name) > 253 {
+		if msgs := validation.IsValidLabelValue(node); len(msgs) > 0 {
+			env.unwritable(NameNodeFeatures, node, fmt.Sprintf("its name cannot be the value of NFD's %s label (%s): NFD cannot label it; give it its labels another way (the aggregator's node labels)", NodeFeatureNodeLabel, msgs[0]))
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			env.unwritable(NameNodeFeatures, node, fmt.Sprintf("NodeFeature name %q is invalid (%s)", name, msgs[0]))
 			continue
 		}
 		u := &unstructured.Unstructured{}

@@ -73,6 +73,17 @@ type Env struct {
 	Namespace string
 	// MemberSelector is how a HyperNode selects its nodes.
 	MemberSelector string
+	// Unwritable, when set, is told of every node an output leaves out because it cannot write for it (a
+	// node name too long for the label NFD selects its node by), so that the caller says so: a node left out
+	// is never silent. Nil: not told.
+	Unwritable func(output, node, why string)
+}
+
+// unwritable tells e.Unwritable, when set, that output leaves node out, and why.
+func (e Env) unwritable(output, node, why string) {
+	if e.Unwritable != nil {
+		e.Unwritable(output, node, why)
+	}
 }
 
 // Options are the outputs' settings.

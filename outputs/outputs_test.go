@@ -178,3 +178,33 @@ func TestKAITopologyKind(t *testing.T) {
 		t.Error("the KAI output is on without --kai-topology")
 	}
 }
+
+// TestNodeFeaturesSayWhomTheyLeaveOut: a node whose name is longer than a label value (63 characters: NFD
+// finds the node by its nfd.node.kubernetes.io/node-name label) gets no NodeFeature, and Env.Unwritable is told
+// which node and why; the others are written.
+func TestNodeFeaturesSayWhomTheyLeaveOut(t *testing.T) {
+	long := "gpu-" + strings.Repeat("a", 60) // 64 characters: a valid node name, no valid label value
+	tree := topologytest.Tree(t,
+		"fabric/2/fabric: leaf-a",
+		"leaf-a/1/leaf: gpu-001 "+long,
+	)
+	type leftOut struct{ Output, Node string }
+	var got []leftOut
+	env := Env{LabelKeys: hypernodegen.DefaultLabelKeys(), Namespace: "fabricmap",
+		Unwritable: func(output, node, why string) {
+			if !strings.Contains(why, NodeFeatureNodeLabel) {
+				t.Errorf("why %q does not name the label", why)
+			}
+			got = append(got, leftOut{output, node})
+		}}
+	objs, err := NodeFeatures(tree, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].Object.(*unstructured.Unstructured).GetName() != NodeFeatureNamePrefix+"gpu-001" {
+		t.Errorf("NodeFeatures = %v, want only gpu-001's", objs)
+	}
+	if diff := cmp.Diff([]leftOut{{NameNodeFeatures, long}}, got); diff != "" {
+		t.Errorf("nodes said to be left out (-want +got):\n%s", diff)
+	}
+}
