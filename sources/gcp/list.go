@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 
 	"github.com/googleapis/gax-go/v2"
 	compute "google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
+
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 )
 
 // listFields is the partial response the source asks for: the instances' fields it reads, and the next page.
@@ -19,10 +22,11 @@ const pageSize = 500
 
 // listZone returns the instances of one zone of s.Project by name: instances.list, page after page, each page
 // asked for up to s.Attempts times while Compute Engine throttles (403 rateLimitExceeded, 429) or fails (5xx),
-// with s.Backoff between attempts. Any other error, or a page token that comes back, fails the listing.
+// with s.Backoff between attempts. Any other error, an instance with a string past its limit (checkInstance),
+// or a page token that comes back (cloudsource.Pages), fails the listing.
 func (s *Source) listZone(ctx context.Context, zone string) (map[string]*compute.Instance, error) {
 	out := map[string]*compute.Instance{}
-	seen := map[string]bool{}
+	follow := cloudsource.Pages{What: fmt.Sprintf("%s: instances.list of project %s, zone %s", Name, s.Project, zone), Max: maxPages}
 	token := ""
 	for page := 1; ; page++ {
 		var list *compute.InstanceList
@@ -42,18 +46,44 @@ func (s *Source) listZone(ctx context.Context, zone string) (map[string]*compute
 			return nil, fmt.Errorf("listing the instances of project %s, zone %s (page %d): %w", s.Project, zone, page, err)
 		}
 		for _, in := range list.Items {
-			if in != nil && in.Name != "" {
+			if in == nil {
+				continue
+			}
+			if err := checkInstance(zone, in); err != nil {
+				return nil, fmt.Errorf("listing the instances of project %s, zone %s (page %d): %w", s.Project, zone, page, err)
+			}
+			if in.Name != "" {
 				out[in.Name] = in
 			}
+		}
+		if err := follow.Next(list.NextPageToken); err != nil {
+			return nil, err
 		}
 		if token = list.NextPageToken; token == "" {
 			return out, nil
 		}
-		if seen[token] {
-			return nil, fmt.Errorf("listing the instances of project %s, zone %s: page %d gave a page token that came before (%q)", s.Project, zone, page, token)
-		}
-		seen[token] = true
 	}
+}
+
+// maxPages bounds the pages of one zone's listing: 500 instances a page, so five million instances.
+const maxPages = 10000
+
+// checkInstance refuses an instance of the answer whose name, machine type or a part of its physical host
+// topology is longer than cloudsource.MaxStringBytes: such an answer is broken or hostile, and hashing its
+// strings into names would hide it.
+func checkInstance(zone string, in *compute.Instance) error {
+	owner := "instance " + zone + "/" + in.Name
+	errs := []error{
+		cloudsource.CheckString(Name, "name", owner, in.Name),
+		cloudsource.CheckString(Name, "machineType", owner, path.Base(in.MachineType)),
+	}
+	if in.ResourceStatus != nil && in.ResourceStatus.PhysicalHostTopology != nil {
+		t := in.ResourceStatus.PhysicalHostTopology
+		for _, f := range []struct{ field, value string }{{"cluster", t.Cluster}, {"block", t.Block}, {"subblock", t.Subblock}, {"host", t.Host}} {
+			errs = append(errs, cloudsource.CheckString(Name, "physicalHostTopology."+f.field, owner, f.value))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // retryer returns the retry policy of one page: gax's backoff, while the error is a throttle or a server

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	compute "google.golang.org/api/compute/v1"
 	"google.golang.org/api/option"
+	htransport "google.golang.org/api/transport/http"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/sources/cloudsource"
@@ -67,7 +68,7 @@ func (o *Options) Source(log *slog.Logger, list nodes.Lister) (*Source, error) {
 	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("Google Cloud source: %w", err)
 	}
-	svc, err := compute.NewService(context.Background(), o.clientOptions(log)...)
+	svc, err := o.service(context.Background(), log)
 	if err != nil {
 		return nil, fmt.Errorf("Google Cloud source: the Compute Engine client (credentials: %s): %w", o.credentialsName(), err)
 	}
@@ -157,6 +158,23 @@ func (o *Options) clientOptions(log *slog.Logger) []option.ClientOption {
 		opts = append(opts, option.WithoutAuthentication())
 	}
 	return opts
+}
+
+// service makes the Compute Engine client of the settings, its answers read through cloudsource.CapTransport
+// (a body past cloudsource.MaxBodyBytes fails the page): the SDK's authenticated HTTP client (htransport),
+// wrapped, and handed back to the service, which then takes the endpoint only.
+func (o *Options) service(ctx context.Context, log *slog.Logger) (*compute.Service, error) {
+	hc, _, err := htransport.NewClient(ctx, o.clientOptions(log)...)
+	if err != nil {
+		return nil, err
+	}
+	capped := *hc
+	capped.Transport = cloudsource.CapTransport(Name, cloudsource.MaxBodyBytes, hc.Transport)
+	opts := []option.ClientOption{option.WithHTTPClient(&capped)}
+	if ep := o.endpoint(); ep != "" {
+		opts = append(opts, option.WithEndpoint(ep))
+	}
+	return compute.NewService(ctx, opts...)
 }
 
 // DefaultAttempts is how many times one page is asked for before a throttled or failing answer fails the poll.

@@ -72,6 +72,13 @@ type API struct {
 	// PageSize is the most instances one page holds, below the request's maxResults (0: maxResults alone).
 	PageSize int
 
+	// Padding is the bytes of a field the SDK does not know added to every page (0: none), written as it is
+	// sent: a hostile or broken endpoint's huge page.
+	Padding int
+	// RepeatTokens makes a page asked for with a pageToken answer that same token as its next one, as a broken
+	// endpoint would: paging never ends.
+	RepeatTokens bool
+
 	mu       sync.Mutex
 	next     []Error // answered to the next requests, one each
 	always   *Error  // answered to every request once next is used up
@@ -215,8 +222,24 @@ func (a *API) writePage(w http.ResponseWriter, r *http.Request, zone string, sta
 	if end < len(inZone) {
 		list["nextPageToken"] = writeToken(zone, end)
 	}
+	if tok := r.URL.Query().Get("pageToken"); tok != "" && a.RepeatTokens {
+		list["nextPageToken"] = tok
+	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	_ = json.NewEncoder(w).Encode(list)
+	if a.Padding == 0 {
+		_ = json.NewEncoder(w).Encode(list)
+		return
+	}
+	b, _ := json.Marshal(list)
+	_, _ = w.Write([]byte(`{"padding":"`))
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	for n := a.Padding; n > 0; n -= len(chunk) {
+		if _, err := w.Write(chunk[:min(n, len(chunk))]); err != nil {
+			return // the client hung up: what a client that refuses the answer does
+		}
+	}
+	_, _ = w.Write([]byte(`",`))
+	_, _ = w.Write(b[1:])
 }
 
 // instanceJSON is an instance as Compute Engine writes it.
