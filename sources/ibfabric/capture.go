@@ -35,6 +35,18 @@ type CaptureOptions struct {
 	// (ib.Fabric.Partial) like a complete one (--allow-partial-capture); by default the last good capture stays
 	// in use until a complete one arrives (see Capture.AllowPartial).
 	AllowPartial bool
+	// MaxMiB caps the capture's text, in MiB after gunzipping (--capture-max-mib); what its parse keeps is
+	// capped at three times that (see ib.Limits). A capture past either is refused and the last good one
+	// stays in use. Zero: ib.DefaultMaxTextBytes; below zero, every poll fails saying so.
+	MaxMiB int
+}
+
+// MaxMiBFlag is the flag that raises the capture's limits (CaptureOptions.MaxMiB): errors name it.
+const MaxMiBFlag = "--capture-max-mib"
+
+// Limits are the parse's limits that MaxMiB sets.
+func (o *CaptureOptions) Limits() ib.Limits {
+	return ib.Limits{TextBytes: int64(o.MaxMiB) << 20}
 }
 
 // AddFlags registers --capture-file on fs, and the host rules the capture and UFM share (see
@@ -43,6 +55,9 @@ func (o *CaptureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.File, "capture-file", "", "ibnetdiscover capture of the whole fabric (e.g. a mounted ConfigMap): gives the tiers above the leaves (empty: none)")
 	fs.BoolVar(&o.AllowPartial, "allow-partial-capture", false, "use a capture that shows signs of being cut short or partial (port lines naming switches or CAs without a record of their own, "+
 		"records missing ports, a cut line); without it the last good capture stays in use until a complete one arrives, and the partial one is logged and recorded as a Warning Event")
+	fs.IntVar(&o.MaxMiB, strings.TrimPrefix(MaxMiBFlag, "--"), 0, "most MiB of capture text (gunzipped) read (0: "+ib.ByteSize(ib.DefaultMaxTextBytes)+
+		"); what its parse keeps is capped at 3 times that, each node description at "+ib.ByteSize(ib.MaxDescriptionBytes)+
+		": a capture past a limit is refused and the last good one stays in use (a 10,000-host, 8-rail capture has about 31 MB of text)")
 	o.Hosts.AddFlags(fs)
 }
 
@@ -73,14 +88,19 @@ func (o *CaptureOptions) Source() *Capture {
 	c.file.Stdin = o.Stdin
 	c.Options.Hosts, c.rulesErr = o.HostRules()
 	c.AllowPartial = o.AllowPartial
+	c.file.Limits = o.Limits()
+	if o.MaxMiB < 0 && c.rulesErr == nil {
+		c.rulesErr = fmt.Errorf("%s %d: want 0 (the default, %s) or more", MaxMiBFlag, o.MaxMiB, ib.ByteSize(ib.DefaultMaxTextBytes))
+	}
 	return c
 }
 
 // Capture is an ibnetdiscover capture on disk as a polled source (e.g. a ConfigMap mounted into the pod and
 // refreshed by a job on an InfiniBand host), a file or a directory of chunks, plain or gzip (see OpenCapture).
 // It is parsed again only when its files change (names, sizes, modification times, the files themselves), and
-// a capture that cannot be read (a chunk missing, a gzip stream cut short or corrupt) or parsed, or that is
-// partial (unless AllowPartial), keeps the last good evidence in use.
+// a capture that cannot be read (a chunk missing, a gzip stream cut short or corrupt) or parsed, that is past
+// its limits (CaptureOptions.MaxMiB, ib.Limits: judged as it is read, refused before anything of it is kept),
+// or that is partial (unless AllowPartial), keeps the last good evidence in use.
 type Capture struct {
 	// Options convert the fabric; set them before the first poll. With Options.ReportedNode set, the evidence
 	// is made again at every poll (the reports change), the parse only when the file does.
@@ -100,6 +120,8 @@ type Capture struct {
 	warnedParse *ib.Fabric
 	// partialSaid is the last partial parse logged (each is logged once; the poll's error repeats at every poll).
 	partialSaid *ib.Fabric
+	// limitSaid is the last refusal for the capture's limits logged (each is logged once).
+	limitSaid string
 
 	// good is the last good evidence with the fabric and host notes it came from; read without mu (a poll
 	// holds mu through a long parse, and the reconcile must not wait for it). nil before the first.
@@ -144,6 +166,12 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	if errors.Is(err, ib.ErrNoNodes) {
 		return last.input, fmt.Errorf("fabric capture %s: %w: %w", c.file.Path, topology.ErrNothingUsable, ib.ErrNoNodes)
 	}
+	if errors.Is(err, ErrPartialCapture) {
+		return last.input, err // the partial capture refused at an earlier poll, unchanged (captureFile.refuse)
+	}
+	if errors.Is(err, ib.ErrOverLimit) {
+		return last.input, c.overLimit(err, last.fabric != nil)
+	}
 	if err != nil {
 		return last.input, fmt.Errorf("fabric capture: %w", err)
 	}
@@ -159,6 +187,7 @@ func (c *Capture) Evidence(ctx context.Context) (topology.Input, error) {
 	}
 	if fab.Partial {
 		if err := c.partial(fab, warns, last.fabric != nil); err != nil {
+			c.file.refuse(fab, err)
 			return last.input, err
 		}
 	}
@@ -221,6 +250,28 @@ func (c *Capture) partial(fab *ib.Fabric, warns []ib.Warning, haveGood bool) err
 			"source", Name, "file", c.file.Path, "partialWarnings", n, "first", topology.Printable(why))
 	}
 	return fmt.Errorf("fabric capture %s: %w (%s); %s (--allow-partial-capture uses a partial one)", c.file.Path, ErrPartialCapture, why, kept)
+}
+
+// overLimit says what becomes of a capture refused for passing its limits (err wraps ib.ErrOverLimit, and
+// names the capture and the limit): the poll fails, the last good evidence stays in use (haveGood tells
+// whether there is any). The log says so once for each refusal (each error text); the error, at every poll.
+func (c *Capture) overLimit(err error, haveGood bool) error {
+	kept := "the last good capture stays in use"
+	if !haveGood {
+		kept = "there is no earlier good capture: the capture gives no evidence until one within the limits arrives"
+	}
+	err = fmt.Errorf("fabric capture: %w; %s", err, kept)
+	if msg := err.Error(); msg != c.limitSaid {
+		c.limitSaid = msg
+		limit, max := "", ""
+		var lim *ib.LimitError
+		if errors.As(err, &lim) {
+			limit, max = lim.Limit, ib.ByteSize(lim.Max)
+		}
+		c.log().Error("the capture is over its limits and is not used; "+kept, "source", Name, "file", c.file.Path,
+			"limit", limit, "max", max, "err", topology.Printable(msg))
+	}
+	return err
 }
 
 // log is Log, or slog.Default() when it is nil.

@@ -349,31 +349,43 @@ func (r *partsReader) Close() error {
 }
 
 // captureFile is a capture on disk, a file or a directory (see OpenCapture), parsed again only when its files
-// changed (see captureParts) since the last successful parse. A failure keeps nothing: the next call tries
-// again. It is not safe for concurrent use.
+// changed (see captureParts) since the last successful parse. It is the one reader of a capture for the
+// aggregator and `fabricmap topology` alike, and reads it within Limits, judged as it is read (see
+// ib.Limits): a capture past one is refused before anything of it is kept. A failure keeps nothing: the next
+// call tries again, except that a capture refused for its limits (or, through refuse, for being partial) is
+// not read again while its files stay the same. It is not safe for concurrent use.
 type captureFile struct {
 	// Path is the file or directory; "-" with Stdin set: Stdin, read once.
 	Path string
 	// Stdin is what a Path of "-" reads.
 	Stdin io.Reader
+	// Limits bound the parse (zero fields: ib's defaults).
+	Limits ib.Limits
 
 	parts  captureParts
 	fabric *ib.Fabric
 	warns  []ib.Warning
+	// refused is why the capture of refusedParts is not used; nil when none is.
+	refused      error
+	refusedParts captureParts
 }
 
-// FabricContext returns the capture's fabric and parse warnings; an unchanged capture gives the last parse. A
-// parse ctx stops (see ib.ParseContext) fails and keeps nothing.
+// FabricContext returns the capture's fabric and parse warnings; an unchanged capture gives the last parse (or
+// the last refusal). A parse ctx stops (see ib.ParseContext) fails and keeps nothing; a capture over its
+// limits fails with an error wrapping ib.ErrOverLimit that names the file, the limit and MaxMiBFlag.
 func (c *captureFile) FabricContext(ctx context.Context) (*ib.Fabric, []ib.Warning, error) {
 	if c.Path == "-" && c.Stdin != nil {
 		return c.stdinFabric(ctx)
 	}
-	if c.fabric != nil {
+	if c.fabric != nil || c.refused != nil {
 		ps, err := listCapture(c.Path)
 		if err != nil {
 			return nil, nil, err
 		}
-		if ps.same(c.parts) {
+		if c.refused != nil && ps.same(c.refusedParts) {
+			return nil, nil, c.refused
+		}
+		if c.fabric != nil && ps.same(c.parts) {
 			return c.fabric, c.warns, nil
 		}
 	}
@@ -382,12 +394,39 @@ func (c *captureFile) FabricContext(ctx context.Context) (*ib.Fabric, []ib.Warni
 		return nil, nil, err
 	}
 	defer s.Close()
-	f, warns, err := ib.ParseContext(ctx, s, ib.ParseOptions{})
+	f, warns, err := ib.ParseContext(ctx, s, ib.ParseOptions{Limits: c.Limits})
+	if errors.Is(err, ib.ErrOverLimit) {
+		err = overLimit(c.Path, err)
+		c.refused, c.refusedParts = err, s.parts
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", c.Path, err)
 	}
 	c.parts, c.fabric, c.warns = s.parts, f, warns
+	c.refused = nil
 	return f, warns, nil
+}
+
+// refuse forgets the last parse, fab, for err: a partial capture held back is not kept (the last good
+// evidence is the source's), and while its files stay the same FabricContext gives err without reading them.
+func (c *captureFile) refuse(fab *ib.Fabric, err error) {
+	if c.fabric != fab || c.fabric == nil {
+		return
+	}
+	c.refused, c.refusedParts = err, c.parts
+	c.fabric, c.warns, c.parts = nil, nil, captureParts{}
+}
+
+// overLimit is the error of the capture at path refused for passing its limits (err wraps ib.ErrOverLimit):
+// it names the capture and how to raise the limits.
+func overLimit(path string, err error) error {
+	raise := "raise " + MaxMiBFlag + " (in the chart, aggregator.extraArgs) if the fabric is that large"
+	var lim *ib.LimitError
+	if errors.As(err, &lim) && lim.Limit == "DescriptionBytes" {
+		raise = "no ibnetdiscover capture has a description or line that long (InfiniBand's node descriptions have 64 bytes): is it a capture?"
+	}
+	return fmt.Errorf("%s: %w; %s", path, err, raise)
 }
 
 // stdinFabric parses Stdin, plain or gzip, once; later calls give the same parse.
@@ -404,7 +443,10 @@ func (c *captureFile) stdinFabric(ctx context.Context) (*ib.Fabric, []ib.Warning
 		}
 		r = zr
 	}
-	f, warns, err := ib.ParseContext(ctx, r, ib.ParseOptions{})
+	f, warns, err := ib.ParseContext(ctx, r, ib.ParseOptions{Limits: c.Limits})
+	if errors.Is(err, ib.ErrOverLimit) {
+		return nil, nil, overLimit("standard input", err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("standard input: %w", err)
 	}

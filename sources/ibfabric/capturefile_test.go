@@ -650,7 +650,10 @@ func TestCaptureOf50kHostsInConfigMapChunks(t *testing.T) {
 	shapeOf := func(fab *ib.Fabric) shape {
 		return shape{Switches: len(fab.Switches), CAs: len(fab.CAs), Hosts: fab.HostCount, Links: len(fab.Links), Partial: fab.Partial}
 	}
-	file := captureFile{Path: plainPath}
+	// A capture this large is past the default limits (64 MiB of text): the aggregator is given
+	// --capture-max-mib 256 for it.
+	opts := CaptureOptions{File: chunkDir, MaxMiB: 256}
+	file := captureFile{Path: plainPath, Limits: opts.Limits()}
 	fab, warns, err := file.FabricContext(context.Background())
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("the plain capture: %v %v", err, warns)
@@ -660,7 +663,7 @@ func TestCaptureOf50kHostsInConfigMapChunks(t *testing.T) {
 	if plain.Hosts != hosts || plain.Partial {
 		t.Fatalf("the plain capture: %+v; want %d hosts, complete", plain, hosts)
 	}
-	c := NewCapture(chunkDir)
+	c := opts.Source()
 	in, err := c.Evidence(context.Background())
 	if err != nil {
 		t.Fatal(err)

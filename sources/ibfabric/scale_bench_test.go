@@ -45,7 +45,9 @@ func BenchmarkCaptureToTree(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				fab, _, err := ib.ParseContext(context.Background(), f, ib.ParseOptions{})
+				// Past the default limits at 50k (160 MB of text): --capture-max-mib 256, as the aggregator
+				// would be given.
+				fab, _, err := ib.ParseContext(context.Background(), f, ib.ParseOptions{Limits: (&CaptureOptions{MaxMiB: 256}).Limits()})
 				f.Close()
 				if err != nil {
 					b.Fatal(err)
