@@ -148,9 +148,9 @@ func CheckString(provider, field, owner, value string) error {
 }
 
 // shortBytes is how much of a refused string Short keeps.
-const shortBytes = 64
+const shortBytes = 128
 
-// Short returns s safe to print and cut to 64 bytes, "…" marking a cut.
+// Short returns s safe to print and cut to 128 bytes (an OCID, about 90, stays whole), "…" marking a cut.
 func Short(s string) string {
 	if len(s) > shortBytes {
 		s = s[:shortBytes] + "…"

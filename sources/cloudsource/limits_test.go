@@ -88,7 +88,7 @@ func TestCheckString(t *testing.T) {
 		{name: "past the limit", owner: "i-0a", value: long,
 			want: "aws: network node 2 of i-0a is 257 bytes, over the limit of 256 bytes: the answer is refused"},
 		{name: "past the limit, a hostile owner", owner: "i-\x1b" + long, value: long,
-			want: "aws: network node 2 of i-\\x1b" + long[:61] + "… is 257 bytes, over the limit of 256 bytes: the answer is refused"},
+			want: "aws: network node 2 of i-\\x1b" + long[:125] + "… is 257 bytes, over the limit of 256 bytes: the answer is refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckString("aws", "network node 2", tc.owner, tc.value)

@@ -9,6 +9,8 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/common"
 	"github.com/oracle/oci-go-sdk/v65/common/auth"
 	"github.com/oracle/oci-go-sdk/v65/core"
+
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 )
 
 // hostLister is the one Core Services call the source makes, ListComputeHosts, and the host it calls. The
@@ -70,7 +72,8 @@ func credentialSource(o Options) string {
 }
 
 // newClient makes the Core Services client of o: with Credentials, the config file's profile, or else the
-// instance principal; at o.Endpoint when set, else at the region's endpoint.
+// instance principal; at o.Endpoint when set, else at the region's endpoint. Its answers are read through
+// cloudsource.CapDoer.
 func newClient(o Options) (*hostLister, error) {
 	what := credentialSource(o)
 	provider := o.Credentials
@@ -93,5 +96,8 @@ func newClient(o Options) (*hostLister, error) {
 	if o.Endpoint != "" {
 		c.Host = strings.TrimRight(o.Endpoint, "/")
 	}
+	// A body past the cap fails the page (and is not retried: the policy retries statuses and connection
+	// errors only).
+	c.HTTPClient = cloudsource.CapDoer(Name, cloudsource.MaxBodyBytes, c.HTTPClient)
 	return &hostLister{list: c.ListComputeHosts, host: c.Host}, nil
 }

@@ -135,7 +135,7 @@ func TestEvidenceRefusesEndlessPages(t *testing.T) {
 	var logs logBuffer
 	s := newSource(t, testOptions(t, srv.URL), []nodes.Node{ociNode("n1")}, &logs)
 	_, err := s.Evidence(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "page already read") {
+	if err == nil || !strings.Contains(err.Error(), "page 2 gave the page token page 1 gave") {
 		t.Fatalf("want an error about a page already read, got %v", err)
 	}
 	if requests != 2 {

@@ -83,6 +83,12 @@ type API struct {
 	PageSize int
 	// Key, when set, is the only key whose signatures are accepted, and each signature is verified.
 	Key *Key
+	// Padding is the bytes of a member the SDK does not know added to every page (0: none), written as it is
+	// sent: a hostile or broken endpoint's huge page.
+	Padding int
+	// RepeatTokens makes a page asked for with a page token answer that same token as its next one, as a
+	// broken endpoint would: paging never ends.
+	RepeatTokens bool
 
 	mu       sync.Mutex
 	hosts    []Host
@@ -185,10 +191,27 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if to < len(hosts) {
 		w.Header().Set("opc-next-page", pageToken(to))
 	}
+	if p := q.Get("page"); p != "" && a.RepeatTokens {
+		w.Header().Set("opc-next-page", p)
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(struct {
-		Items []hostJSON `json:"items"`
-	}{items})
+	if a.Padding == 0 {
+		_ = json.NewEncoder(w).Encode(struct {
+			Items []hostJSON `json:"items"`
+		}{items})
+		return
+	}
+	b, _ := json.Marshal(items)
+	_, _ = w.Write([]byte(`{"padding":"`))
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	for n := a.Padding; n > 0; n -= len(chunk) {
+		if _, err := w.Write(chunk[:min(n, len(chunk))]); err != nil {
+			return // the client hung up: what a client that refuses the answer does
+		}
+	}
+	_, _ = w.Write([]byte(`","items":`))
+	_, _ = w.Write(b)
+	_, _ = w.Write([]byte("}"))
 }
 
 // pageSize is the page size for the request's limit parameter.
