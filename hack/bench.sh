@@ -133,6 +133,9 @@ gotest -p 1 -run '^$' -bench 'CaptureToTree|ProbeFabric' -benchtime "${SCALE_BEN
 gotest -run '^$' -bench HugePorts -benchtime 3x -count 1 ./sources/ufm/
 # Hostile UFM answers of 32 MB and 200 MB (a million entries, a huge string or list, deep nesting), same path.
 gotest -run '^$' -bench HostileAnswers -benchtime 1x -count 1 ./sources/ufm/
+# Hostile ibnetdiscover captures, gzipped as a ConfigMap holds them (65,000-byte descriptions, a 1 GiB gzip
+# bomb, many records up to the limits), through the aggregator's capture reader.
+gotest -run '^$' -bench HostileCaptures -benchtime 1x -count 1 ./sources/ibfabric/
 # The whole system at 10,016 nodes (real API server, aggregator binary; about 3 minutes).
 if [ "${E2E_SCALE:-1}" = 0 ]; then
   e2e_why_not="E2E_SCALE=0"
@@ -170,6 +173,9 @@ ratio "UFM 100 MB answer, peak heap" BenchmarkDecodeHugePortsAnswer peak-heap-Mi
 worst=$(awk '$1 ~ /^BenchmarkHostileAnswers\// { for (i = 3; i < NF; i++) if ($(i+1) == "peak-MiB" && $i > v) { v = $i; w = $1 } }
              END { if (w != "") print v, w }' "$out")
 judge "UFM hostile answer, worst peak heap" "${worst%% *}" peak-MiB 256 "${worst:+(${worst#* })}"
+worst=$(awk '$1 ~ /^BenchmarkHostileCaptures\// { for (i = 3; i < NF; i++) if ($(i+1) == "peak-heap-MiB" && $i > v) { v = $i; w = $1 } }
+             END { if (w != "") print v, w }' "$out")
+judge "IB hostile capture, worst peak heap" "${worst%% *}" peak-heap-MiB 256 "${worst:+(${worst#* })}"
 if [ -z "$e2e_why_not" ]; then
   converge BenchmarkConverge10k "10k nodes"
 else

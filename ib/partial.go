@@ -294,19 +294,21 @@ func (p *parser) warnUnrecorded(unrecorded []GUID) {
 	if len(unrecorded) == 0 {
 		return
 	}
+	// What port lines said of each, without its description: only the few named need theirs (a capture of
+	// hostile descriptions would otherwise have them all twice).
 	type node struct {
 		guid GUID
-		seen peerSeen
+		ref  peerRef
 	}
 	missing := make([]node, 0, len(unrecorded))
 	counts := map[NodeKind]int{}
 	for _, g := range unrecorded {
-		seen := p.peer(g)
-		missing = append(missing, node{g, seen})
-		counts[seen.kind]++
+		ref := p.peers[g.uint64()]
+		missing = append(missing, node{g, ref})
+		counts[kinds[ref.kind]]++
 	}
 	slices.SortFunc(missing, func(a, b node) int {
-		return cmp.Or(cmp.Compare(a.seen.line, b.seen.line), cmp.Compare(a.guid, b.guid))
+		return cmp.Or(cmp.Compare(a.ref.line, b.ref.line), cmp.Compare(a.guid, b.guid))
 	})
 	var kinds []string
 	for _, k := range []struct {
@@ -319,7 +321,8 @@ func (p *parser) warnUnrecorded(unrecorded []GUID) {
 	}
 	first := make([]string, 0, maxUnrecordedNamed)
 	for _, m := range missing[:min(len(missing), maxUnrecordedNamed)] {
-		first = append(first, fmt.Sprintf("%s (line %d)", recordName(m.seen.kind, m.guid, m.seen.desc), m.seen.line))
+		seen := p.peer(m.guid)
+		first = append(first, fmt.Sprintf("%s (line %d)", recordName(seen.kind, m.guid, seen.desc), seen.line))
 	}
 	more := ""
 	if len(missing) > maxUnrecordedNamed {
@@ -329,7 +332,7 @@ func (p *parser) warnUnrecorded(unrecorded []GUID) {
 	if len(missing) == 1 {
 		verb, whose = "has no record of its own", "its record is"
 	}
-	p.warnPartial(missing[0].seen.line, "", fmt.Sprintf("port lines name %s that %s (%s%s): %s missing, the capture is partial",
+	p.warnPartial(int(missing[0].ref.line), "", fmt.Sprintf("port lines name %s that %s (%s%s): %s missing, the capture is partial",
 		joinAnd(kinds), verb, strings.Join(first, ", "), more, whose))
 }
 
