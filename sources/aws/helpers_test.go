@@ -18,13 +18,13 @@ import (
 )
 
 // isolate keeps the SDK off the machine's AWS settings and off any metadata endpoint (awstest.Offline).
-func isolate(t *testing.T) {
+func isolate(t testing.TB) {
 	t.Helper()
 	awstest.Offline(t)
 }
 
 // standIn serves a stand-in EC2 describing instances on 127.0.0.1.
-func standIn(t *testing.T, instances ...awstest.Instance) (*awstest.EC2, string) {
+func standIn(t testing.TB, instances ...awstest.Instance) (*awstest.EC2, string) {
 	t.Helper()
 	e := awstest.New(instances...)
 	srv := httptest.NewServer(e)
@@ -39,7 +39,7 @@ func list(ns []nodes.Node) nodes.Lister {
 
 // newSource returns a source of the stand-in at url with static credentials and short backoffs, changed by
 // mod, and the buffer its JSON log goes to.
-func newSource(t *testing.T, url string, ns []nodes.Node, mod func(*Options)) (*Source, *bytes.Buffer) {
+func newSource(t testing.TB, url string, ns []nodes.Node, mod func(*Options)) (*Source, *bytes.Buffer) {
 	t.Helper()
 	isolate(t)
 	o := Options{Enabled: true, Endpoint: url, Retry: cloudsource.Retry{MaxBackoff: 5 * time.Millisecond},

@@ -19,7 +19,7 @@ import (
 )
 
 // source is the Google Cloud source of api's project as the flags make it, against the stand-in.
-func source(t *testing.T, api *gcptest.API, zones []string, ns []nodes.Node, log *slog.Logger) *gcp.Source {
+func source(t testing.TB, api *gcptest.API, zones []string, ns []nodes.Node, log *slog.Logger) *gcp.Source {
 	t.Helper()
 	gcptest.Offline(t)
 	o := gcp.Options{Project: project, Zones: zones, Endpoint: gcptest.Serve(t, api), Poll: cloudsource.Poll{Interval: time.Minute, PollTimeout: 10 * time.Second}}

@@ -17,7 +17,7 @@ import (
 // testKey is one signing key for every test: generating RSA keys is slow.
 var testKey = sync.OnceValues(func() (*ocitest.Key, error) { return ocitest.NewKey("us-ashburn-1") })
 
-func key(t *testing.T) *ocitest.Key {
+func key(t testing.TB) *ocitest.Key {
 	t.Helper()
 	k, err := testKey()
 	if err != nil {
@@ -28,12 +28,12 @@ func key(t *testing.T) *ocitest.Key {
 
 // noMetadata points the SDK's instance metadata lookups at a closed port on 127.0.0.1, so that no test can
 // reach the real metadata service (169.254.169.254) whatever it does.
-func noMetadata(t *testing.T) {
+func noMetadata(t testing.TB) {
 	t.Setenv("OCI_METADATA_BASE_URL", "http://127.0.0.1:1/opc/v2")
 }
 
 // serve starts api on 127.0.0.1 for the test's duration and returns its base URL.
-func serve(t *testing.T, api *ocitest.API) string {
+func serve(t testing.TB, api *ocitest.API) string {
 	t.Helper()
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
@@ -41,13 +41,13 @@ func serve(t *testing.T, api *ocitest.API) string {
 }
 
 // testOptions are the settings of a source reading api at url with the test key, retrying fast.
-func testOptions(t *testing.T, url string) Options {
+func testOptions(t testing.TB, url string) Options {
 	return Options{Compartment: ocitest.Compartment, Endpoint: url, Credentials: key(t).Provider(),
 		Retry: cloudsource.Retry{MaxBackoff: time.Millisecond}, Poll: cloudsource.Poll{PollTimeout: 10 * time.Second}}
 }
 
 // newSource makes a source of opts listing ns, logging into logs.
-func newSource(t *testing.T, opts Options, ns []nodes.Node, logs *logBuffer) *Source {
+func newSource(t testing.TB, opts Options, ns []nodes.Node, logs *logBuffer) *Source {
 	t.Helper()
 	s, err := opts.Source(logs.logger(), func(context.Context) ([]nodes.Node, error) { return ns, nil })
 	if err != nil {
