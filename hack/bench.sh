@@ -136,6 +136,8 @@ gotest -run '^$' -bench HostileAnswers -benchtime 1x -count 1 ./sources/ufm/
 # Hostile ibnetdiscover captures, gzipped as a ConfigMap holds them (65,000-byte descriptions, a 1 GiB gzip
 # bomb, many records up to the limits), through the aggregator's capture reader.
 gotest -run '^$' -bench HostileCaptures -benchtime 1x -count 1 ./sources/ibfabric/
+# Hostile cloud answers (a 500 MB page, a page or an ID just under the body cap), through each SDK's capped client.
+gotest -run '^$' -bench HostileCloudAnswers -benchtime 1x -count 1 ./sources/aws/ ./sources/gcp/ ./sources/oci/
 # The whole system at 10,016 nodes (real API server, aggregator binary; about 3 minutes).
 if [ "${E2E_SCALE:-1}" = 0 ]; then
   e2e_why_not="E2E_SCALE=0"
@@ -176,6 +178,9 @@ judge "UFM hostile answer, worst peak heap" "${worst%% *}" peak-MiB 256 "${worst
 worst=$(awk '$1 ~ /^BenchmarkHostileCaptures\// { for (i = 3; i < NF; i++) if ($(i+1) == "peak-heap-MiB" && $i > v) { v = $i; w = $1 } }
              END { if (w != "") print v, w }' "$out")
 judge "IB hostile capture, worst peak heap" "${worst%% *}" peak-heap-MiB 256 "${worst:+(${worst#* })}"
+worst=$(awk '$1 ~ /^BenchmarkHostileCloudAnswers\// { for (i = 3; i < NF; i++) if ($(i+1) == "peak-heap-MiB" && $i > v) { v = $i; w = $1 } }
+             END { if (w != "") print v, w }' "$out")
+judge "cloud hostile answer, worst peak heap" "${worst%% *}" peak-heap-MiB 256 "${worst:+(${worst#* })}"
 if [ -z "$e2e_why_not" ]; then
   converge BenchmarkConverge10k "10k nodes"
 else
