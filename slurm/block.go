@@ -128,15 +128,17 @@ func blockSizes(bs []block, sizes []int) ([]int, error) {
 // Block returns topology.conf for TopologyPlugin=topology/block (topology.conf(5), section topology/block): one
 // BlockName=NAME Nodes=HOSTLIST line per block, in the tree's order (see blocks), and a BlockSizes= line: sizes
 // when given (see ValidateBlockSizes; the base may not exceed the smallest block), else derived from the tree
-// (see blockSizes). The same tree always gives the same bytes. An empty or invalid tree, a node name Slurm
+// (see blockSizes). Hosts known only by their HCA's GUID are left out, as Tree leaves them out, with its
+// comment line. The same tree always gives the same bytes. An empty or invalid tree, a node name Slurm
 // refuses or invalid sizes give an error and no file.
 func Block(t *topology.Tree, sizes []int) ([]byte, error) {
-	bs, sizes, err := blockPlan(t, sizes)
+	p, bs, sizes, err := blockPlan(t, sizes)
 	if err != nil {
 		return nil, fmt.Errorf("topology.conf (block): %w", err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# topology.conf for TopologyPlugin=topology/block, written by fabricmap: %d blocks, %d nodes\n", len(bs), nodeCount(t))
+	fmt.Fprintf(&b, "# topology.conf for TopologyPlugin=topology/block, written by fabricmap: %d blocks, %d nodes\n", len(bs), nodeCount(p.tree))
+	b.WriteString(leftOutComment(p.left))
 	for _, bl := range bs {
 		fmt.Fprintf(&b, "BlockName=%s Nodes=%s\n", bl.name, Hostlist(bl.nodes))
 	}
@@ -144,24 +146,21 @@ func Block(t *topology.Tree, sizes []int) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// blockPlan is the blocks and block sizes of a tree, for Block and YAML.
-func blockPlan(t *topology.Tree, sizes []int) ([]block, []int, error) {
-	if err := checkTree(t); err != nil {
-		return nil, nil, err
-	}
-	names, err := switchNames(t)
+// blockPlan is the prepared tree (prepare), its blocks and block sizes, for Block and YAML.
+func blockPlan(t *topology.Tree, sizes []int) (prepared, []block, []int, error) {
+	p, err := prepare(t)
 	if err != nil {
-		return nil, nil, err
+		return prepared{}, nil, nil, err
 	}
-	bs := blocks(t, names)
+	bs := blocks(p.tree, p.names)
 	if len(bs) == 0 {
-		return nil, nil, fmt.Errorf("no domain of the tree holds nodes")
+		return prepared{}, nil, nil, fmt.Errorf("no domain of the tree holds nodes")
 	}
 	sizes, err = blockSizes(bs, sizes)
 	if err != nil {
-		return nil, nil, err
+		return prepared{}, nil, nil, err
 	}
-	return bs, sizes, nil
+	return p, bs, sizes, nil
 }
 
 // joinInts writes v as Slurm lists numbers: comma-separated.

@@ -1,6 +1,8 @@
 // Package slurm writes the tree in the forms Slurm's topology plugins read: topology.conf for the tree plugin
 // (Tree) and for the block plugin (Block), and topology.yaml (YAML, Slurm 25.05 and later), with node and switch
-// lists in Slurm's hostlist form (Hostlist). It also reads a tree-plugin topology.conf back (ParseTree), so that
+// lists in Slurm's hostlist form (Hostlist; names of digits only written one by one). Hosts the tree knows
+// only by their HCA's GUID are no Slurm nodes: every file leaves them out and names them in a comment line
+// (Unidentified). It also reads a tree-plugin topology.conf back (ParseTree), so that
 // tests and the CLI can check what was written. Everything here is pure.
 //
 // The grammar followed is Slurm's topology.conf(5) (sections topology/tree and topology/block) and

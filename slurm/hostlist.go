@@ -37,6 +37,12 @@ func padded(digits string) bool { return len(digits) > 1 && digits[0] == '0' }
 // holds the numbers of one width when any of them is padded (n01,n02,n10 give n[01-02,10]; n9 and n010 stay
 // apart), and the unpadded numbers of any width otherwise (n1,n2,n10 give n[1-2,10]), as Slurm's own hostlist
 // reads them. Numbers too long for an int stay names of their own.
+//
+// A name of digits only (1101) is never put in a range: it is written as it is, and such names come first,
+// in numeric order (1101,1102,dgx[01-02]). A range needs a prefix for every hostlist reader: Slurm 22.05 reads
+// "[1101-1102]" as 1101 and 1102 (test/slurm checks it), but readers of Slurm's node lists such as
+// ClusterShell refuse a node set that starts with a digit, and "1101-1102" without brackets is one name to
+// Slurm. Written one by one, such names mean the same to every reader.
 func Hostlist(names []string) string {
 	type key struct {
 		prefix string
@@ -53,11 +59,16 @@ func Hostlist(names []string) string {
 	}
 	groups := map[key]*hostGroup{}
 	var plain []string
+	numeric := map[string]int{} // names of digits only, to their value
 	for _, n := range names {
 		p, d := splitNumber(n)
 		v, err := strconv.Atoi(d)
 		if d == "" || err != nil || len(d) > 18 {
 			plain = append(plain, n)
+			continue
+		}
+		if p == "" {
+			numeric[n] = v
 			continue
 		}
 		k := key{prefix: p}
@@ -76,6 +87,9 @@ func Hostlist(names []string) string {
 		slices.Sort(g.numbers)
 		g.numbers = slices.Compact(g.numbers)
 		exprs = append(exprs, hostExpr{sortKey: g.prefix, first: g.numbers[0], width: g.width, text: g.String()})
+	}
+	for n, v := range numeric {
+		exprs = append(exprs, hostExpr{first: v, width: len(n), text: n})
 	}
 	slices.Sort(plain)
 	for _, n := range slices.Compact(plain) {

@@ -32,6 +32,11 @@ func TestHostlist(t *testing.T) {
 		{"unpadded numbers across a width", []string{"n8", "n9", "n10", "n99", "n100"}, "n[8-10,99-100]"},
 		{"padded numbers past their width", []string{"n098", "n099", "n100", "n1000"}, "n[098-100],n1000"},
 		{"prefix order, then numbers", []string{"b1", "a10", "a9", "a", "b"}, "a,a[9-10],b,b1"},
+		{"names of digits only, one by one in numeric order", []string{"1102", "1101", "999", "1103"}, "999,1101,1102,1103"},
+		{"names of digits only come first", []string{"n2", "1101", "n1", "1102", "login"}, "1101,1102,login,n[1-2]"},
+		{"names of digits only that differ by padding", []string{"002", "01", "1", "01"}, "1,01,002"},
+		{"a digit prefix before a dash ranges", []string{"10-2", "10-1", "10-3"}, "10-[1-3]"},
+		{"digits too many for a number", []string{"12345678901234567890", "1101"}, "1101,12345678901234567890"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Hostlist(tc.in)

@@ -22,19 +22,18 @@ const (
 // The keys are those of topology.yaml(5) as published with Slurm 25.05 (May 2025): per topology "topology"
 // (which must come first), "cluster_default" and exactly one of "tree", "block" or "flat"; "switches" with
 // "switch", "children" and "nodes"; "block_sizes" and "blocks" with "block" and "nodes". Names and hostlists
-// are written as quoted YAML strings. The same tree always gives the same bytes; errors are those of Tree and
+// are written as quoted YAML strings. Hosts known only by their HCA's GUID are left out, as Tree leaves them
+// out, with its comment line. The same tree always gives the same bytes; errors are those of Tree and
 // Block.
-func YAML(t *topology.Tree, sizes []int) ([]byte, error) {
-	bs, sizes, err := blockPlan(t, sizes)
+func YAML(tree *topology.Tree, sizes []int) ([]byte, error) {
+	p, bs, sizes, err := blockPlan(tree, sizes)
 	if err != nil {
 		return nil, fmt.Errorf("topology.yaml: %w", err)
 	}
-	names, err := switchNames(t)
-	if err != nil {
-		return nil, fmt.Errorf("topology.yaml: %w", err)
-	}
+	t, names := p.tree, p.names
 	var b strings.Builder
 	b.WriteString("# topology.yaml (Slurm 25.05 and later), written by fabricmap\n")
+	b.WriteString(leftOutComment(p.left))
 	fmt.Fprintf(&b, "- topology: %s\n  cluster_default: true\n  tree:\n    switches:\n", YAMLTreeTopology)
 	for _, name := range bottomUp(t) {
 		d := t.Domains[name]
