@@ -84,14 +84,26 @@ func (o SlurmOptions) file(t *topology.Tree, format string) ([]byte, error) {
 	return nil, fmt.Errorf("no Slurm file %q", format)
 }
 
+// tellUnidentified tells env.Unwritable of every host the Slurm files leave out because the tree knows it only
+// by its HCA's GUID (slurm.Unidentified): no slurm.conf defines it.
+func tellUnidentified(t *topology.Tree, env Env) {
+	for _, n := range slurm.Unidentified(t) {
+		env.unwritable(NameSlurmConfigMap, n, "the tree knows it only by its HCA's GUID (an adapter with its default description that no node's report names), so no slurm.conf defines it: left out of Slurm's topology files")
+	}
+}
+
 func (o *Options) slurmConfigMap() Kind {
 	s := o.Slurm
 	return Kind{Name: NameSlurmConfigMap, Formats: []string{"slurm", "slurm-block", "slurm-yaml"}, Given: s.ConfigMap != "",
 		Doc: "Slurm's topology.conf (tree and block plugins) and topology.yaml, printed, or in a ConfigMap that Slinky mounts (--slurm-configmap)",
-		Print: func(t *topology.Tree, _ Env, format string) ([]byte, error) {
-			return s.file(t, format)
+		Print: func(t *topology.Tree, env Env, format string) ([]byte, error) {
+			b, err := s.file(t, format)
+			if err == nil {
+				tellUnidentified(t, env)
+			}
+			return b, err
 		},
-		Build: func(t *topology.Tree, _ Env) ([]Object, error) {
+		Build: func(t *topology.Tree, env Env) ([]Object, error) {
 			ns, name, err := SplitNamespacedName(s.ConfigMap)
 			if err != nil {
 				return nil, err
@@ -117,6 +129,7 @@ func (o *Options) slurmConfigMap() Kind {
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: hypernodegen.OwnedSelector()},
 				Data:       data,
 			}
+			tellUnidentified(t, env)
 			return []Object{{Object: cm, Field: "data"}}, nil
 		},
 		Owned: owned(schema.GroupKind{Kind: "ConfigMap"}, true)}
