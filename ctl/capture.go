@@ -31,6 +31,7 @@ type captureOptions struct {
 	maxChunks     int
 	chunkSize     int
 	timeout       time.Duration
+	maxMiB        int // the capture's limits, as the aggregator's --capture-max-mib
 }
 
 func newCapture() *cobra.Command {
@@ -77,6 +78,8 @@ func newCapture() *cobra.Command {
 	cmd.Flags().IntVar(&o.maxChunks, "max-chunks", 8, "how many ConfigMaps the capture may take (the aggregator mounts this many)")
 	cmd.Flags().IntVar(&o.chunkSize, "chunk-size", 900*1024, "bytes of compressed capture in one ConfigMap (a ConfigMap holds at most 1 MiB)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest time for the sweep and the writes")
+	cmd.Flags().IntVar(&o.maxMiB, strings.TrimPrefix(ibfabric.MaxMiBFlag, "--"), 0, "the capture's limits, as the aggregator's "+ibfabric.MaxMiBFlag+
+		" (0: "+ib.ByteSize(ib.DefaultMaxTextBytes)+" of text): a capture past them is refused, as the aggregator would refuse it")
 	return cmd
 }
 
@@ -86,8 +89,16 @@ func runCapture(ctx context.Context, w, errw io.Writer, cms typedcorev1.ConfigMa
 	if err != nil {
 		return err
 	}
-	fab, warnings, err := ib.ParseContext(ctx, bytes.NewReader(text), ib.ParseOptions{})
+	if o.maxMiB < 0 {
+		return fmt.Errorf("%s %d: want 0 (the default) or more", ibfabric.MaxMiBFlag, o.maxMiB)
+	}
+	// The limits the aggregator reads the capture within: a capture it would refuse is not written.
+	limits := (&ibfabric.CaptureOptions{MaxMiB: o.maxMiB}).Limits()
+	fab, warnings, err := ib.ParseContext(ctx, bytes.NewReader(text), ib.ParseOptions{Limits: limits})
 	switch {
+	case errors.Is(err, ib.ErrOverLimit):
+		return fmt.Errorf("ibnetdiscover's output: %w; the ConfigMaps keep the last good capture (a fabric that large needs %s raised here and in the aggregator)",
+			err, ibfabric.MaxMiBFlag)
 	case err != nil:
 		return fmt.Errorf("ibnetdiscover's output: %w; the ConfigMaps keep the last good capture", err)
 	case len(fab.Switches) == 0:

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/ib/ibtest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 )
@@ -118,8 +119,17 @@ func TestCapture(t *testing.T) {
 		t.Errorf("after a smaller capture: ConfigMaps %v (want only %s-00), read back equal: %v", names, prefix, bytes.Equal(text, want(small)))
 	}
 
+	hostile := filepath.Join(t.TempDir(), "hostile.txt")
+	var hostileText bytes.Buffer
+	if err := ibtest.SwitchesNamingCAs(65_000, 1<<20).Write(&hostileText); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hostile, hostileText.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, bad := range []struct{ name, prog, want string }{
 		{"ibnetdiscover fails", standIn(t, ""), "exit status 1"},
+		{"past the aggregator's limits", standIn(t, hostile), "(Limits.DescriptionBytes); the capture is refused; the ConfigMaps keep the last good capture"},
 		{"no switch in its output", standIn(t, "testdata/topology-reports/reports.yaml"), "keep the last good capture"},
 	} {
 		out, err := capture(bad.prog)
