@@ -1,7 +1,8 @@
 // Package health judges the fabric's links from what the agents report of their ports (trained rate and
 // width, link conditions from error counters across cycles), the switch links a capture or UFM gives, the
 // tree and, where an admin approved one, the expected tree: mis-cabled rails, links slower or narrower than
-// their tier's mode, erroring, flapping and down links, nodes that lost every uplink, and drift from the plan.
+// their tier's mode, erroring, flapping and down links, nodes that lost every uplink or some of their switches, and drift from
+// the plan.
 // It is pure: no clients, no clocks (a lost uplink's time is input); the aggregator and `fabricmap get health`
 // call Assess on the same input and get the same findings.
 //
@@ -39,6 +40,9 @@ const (
 	// KindUplinkLost is a node that had a place in the tree and whose report, still there, now names no switch
 	// that places it: it lost its leaf (LostUplink).
 	KindUplinkLost Kind = "uplink-lost"
+	// KindSwitchLost is a node the tree still places that lost some of its switches: a switch its evidence
+	// named in the previous pass is gone from the whole tree (LostSwitch).
+	KindSwitchLost Kind = "switch-lost"
 	// KindDrift is a difference from the expected tree (a node in another domain, a domain missing or new).
 	KindDrift Kind = "drift"
 	// KindForeignHyperNode is a HyperNode not made by fabricmap over fabricmap's nodes (Volcano's own
@@ -48,7 +52,7 @@ const (
 )
 
 // Kinds are every kind of finding, in the order people read them.
-var Kinds = []Kind{KindMiscabledRail, KindDegradedLink, KindErroringLink, KindFlappingLink, KindLinkDown, KindUplinkLost, KindDrift}
+var Kinds = []Kind{KindMiscabledRail, KindDegradedLink, KindErroringLink, KindFlappingLink, KindLinkDown, KindUplinkLost, KindSwitchLost, KindDrift}
 
 // Severity orders findings, worst first.
 type Severity int
@@ -144,14 +148,17 @@ type Input struct {
 	Expected *topology.Tree
 	// LostUplinks are the nodes that lost all their uplink evidence (each a critical finding, the node down).
 	LostUplinks []LostUplink
+	// LostSwitches are the placed nodes that lost some of their switches (each a critical finding, the node
+	// degraded).
+	LostSwitches []LostSwitch
 }
 
 // Assessment is what Assess found.
 type Assessment struct {
 	// Findings are sorted worst first, then by kind, node, port and message.
 	Findings []Finding `json:"findings,omitempty"`
-	// DegradedNodes maps each node with a degraded or down compute link (a crossed rail, or every uplink lost) to
-	// the condition ("degraded" or "down"): placement may treat them as unavailable.
+	// DegradedNodes maps each node with a degraded or down compute link (a crossed rail, a switch lost, or every
+	// uplink lost) to the condition ("degraded" or "down"): placement may treat them as unavailable.
 	DegradedNodes map[string]string `json:"degradedNodes,omitempty"`
 	// DegradedUplinks maps each domain to the number of its uplinks (links to its parent's switches) judged
 	// degraded or down; domains with none are absent.
@@ -160,7 +167,7 @@ type Assessment struct {
 
 // Assess judges the links of in: crossed rails in each rail-optimised unit (rails.go), host and switch links
 // slower or narrower than their tier's mode (hostspeeds.go, switchlinks.go), the agents' link conditions
-// (conditions.go), the nodes that lost every uplink (uplinks.go) and, when in.Expected is set, every difference
+// (conditions.go), the nodes that lost every uplink (uplinks.go) or some of their switches (lostswitches.go) and, when in.Expected is set, every difference
 // from the plan (drift.go). Each node counts once (see the package doc), also when in.Nodes lists it twice. It
 // reads in and changes nothing (the tree's Domain.DegradedUplinks is the caller's to set from the result); the
 // same input gives the same Assessment. A nil Tree is an empty one.
@@ -173,6 +180,7 @@ func Assess(in Input) Assessment {
 	judgeConditions(r, idx, nodes)
 	judgeSwitchLinks(r, idx, in.SwitchLinks)
 	judgeLostUplinks(r, in.LostUplinks)
+	judgeLostSwitches(r, idx, in.LostSwitches)
 	if in.Expected != nil {
 		judgeDrift(r, idx.tree, in.Expected)
 	}
