@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 )
 
@@ -15,12 +16,23 @@ import (
 // --allow-partial-capture.
 const ReasonCapturePartial = "FabricCapturePartial"
 
+// ReasonCaptureOverLimit is the Warning Event on the leader Lease when the capture source refuses a capture
+// past its limits (ib.ErrOverLimit: its text, a description or what its parse keeps; --capture-max-mib): its
+// last good capture stays in use.
+const ReasonCaptureOverLimit = "FabricCaptureOverLimit"
+
 // notePartialCapture says, when the latest poll of p (taken in on this pass) held back a partial capture, so
 // in a Warning Event on the leader Lease that quotes what the capture lacks: once for each partial capture
 // (each error text), not at every poll; the log says it at every poll (mergeSources). A poll that gives
 // anything else ends it, so that the same partial capture later is said again.
+// A capture refused past its limits is said the same way, under ReasonCaptureOverLimit.
 func (r *Reconciler) notePartialCapture(ctx context.Context, p *polledSource, err error) {
-	if !errors.Is(err, ibfabric.ErrPartialCapture) {
+	reason := ReasonCapturePartial
+	switch {
+	case errors.Is(err, ibfabric.ErrPartialCapture):
+	case errors.Is(err, ib.ErrOverLimit):
+		reason = ReasonCaptureOverLimit
+	default:
 		p.partialSaid = ""
 		return
 	}
@@ -29,5 +41,5 @@ func (r *Reconciler) notePartialCapture(ctx context.Context, p *polledSource, er
 		return
 	}
 	p.partialSaid = msg
-	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonCapturePartial, "source %s: %s", p.src.Name(), msg)
+	r.fabricEvent(ctx, corev1.EventTypeWarning, reason, "source %s: %s", p.src.Name(), msg)
 }
