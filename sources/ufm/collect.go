@@ -132,7 +132,7 @@ func (c *collector) addUplink(h, sw linkEnd) {
 func (c *collector) host(sys *system) *hostAcc {
 	acc := c.hosts[sys]
 	if acc == nil {
-		acc = &hostAcc{Host: Host{SystemGUID: sys.guid, SystemName: sys.name, IP: sys.ip}, ufmServer: sys.ufmServer()}
+		acc = &hostAcc{Host: Host{SystemGUID: sys.guid, SystemName: sys.name, IP: sys.ip}, ufmServer: sys.ufmServer(), mode: sys.mode}
 		c.hosts[sys] = acc
 	}
 	return acc

@@ -64,8 +64,8 @@ func hostDescription(h Host) string {
 type Report struct {
 	// Unmapped are the hosts the node-name rule mapped to no usable Kubernetes node name, sorted by GUID.
 	Unmapped []UnmappedHost
-	// LeftOut are the systems that are neither switches nor hosts (gateways, routers, systems of no type),
-	// left out with their cables, by type, then GUID.
+	// LeftOut are the systems that are neither switches nor hosts (gateways, routers, systems of no type or
+	// of another type, and the gateways UFM lists as hosts), left out with their cables, by type, then GUID.
 	LeftOut []LeftOutSystem
 	// Skipped describes the systems, ports and links that were left out and why: first the systems of
 	// LeftOut, one line each (LeftOutSystem.String), then the others in input order.
@@ -74,6 +74,9 @@ type Report struct {
 	// (named after a report that gives their GUID, or after their system GUID), sorted by GUID; those left
 	// out are in Unmapped.
 	Reidentified []ib.HostNote
+	// StorageRails are the leaves that look like storage or management rails (see StorageRail), by switch
+	// ID: --ufm-storage-devices keeps them out of the compute domains.
+	StorageRails []StorageRail
 }
 
 // Notes returns the hosts re-identified and those left out, as host notes sorted by GUID: the ones left out
@@ -120,6 +123,9 @@ type LeftOutSystem struct {
 	Type string
 	// Links is the number of cables to it that were left out with it.
 	Links int
+	// ListedAs is the type UFM gave it when that is not Type: "host" for a gateway UFM lists as a host; Sign
+	// then says what shows it is one ("its name is a gateway's node description (unit \"GW\")").
+	ListedAs, Sign string
 }
 
 // String names the system, says why it was left out and with how many cables.
@@ -135,11 +141,18 @@ func (s LeftOutSystem) String() string {
 	case s.Links > 1:
 		cables = fmt.Sprintf("its %d cables", s.Links)
 	}
-	return fmt.Sprintf("%s %s (%q): neither a switch nor a host; left out with %s", kind, s.SystemGUID, s.SystemName, cables)
+	why := "neither a switch nor a host"
+	if s.ListedAs != "" {
+		why = fmt.Sprintf("UFM lists it as a %s, but %s", s.ListedAs, s.Sign)
+	}
+	return fmt.Sprintf("%s %s (%q): %s; left out with %s", kind, s.SystemGUID, s.SystemName, why, cables)
 }
 
 // Reason says why the system was left out, as a host note says it.
 func (s LeftOutSystem) Reason() string {
+	if s.ListedAs != "" {
+		return fmt.Sprintf("UFM lists it as a %s, but %s: a %s, not a node to place", s.ListedAs, s.Sign, s.Type)
+	}
 	switch s.Type {
 	case "gateway":
 		return `UFM lists it as a gateway (type "gateway": a bridge to another network), not a node to place`
@@ -162,7 +175,9 @@ func (s LeftOutSystem) Reason() string {
 // their module ("L04/29"), the cables between its own ASICs gone. A switch default description that several
 // switches share (ib.DefaultSwitchDescriptionRegexp) names none of them: each is named "guid-<GUID>".
 //
-// Gateways, routers and untyped systems are left out with their cables and listed in Report.LeftOut; links
+// Gateways, routers and untyped systems are left out with their cables and listed in Report.LeftOut, as are
+// the gateways UFM lists as hosts ("MF0;gw-1:MSX6710/GW", see notAHost); a leaf that joins otherwise separate
+// groups of hosts through one HCA port of each is listed in Report.StorageRails; links
 // to unknown nodes, loopback cables and host-to-host cables are left out and reported. Nodes are sorted by
 // name, their links by HCA device, and the switch links by their ends, so the same fabric always gives the
 // same input.
@@ -177,13 +192,15 @@ func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
 	if nameOf == nil {
 		nameOf = DefaultNodeName
 	}
-	rep := Report{LeftOut: ix.leftOut()}
-	for _, s := range rep.LeftOut {
-		rep.Skipped = append(rep.Skipped, s.String())
-	}
-	rep.Skipped = append(append(rep.Skipped, ix.skipped...), c.skipped...)
+	var rep Report
 	byNode := map[string]*topology.NodeEvidence{}
+	rails := railUplinks{}
 	for _, h := range c.hostList() {
+		if kind, sign := h.notAHost(); kind != "" {
+			rep.LeftOut = append(rep.LeftOut, LeftOutSystem{SystemGUID: h.SystemGUID, SystemName: h.SystemName, Type: kind,
+				Links: len(h.uplinks), ListedAs: typeHost, Sign: sign})
+			continue
+		}
 		name := nameOf(h.Host)
 		reason := "the node-name rule maps it to no node"
 		if name != "" && opts.Hosts != nil {
@@ -209,14 +226,25 @@ func Evidence(f *Fabric, opts Options) (topology.Input, Report) {
 			byNode[name] = e
 		}
 		for _, u := range h.uplinks {
-			e.Links = append(e.Links, topology.SwitchLink{
+			l := topology.SwitchLink{
 				SwitchID:   switchID(ix.switchGUID(u.asic)),
 				SwitchName: c.switchName(u.asic),
 				Port:       c.switchPort(u.asic, u.port),
 				Storage:    opts.StorageDevice != nil && opts.StorageDevice(u.device),
-			})
+			}
+			e.Links = append(e.Links, l)
+			if !l.Storage {
+				rails.add(name, l, u.device)
+			}
 		}
 	}
+	rep.LeftOut = append(rep.LeftOut, ix.leftOut()...)
+	sortLeftOut(rep.LeftOut)
+	for _, s := range rep.LeftOut {
+		rep.Skipped = append(rep.Skipped, s.String())
+	}
+	rep.Skipped = append(append(rep.Skipped, ix.skipped...), c.skipped...)
+	rep.StorageRails = rails.storageRails()
 	var in topology.Input
 	for _, e := range byNode {
 		in.Nodes = append(in.Nodes, *e)
@@ -285,6 +313,7 @@ type hostAcc struct {
 	Host
 	uplinks   []uplink
 	ufmServer string // the host's server_operation_mode when it marks the host UFM runs on
+	mode      string // the host's server_operation_mode as UFM gave it
 }
 
 func (h *hostAcc) sortUplinks() {

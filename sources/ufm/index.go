@@ -1,7 +1,6 @@
 package ufm
 
 import (
-	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -25,6 +24,9 @@ type system struct {
 	ip    string
 	mode  string // server_operation_mode as UFM gave it
 	links int    // cables to the system that were left out with it (a system neither switch nor host)
+	// within is the system GUID of the switch a host entry gave it (a gateway's CA inside a switch's
+	// chassis): the host is a system of its own, keyed by its own GUID (see newIndex); empty otherwise.
+	within string
 }
 
 // node is one InfiniBand node (a switch ASIC or an HCA) and the system it belongs to.
@@ -49,10 +51,23 @@ type index struct {
 
 // newIndex indexes the systems of f and, when withPorts, its ports, and folds the ASICs of each modular
 // switch into one switch. Entries that cannot be used are noted in skipped.
+//
+// A host entry that gives the system GUID of a switch entry is a CA inside the switch's chassis, such as the
+// gateway function of a SwitchX gateway ("MF0;gw-1:MSX6710/GW" beside the switch's "MF0;gw-1:MSX6710/U1"):
+// it is a system of its own, keyed by its own GUID, never an ASIC of the switch (which would fold its cable
+// into the chassis and lose it without a word).
 func newIndex(f *Fabric, withPorts bool) *index {
 	ix := &index{systems: map[string]*system{}, nodes: map[string]*node{}}
+	switchSystems := map[string]bool{}
+	for _, s := range f.Systems {
+		if strings.EqualFold(strings.TrimSpace(s.Type), typeSwitch) {
+			if sg, ok := normGUID(s.SystemGUID); ok {
+				switchSystems[sg] = true
+			}
+		}
+	}
 	for i, s := range f.Systems {
-		ix.addSystem(i, s)
+		ix.addSystem(i, s, switchSystems)
 	}
 	if withPorts {
 		ix.addPorts(f.Ports)
@@ -90,9 +105,7 @@ func (ix *index) leftOut() []LeftOutSystem {
 			out = append(out, LeftOutSystem{SystemGUID: sys.guid, SystemName: sys.name, Type: sys.kind, Links: sys.links})
 		}
 	}
-	slices.SortFunc(out, func(a, b LeftOutSystem) int {
-		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.SystemGUID, b.SystemGUID))
-	})
+	sortLeftOut(out)
 	return out
 }
 
@@ -108,7 +121,8 @@ func (sys *system) ufmServer() string {
 	return ""
 }
 
-func (ix *index) addSystem(i int, s System) {
+// addSystem indexes system entry i; switchSystems are the system GUIDs of the switch entries (see newIndex).
+func (ix *index) addSystem(i int, s System, switchSystems map[string]bool) {
 	sg, ok := normGUID(s.SystemGUID)
 	if !ok {
 		sg, ok = normGUID(s.GUID)
@@ -117,11 +131,18 @@ func (ix *index) addSystem(i int, s System) {
 		ix.skip("system %d (%q): no valid system_guid or guid", i, s.SystemName)
 		return
 	}
+	within := ""
+	if g, own := normGUID(s.GUID); own && g != sg && switchSystems[sg] && strings.EqualFold(strings.TrimSpace(s.Type), typeHost) {
+		within, sg = sg, g // a CA inside a switch's chassis: a system of its own
+	}
 	sys := ix.systems[sg]
 	if sys == nil {
 		sys = &system{guid: sg}
 		ix.systems[sg] = sys
 		ix.order = append(ix.order, sys)
+	}
+	if sys.within == "" {
+		sys.within = within
 	}
 	if sys.name == "" {
 		sys.name = s.SystemName
@@ -213,10 +234,11 @@ func (ix *index) addPort(p Port) bool {
 	}
 	// The port's node: one of its GUIDs a system (or an earlier port) already placed, else its "guid", else
 	// the GUID its name begins with. A systemID that is no known system GUID or node GUID (the port's own
-	// port GUID) is answered by that node's system.
+	// port GUID) is answered by that node's system, as is a switch's system GUID given for a CA inside its
+	// chassis (system.within).
 	g := ""
 	for _, c := range cands {
-		if n := ix.nodes[c]; n != nil && (sys == nil || n.sys == sys) {
+		if n := ix.nodes[c]; n != nil && (sys == nil || n.sys == sys || n.sys.within == sys.guid) {
 			g, sys = c, n.sys
 			break
 		}

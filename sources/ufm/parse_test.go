@@ -97,8 +97,8 @@ func TestLoadDump(t *testing.T) {
 		t.Errorf("railopt: %d systems, %d links, %d ports; want 20, 76, 152", len(f.Systems), len(f.Links), len(f.Ports))
 	}
 	lab := loadFixture(t, "lab") // no ports.json: that is fine
-	if len(lab.Ports) != 0 || len(lab.Links) != 11 {
-		t.Errorf("lab: %d ports, %d links; want 0 and 11", len(lab.Ports), len(lab.Links))
+	if len(lab.Ports) != 0 || len(lab.Links) != 14 {
+		t.Errorf("lab: %d ports, %d links; want 0 and 14", len(lab.Ports), len(lab.Links))
 	}
 
 	dir := t.TempDir()

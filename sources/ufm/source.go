@@ -127,8 +127,10 @@ type Source struct {
 	// Options maps hosts to node names and HCAs to compute or storage.
 	Options Options
 	// Log receives, as warnings, the hosts UFM knows but no node name was found for, the gateways, routers
-	// and untyped systems left out (their count and names), and the other systems, ports and links left out
-	// (ends of no known system, loopbacks): each time those lists change, not at every poll.
+	// and untyped systems left out (their count, types and names; gateways UFM lists as hosts among them),
+	// the other systems, ports and links left out (ends of no known system, loopbacks), and the leaves that
+	// look like storage or management rails (Report.StorageRails, with the --ufm-storage-devices value that
+	// keeps them out): each time those lists change, not at every poll.
 	Log *slog.Logger
 
 	mu       sync.Mutex
@@ -178,6 +180,10 @@ func (s *Source) news(r Report) bool {
 	for _, item := range r.Skipped {
 		fmt.Fprintln(&b, item)
 	}
+	b.WriteString("--\n")
+	for _, rail := range r.StorageRails {
+		fmt.Fprintln(&b, rail.String())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b.String() == s.said {
@@ -188,7 +194,8 @@ func (s *Source) news(r Report) bool {
 }
 
 // leftOutAttrs are the attributes of the warning that lists the systems left out: their count, the count of
-// each type, and the first 20 by type and name ("gateway skyway-01 (0002c90300e4a000)").
+// each type, and the first 20 by type and name ("gateway skyway-01 (0002c90300e4a000)"; "gateway
+// MF0;gw-1:MSX6710/GW (0002c90300b0c001, listed by UFM as a host)" for one UFM lists as a host).
 func leftOutAttrs(systems []LeftOutSystem) []any {
 	attrs := []any{"count", len(systems)}
 	byType := map[string]int{}
@@ -200,7 +207,11 @@ func leftOutAttrs(systems []LeftOutSystem) []any {
 	}
 	first := make([]string, 0, min(len(systems), 20))
 	for _, sys := range systems[:min(len(systems), 20)] {
-		first = append(first, topology.Printable(fmt.Sprintf("%s %s (%s)", cmp.Or(sys.Type, "untyped"), strings.TrimSpace(sys.SystemName), sys.SystemGUID)))
+		listed := ""
+		if sys.ListedAs != "" {
+			listed = ", listed by UFM as a " + sys.ListedAs
+		}
+		first = append(first, topology.Printable(fmt.Sprintf("%s %s (%s%s)", cmp.Or(sys.Type, "untyped"), strings.TrimSpace(sys.SystemName), sys.SystemGUID, listed)))
 	}
 	return append(attrs, "first", first)
 }
@@ -232,6 +243,14 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 		}
 		if len(report.LeftOut) > 0 {
 			s.Log.Warn("UFM gateways, routers and untyped systems left out: neither switches nor hosts to place", leftOutAttrs(report.LeftOut)...)
+		}
+		if len(report.StorageRails) > 0 {
+			first := make([]string, 0, len(report.StorageRails))
+			for _, rail := range report.StorageRails {
+				first = append(first, topology.Printable(rail.String()))
+			}
+			s.Log.Warn("UFM leaves that join otherwise separate groups of hosts through one HCA port of each, as a storage or management rail does: "+
+				"their hosts share one compute domain unless --ufm-storage-devices names those HCAs", "count", len(report.StorageRails), "first", first)
 		}
 		if other := report.Skipped[len(report.LeftOut):]; len(other) > 0 { // the left-out systems come first
 			first := make([]string, 0, min(len(other), 20))
