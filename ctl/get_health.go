@@ -33,7 +33,8 @@ func newGetHealth() *cobra.Command {
 			"cluster's NodeFabricReports (trained rate and width, the agents' link conditions, the switch each is cabled\n" +
 			"to) on the tree of fabricmap's HyperNodes. It finds crossed rails, links slower or narrower than their tier's,\n" +
 			"erroring, flapping and down links, nodes that lost their leaf (the aggregator's fabricmap.io/uplink-lost\n" +
-			"annotation on a Node whose report names no switch any more), HyperNodes another writer made over fabricmap's\n" +
+			"annotation on a Node whose report names no switch any more) or some of their switches (its\n" +
+			"fabricmap.io/switch-lost annotation: switches gone from the tree while the node stays placed), HyperNodes another writer made over fabricmap's\n" +
 			"nodes (Volcano's own discovery) and, with --expected-topology, every difference from the tree an admin approved. The findings print as a tree, worst first: by severity (critical, warning, info), then by domain.\n" +
 			"-o json or yaml prints the findings, the nodes judged degraded or down and each domain's degraded uplinks.\n" +
 			"Switch-to-switch links are judged by the aggregator alone, which reads the capture.",
@@ -63,9 +64,10 @@ func newGetHealth() *cobra.Command {
 
 // assessCluster reads the cluster's NodeFabricReports, fabricmap's HyperNodes and the Nodes' metadata, and judges
 // the links with pipeline.AssessHealth: the nodes that lost their uplinks are those whose Node carries
-// wellknown.UplinkLostAnnotation and that still have a report (pipeline.LostUplinksFromNodes). Without the
-// HyperNode CRD it judges the ports without the tree, and without the Nodes it judges no lost uplink, saying
-// so on errw.
+// wellknown.UplinkLostAnnotation and that still have a report (pipeline.LostUplinksFromNodes), those that lost
+// some of their switches those whose Node carries wellknown.SwitchLostAnnotation (LostSwitchesFromNodes).
+// Without the HyperNode CRD it judges the ports without the tree, and without the Nodes it judges no lost
+// uplink or switch, saying so on errw.
 func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expected *topology.Tree) (health.Assessment, error) {
 	var reports v1alpha1.NodeFabricReportList
 	if err := r.List(ctx, &reports); err != nil {
@@ -86,7 +88,7 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 	hns := slices.DeleteFunc(slices.Clone(all), func(hn topologyv1alpha1.HyperNode) bool { return !owned.Matches(labels.Set(hn.Labels)) })
 	nodeLabels, annotations, err := listNodeMetadata(ctx, r)
 	if err != nil {
-		fmt.Fprintf(errw, "warning: cannot read the Nodes: lost uplinks are not judged: %v\n", topology.Printable(err.Error()))
+		fmt.Fprintf(errw, "warning: cannot read the Nodes: lost uplinks and switches are not judged: %v\n", topology.Printable(err.Error()))
 		if treeread.NeedsNodeLabels(hns) {
 			fmt.Fprintln(errw, "warning: cannot resolve regex and label members without the Nodes")
 		}
@@ -96,7 +98,11 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 	if err != nil {
 		fmt.Fprintln(errw, "warning:", topology.Printable(err.Error()))
 	}
-	a := pipeline.AssessHealth(tree, reports.Items, nil, expected, lost)
+	lostSwitches, err := pipeline.LostSwitchesFromNodes(annotations)
+	if err != nil {
+		fmt.Fprintln(errw, "warning:", topology.Printable(err.Error()))
+	}
+	a := pipeline.AssessHealth(tree, reports.Items, nil, expected, lost, lostSwitches)
 	return withForeignHyperNodes(a, all, tree, nodeLabels), nil
 }
 
@@ -160,7 +166,7 @@ const noDomain = "(no domain)"
 func healthText(w io.Writer, a health.Assessment) error {
 	tw := &textWriter{w: w}
 	if len(a.Findings) == 0 {
-		tw.line("No link findings: every judged link is healthy, and no node lost its uplinks.")
+		tw.line("No link findings: every judged link is healthy, and no node lost its uplinks or a switch.")
 		return tw.err
 	}
 	bySeverity := map[health.Severity]map[string][]health.Finding{}

@@ -77,7 +77,7 @@ func TestGetHealthGolden(t *testing.T) {
 
 	t.Run("the aggregator's findings", func(t *testing.T) {
 		got := getHealthJSON(t, cluster)
-		want := pipeline.AssessHealth(tree, reports, nil, nil, nil)
+		want := pipeline.AssessHealth(tree, reports, nil, nil, nil, nil)
 		if len(want.Findings) == 0 {
 			t.Fatal("the aggregator finds nothing wrong with the fixture")
 		}
@@ -116,7 +116,7 @@ func TestGetHealthGolden(t *testing.T) {
 	}
 	t.Run("the aggregator's findings with a lost uplink", func(t *testing.T) {
 		got := getHealthJSON(t, cluster)
-		want := pipeline.AssessHealth(tree, reports, nil, nil, lost)
+		want := pipeline.AssessHealth(tree, reports, nil, nil, lost, nil)
 		if diff := cmp.Diff(want.Findings, got.Findings); diff != "" {
 			t.Errorf("get health judged otherwise than the aggregator (-aggregator +get health):\n%s", diff)
 		}
@@ -181,7 +181,7 @@ func TestHealthText(t *testing.T) {
 		a    health.Assessment
 		want string
 	}{
-		{"none", health.Assessment{}, "No link findings: every judged link is healthy, and no node lost its uplinks.\n"},
+		{"none", health.Assessment{}, "No link findings: every judged link is healthy, and no node lost its uplinks or a switch.\n"},
 		{"one", health.Assessment{Findings: []health.Finding{{Kind: health.KindLinkDown, Severity: health.SeverityCritical, Node: "n1", Port: "mlx5_0/1", Domain: "leaf-a", Message: "n1: down"}},
 			DegradedNodes: map[string]string{"n1": "down"}}, `1 link finding: 1 critical
 critical (1)

@@ -17,13 +17,15 @@ import (
 // AssessHealth judges the fabric's links: the tree, the ports of reports (HealthPorts), the switch-to-switch
 // links with their speeds, when an admin approved one, the expected tree (nil: no drift check), and the nodes
 // that lost all their uplink evidence (the aggregator's own, or those UplinkLostAnnotation states:
-// LostUplinksFromNodes). The aggregator and `fabricmap get health` both call it, so that they judge the same
+// LostUplinksFromNodes) and those that lost some of their switches (the aggregator's own, or those
+// SwitchLostAnnotation states: LostSwitchesFromNodes). The aggregator and `fabricmap get health` both call it, so that they judge the same
 // input alike.
-func AssessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, links []health.Link, expected *topology.Tree, lost []health.LostUplink) health.Assessment {
+func AssessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, links []health.Link, expected *topology.Tree, lost []health.LostUplink,
+	lostSwitches []health.LostSwitch) health.Assessment {
 	if tree == nil {
 		tree = topology.NewTree()
 	}
-	return health.Assess(health.Input{Tree: tree, Nodes: HealthPorts(reports), SwitchLinks: links, Expected: expected, LostUplinks: lost})
+	return health.Assess(health.Input{Tree: tree, Nodes: HealthPorts(reports), SwitchLinks: links, Expected: expected, LostUplinks: lost, LostSwitches: lostSwitches})
 }
 
 // HealthPorts turns reports into the health package's view of their RDMA ports: each port with its device

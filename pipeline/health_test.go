@@ -159,7 +159,8 @@ func TestIBLinkRate(t *testing.T) {
 func TestEventReason(t *testing.T) {
 	want := map[health.Kind]string{
 		health.KindMiscabledRail: "MiscabledRail", health.KindDegradedLink: "DegradedLink", health.KindErroringLink: "ErroringLink",
-		health.KindFlappingLink: "FlappingLink", health.KindLinkDown: "LinkDown", health.KindUplinkLost: ReasonUplinkLost, health.KindDrift: "Drift",
+		health.KindFlappingLink: "FlappingLink", health.KindLinkDown: "LinkDown", health.KindUplinkLost: ReasonUplinkLost,
+		health.KindSwitchLost: ReasonSwitchLost, health.KindDrift: "Drift",
 	}
 	got := map[health.Kind]string{}
 	for _, k := range health.Kinds {

@@ -8,3 +8,13 @@ package wellknown
 // writes it with the node labels (LabelFieldManager) and removes it when the node is placed again or its report
 // goes; `fabricmap get health` reads it for its uplink-lost findings, and a new leader for the time it states.
 const UplinkLostAnnotation = "fabricmap.io/uplink-lost"
+
+// SwitchLostAnnotation is on a Node that the tree still places and that lost some of its switches
+// (health.LostSwitch): switches its evidence named are gone from the whole tree. Its value is JSON,
+// {"switches": [{"id": the switch's tree identifier, "name": the name the evidence gave it}, …], "since": when
+// the aggregator first saw them gone (RFC 3339)}. The aggregator writes it with the node labels
+// (LabelFieldManager) and removes it when the switches are back in the tree or the node is no longer placed; an
+// admin who removed a switch on purpose acknowledges the loss by removing the annotation (`kubectl annotate node
+// NODE fabricmap.io/switch-lost-`), after which the aggregator forgets it. `fabricmap get health` reads it for
+// its switch-lost findings, and a new leader for the losses and the time it states.
+const SwitchLostAnnotation = "fabricmap.io/switch-lost"
