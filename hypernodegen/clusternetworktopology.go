@@ -149,9 +149,10 @@ var errEmptyTree = errors.New("the topology tree has no domains")
 // tier from the root's down to the leaf that has a key in keys.Tiers (a tier the tree skips in some branch
 // is still a level, NodeLabels fills it), then the accelerator level when the tree has accelerator domains
 // (TierName "accelerator") and keys.Accelerator is set, then the sub-domain level when it has accelerator
-// sub-domains and keys.AcceleratorSubDomain is set. Accelerator domains must share one tier below every other
-// domain; the switch tiers are counted from the one above them, so a leaf is keys.Tiers[0] either way. Tiers
-// without a key are left out, as NodeLabels leaves them unlabelled.
+// domains and keys.AcceleratorSubDomain is set (NodeLabels writes the sub-domain whenever the domain: a rack,
+// else the domain's value). Accelerator domains must share one tier below every other domain; the switch
+// tiers are counted from the one above them, so a leaf is keys.Tiers[0] either way. Tiers without a key are
+// left out, as NodeLabels leaves them unlabelled.
 func treeLevels(keys LabelKeys, tree *topology.Tree) ([]treeLevel, error) {
 	if tree == nil || len(tree.Domains) == 0 {
 		return nil, errEmptyTree
@@ -175,7 +176,7 @@ func treeLevels(keys LabelKeys, tree *topology.Tree) ([]treeLevel, error) {
 	if shape.accelTier > 0 && keys.Accelerator != "" {
 		levels = append(levels, treeLevel{key: keys.Accelerator, accelerator: true})
 	}
-	if shape.subDomains && keys.AcceleratorSubDomain != "" {
+	if shape.accelTier > 0 && keys.AcceleratorSubDomain != "" {
 		levels = append(levels, treeLevel{key: keys.AcceleratorSubDomain, subDomain: true})
 	}
 	if len(levels) == 0 {

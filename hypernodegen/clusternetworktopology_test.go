@@ -89,7 +89,7 @@ func TestClusterNetworkTopology(t *testing.T) {
 			node("BlockLayer"),
 		},
 	}, {
-		name: "3 switch tiers with accelerator domains: accelerator layer right above the nodes",
+		name: "3 switch tiers with accelerator domains: accelerator and sub-domain layers right above the nodes",
 		tree: acceleratorTree,
 		keys: DefaultLabelKeys(),
 		want: []layer{
@@ -97,7 +97,8 @@ func TestClusterNetworkTopology(t *testing.T) {
 			{name: "SpineLayer", parent: "DatacenterLayer", key: DefaultTierKeys[1]},
 			{name: "BlockLayer", parent: "SpineLayer", key: DefaultTierKeys[0]},
 			{name: "AcceleratorLayer", parent: "BlockLayer", key: DefaultAcceleratorKey},
-			node("AcceleratorLayer"),
+			{name: "AcceleratorSubDomainLayer", parent: "AcceleratorLayer", key: DefaultAcceleratorSubDomainKey},
+			node("AcceleratorSubDomainLayer"),
 		},
 	}, {
 		name: "accelerator domains but no accelerator key: no accelerator layer",
@@ -130,7 +131,8 @@ func TestClusterNetworkTopology(t *testing.T) {
 			{name: "SpineLayer", parent: "DatacenterLayer", key: DefaultTierKeys[1]},
 			{name: "BlockLayer", parent: "SpineLayer", key: DefaultTierKeys[0]},
 			{name: "AcceleratorLayer", parent: "BlockLayer", key: DefaultAcceleratorKey},
-			node("AcceleratorLayer"),
+			{name: "AcceleratorSubDomainLayer", parent: "AcceleratorLayer", key: DefaultAcceleratorSubDomainKey},
+			node("AcceleratorSubDomainLayer"),
 		},
 	}, {
 		name: "a tree Build made from the same evidence without accelerator domains",

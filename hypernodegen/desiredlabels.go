@@ -16,3 +16,21 @@ func DesiredNodeLabels(tree *topology.Tree, evidence []topology.NodeEvidence, ke
 	}
 	return NodeLabels(tree, nvlink, keys)
 }
+
+// NVLinkLeftOut returns how many nodes of evidence report an NVLink domain that tree leaves out because it has
+// no accelerator domains (built without --accelerator-domains): then no output (labels, Kueue and KAI levels,
+// HyperNodes) states NVLink, and the caller says how to turn it on. Zero when tree has accelerator domains.
+func NVLinkLeftOut(tree *topology.Tree, evidence []topology.NodeEvidence) int {
+	for _, d := range tree.Domains {
+		if isAccelerator(d) {
+			return 0
+		}
+	}
+	n := 0
+	for _, e := range evidence {
+		if topology.CanonicalNVLinkID(e.NVLinkDomain) != "" {
+			n++
+		}
+	}
+	return n
+}

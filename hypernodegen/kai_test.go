@@ -33,7 +33,7 @@ func TestKAITopology(t *testing.T) {
 		name: "3 switch tiers with accelerator domains",
 		tree: acceleratorTree,
 		keys: DefaultLabelKeys(),
-		want: levels(DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, hostname),
+		want: levels(DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, DefaultAcceleratorSubDomainKey, hostname),
 	}, {
 		name: "nvidia-v0 keys, no accelerator key",
 		tree: acceleratorTree,

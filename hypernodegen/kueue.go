@@ -16,8 +16,9 @@ const maxTopologyLevels = 16
 
 // KueueTopology returns a Kueue Topology (kueue.x-k8s.io/v1beta2) named name for Topology Aware Scheduling:
 // its levels are the node-label keys of the tree's tiers, from the highest tier present down to the leaf
-// (tiers without a key in keys.Tiers are left out), then keys.Accelerator when the tree has accelerator
-// domains, and kubernetes.io/hostname last, the lowest level as Kueue requires. An empty or invalid tree, bad
+// (tiers without a key in keys.Tiers are left out), then keys.Accelerator and keys.AcceleratorSubDomain when
+// the tree has accelerator domains (none without: NodeLabels writes no NVLink label then), and
+// kubernetes.io/hostname last, the lowest level as Kueue requires. An empty or invalid tree, bad
 // keys, or more levels than Kueue accepts give an error.
 func KueueTopology(name string, keys LabelKeys, tree *topology.Tree) (*kueuev1beta2.Topology, error) {
 	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {

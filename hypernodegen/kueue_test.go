@@ -27,7 +27,7 @@ func TestKueueTopology(t *testing.T) {
 		name: "3 switch tiers with accelerator domains",
 		tree: acceleratorTree,
 		keys: DefaultLabelKeys(),
-		want: []string{DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, hostname},
+		want: []string{DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, DefaultAcceleratorSubDomainKey, hostname},
 	}, {
 		name: "nvidia-v0 keys, no accelerator key",
 		tree: acceleratorTree,
@@ -37,7 +37,7 @@ func TestKueueTopology(t *testing.T) {
 		name: "a tree Build made with accelerator domains",
 		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) },
 		keys: DefaultLabelKeys(),
-		want: []string{DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, hostname},
+		want: []string{DefaultTierKeys[2], DefaultTierKeys[1], DefaultTierKeys[0], DefaultAcceleratorKey, DefaultAcceleratorSubDomainKey, hostname},
 	}, {
 		name: "fewer keys than tiers: the top tier is left out",
 		tree: acceleratorTree,

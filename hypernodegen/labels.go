@@ -30,8 +30,8 @@ type LabelKeys struct {
 	Style string
 	// Accelerator is the key for the node's NVLink domain; empty writes none.
 	Accelerator string
-	// AcceleratorSubDomain is the key for the node's NVLink sub-domain, written for every node when the tree
-	// has accelerator sub-domains (topology.TierNameAcceleratorSubDomain; see NodeLabels); empty writes none.
+	// AcceleratorSubDomain is the key for the node's NVLink sub-domain, written for every node whenever the
+	// NVLink domain is, when the tree has accelerator domains (see NodeLabels); empty writes none.
 	AcceleratorSubDomain string
 	// Tiers[i] is the key for the node's domain at switch tier i+1, whatever the depth of the rest of the
 	// tree: tier i+1 of the tree, or tier i+2 (i+3) when the tree has accelerator domains (and sub-domains)
@@ -81,12 +81,16 @@ func (k LabelKeys) Validate() error {
 //     directly under the root), that key takes the name of the node's domain just below it, the closest domain
 //     that holds the node at that distance, so that every Kueue level names every node. Domains are named to be
 //     valid label values.
-//   - the NVLink domain: keys.Accelerator set to the node's NVLink domain (hashed when it is no valid label
-//     value), from its accelerator domain, else nvlink[node]. When t has accelerator domains (so that the Kueue
-//     Topology has an accelerator level, and Kueue needs every level on every node), a node without an NVLink
-//     domain gets its own name: its GPUs share NVLink within it only.
-//   - the NVLink sub-domain: keys.AcceleratorSubDomain set to the node's sub-domain (a rack); when t has
-//     sub-domains, a node without one gets the value of its accelerator key (its NVLink domain is one rack).
+//   - the NVLink domain, when t has accelerator domains: keys.Accelerator set to the node's NVLink domain
+//     (hashed when it is no valid label value), from its accelerator domain, else nvlink[node]; a node without
+//     an NVLink domain gets its own name (its GPUs share NVLink within it only), since the Kueue Topology then
+//     has an accelerator level and Kueue needs every level on every node.
+//   - the NVLink sub-domain, whenever the NVLink domain: keys.AcceleratorSubDomain set to the node's
+//     sub-domain (a rack), else the value of its accelerator key (its NVLink domain is one rack).
+//
+// A tree without accelerator domains (built without BuildOptions.AcceleratorDomains) gives no NVLink labels
+// at all, whatever nvlink says: its HyperNodes and Kueue levels have no NVLink level either, and the outputs
+// tell one story (NVLinkLeftOut counts the nodes whose NVLink domain is left out so).
 //
 // When t has accelerator domains (TierName "accelerator", one tier below every switch tier, as Build makes
 // them with BuildOptions.AcceleratorDomains), keys.Tiers[0] labels the tier just above them, as
@@ -112,8 +116,6 @@ func NodeLabels(t *topology.Tree, nvlink map[string]string, keys LabelKeys) map[
 type treeShape struct {
 	// accelTier is the tier of the tree's accelerator domains, 0 when it has none.
 	accelTier int
-	// subDomains says whether the tree has accelerator sub-domains.
-	subDomains bool
 	// topIndex is the index in LabelKeys.Tiers of the highest switch tier (the root's); -1 for none.
 	topIndex int
 }
@@ -126,10 +128,7 @@ func shapeOf(t *topology.Tree) (treeShape, error) {
 	}
 	s := treeShape{accelTier: accelTier, topIndex: -1}
 	for _, d := range t.Domains {
-		switch {
-		case d.TierName == topology.TierNameAcceleratorSubDomain:
-			s.subDomains = true
-		case !isAccelerator(d):
+		if !isAccelerator(d) {
 			s.topIndex = max(s.topIndex, d.Tier-accelTier-1)
 		}
 	}
@@ -161,21 +160,15 @@ func nodeLabels(node string, path []*topology.Domain, nvlink string, keys LabelK
 			labels[keys.Tiers[i]] = below
 		}
 	}
-	accel := ""
-	switch {
-	case nvlink != "":
-		accel = LabelValue(nvlink)
-	case shape.accelTier > 0:
-		accel = LabelValue(node)
+	if shape.accelTier == 0 {
+		return labels // no NVLink level in the tree: none in the labels either (see NodeLabels)
 	}
-	if accel != "" && keys.Accelerator != "" {
+	accel := LabelValue(cmp.Or(nvlink, node))
+	if keys.Accelerator != "" {
 		labels[keys.Accelerator] = accel
 	}
-	if sub == "" && shape.subDomains {
-		sub = accel
-	}
-	if sub != "" && keys.AcceleratorSubDomain != "" {
-		labels[keys.AcceleratorSubDomain] = sub
+	if keys.AcceleratorSubDomain != "" {
+		labels[keys.AcceleratorSubDomain] = cmp.Or(sub, accel)
 	}
 	return labels
 }

@@ -1,7 +1,6 @@
 package hypernodegen
 
 import (
-	"maps"
 	"strings"
 	"testing"
 
@@ -47,9 +46,7 @@ func TestNodeLabels(t *testing.T) {
 	longDomain := strings.Repeat("0123456789abcdef", 5) + ".1"
 	const (
 		tier0, tier1, tier2 = "fabric.topograph.run/tier-0", "fabric.topograph.run/tier-1", "fabric.topograph.run/tier-2"
-		domain              = "accelerator.topograph.run/domain"
 		block, spine, dc    = "network.topology.nvidia.com/block", "network.topology.nvidia.com/spine", "network.topology.nvidia.com/datacenter"
-		accelerator         = "network.topology.nvidia.com/accelerator"
 	)
 	nvidiaV0, err := StyleKeys(wellknown.LabelStyleNVIDIAV0)
 	if err != nil {
@@ -60,20 +57,20 @@ func TestNodeLabels(t *testing.T) {
 		keys LabelKeys
 		want map[string]map[string]string
 	}{{
-		name: "default keys, topograph v1: tier-0 is the leaf, then one key per switch tier, and the NVLink domain",
+		name: "default keys, topograph v1: tier-0 is the leaf, then one key per switch tier; no NVLink label, the tree has no NVLink level",
 		keys: DefaultLabelKeys(),
 		want: map[string]map[string]string{
-			"a1": {tier0: "la1", tier1: "sa", tier2: "fabric", domain: "uuid-1.3"},
-			"a2": {tier0: "la2", tier1: "sa", tier2: "fabric", domain: topology.UniqueName(longDomain)},
+			"a1": {tier0: "la1", tier1: "sa", tier2: "fabric"},
+			"a2": {tier0: "la2", tier1: "sa", tier2: "fabric"},
 			"b1": {tier0: "lb1", tier1: "sb", tier2: "fabric"},
 			"b2": {tier0: "lb2", tier1: "sb", tier2: "fabric"},
 		},
 	}, {
-		name: "nvidia-v0 keys: block, spine, datacenter and accelerator",
+		name: "nvidia-v0 keys: block, spine, datacenter; no accelerator without an NVLink level in the tree",
 		keys: nvidiaV0,
 		want: map[string]map[string]string{
-			"a1": {block: "la1", spine: "sa", dc: "fabric", accelerator: "uuid-1.3"},
-			"a2": {block: "la2", spine: "sa", dc: "fabric", accelerator: topology.UniqueName(longDomain)},
+			"a1": {block: "la1", spine: "sa", dc: "fabric"},
+			"a2": {block: "la2", spine: "sa", dc: "fabric"},
 			"b1": {block: "lb1", spine: "sb", dc: "fabric"},
 			"b2": {block: "lb2", spine: "sb", dc: "fabric"},
 		},
@@ -113,6 +110,7 @@ func TestNodeLabelsShallowBranch(t *testing.T) {
 			if accelerators {
 				for n, l := range want {
 					l[DefaultAcceleratorKey] = "uuid-" + n + ".1"
+					l[DefaultAcceleratorSubDomainKey] = "uuid-" + n + ".1" // the domain is one rack: the sub-domain is the domain
 				}
 			}
 			got := NodeLabels(shallowTree(t, accelerators), nil, DefaultLabelKeys())
@@ -189,29 +187,26 @@ func nvlinkMap() map[string]string {
 }
 
 func TestNodeLabelsWithAcceleratorDomains(t *testing.T) {
-	blk, spn, dc, acc := DefaultTierKeys[0], DefaultTierKeys[1], DefaultTierKeys[2], DefaultAcceleratorKey
-	withNVLink := map[string]map[string]string{
-		"a1": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
-		"a2": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
-		"a3": {blk: "la2", spn: "sa", dc: "fabric", acc: "uuid-1.2"},
-		"b1": {blk: "lb1", spn: "sb", dc: "fabric", acc: "uuid-2.1"},
+	blk, spn, dc, acc, sub := DefaultTierKeys[0], DefaultTierKeys[1], DefaultTierKeys[2], DefaultAcceleratorKey, DefaultAcceleratorSubDomainKey
+	// Without accelerator domains the tree has no NVLink level: no NVLink label either, whatever the evidence.
+	switchesOnly := map[string]map[string]string{
+		"a1": {blk: "la1", spn: "sa", dc: "fabric"},
+		"a2": {blk: "la1", spn: "sa", dc: "fabric"},
+		"a3": {blk: "la2", spn: "sa", dc: "fabric"},
+		"b1": {blk: "lb1", spn: "sb", dc: "fabric"},
 		"b2": {blk: "lb1", spn: "sb", dc: "fabric"},
-		"b3": {blk: "lb2", spn: "sb", dc: "fabric", acc: topology.UniqueName(nvlinkLong)},
+		"b3": {blk: "lb2", spn: "sb", dc: "fabric"},
 	}
-	fromTreeOnly := map[string]map[string]string{
-		"a1": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
-		"a2": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1"},
-		"a3": {blk: "la2", spn: "sa", dc: "fabric", acc: "uuid-1.2"},
-		"b1": {blk: "lb1", spn: "sb", dc: "fabric", acc: "uuid-2.1"},
-		"b2": {blk: "lb1", spn: "sb", dc: "fabric", acc: "b2"}, // a node is its own NVLink domain, named after it
-		"b3": {blk: "lb2", spn: "sb", dc: "fabric", acc: topology.UniqueName(nvlinkLong)},
+	// With them, Kueue has accelerator and sub-domain levels and needs both on every node: a node is its own
+	// NVLink domain (b2, named after it), and a domain within one rack is its own sub-domain.
+	withNVLinkLevel := map[string]map[string]string{
+		"a1": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1", sub: "uuid-1.1"},
+		"a2": {blk: "la1", spn: "sa", dc: "fabric", acc: "uuid-1.1", sub: "uuid-1.1"},
+		"a3": {blk: "la2", spn: "sa", dc: "fabric", acc: "uuid-1.2", sub: "uuid-1.2"},
+		"b1": {blk: "lb1", spn: "sb", dc: "fabric", acc: "uuid-2.1", sub: "uuid-2.1"},
+		"b2": {blk: "lb1", spn: "sb", dc: "fabric", acc: "b2", sub: "b2"},
+		"b3": {blk: "lb2", spn: "sb", dc: "fabric", acc: topology.UniqueName(nvlinkLong), sub: topology.UniqueName(nvlinkLong)},
 	}
-	// With accelerator domains in the tree, Kueue has an accelerator level and needs it on every node.
-	withNVLinkLevel := map[string]map[string]string{}
-	for n, l := range withNVLink {
-		withNVLinkLevel[n] = maps.Clone(l)
-	}
-	withNVLinkLevel["b2"][acc] = "b2"
 	tests := []struct {
 		name   string
 		tree   func(*testing.T) *topology.Tree
@@ -219,14 +214,14 @@ func TestNodeLabelsWithAcceleratorDomains(t *testing.T) {
 		keys   LabelKeys
 		want   map[string]map[string]string
 	}{{
-		name: "without accelerator domains", tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, false) },
-		nvlink: nvlinkMap(), keys: DefaultLabelKeys(), want: withNVLink,
+		name: "without accelerator domains: no NVLink label", tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, false) },
+		nvlink: nvlinkMap(), keys: DefaultLabelKeys(), want: switchesOnly,
 	}, {
 		name: "with accelerator domains: the same labels, switch tier N labelled by Tiers[N-2]",
 		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) }, nvlink: nvlinkMap(), keys: DefaultLabelKeys(), want: withNVLinkLevel,
 	}, {
 		name: "with accelerator domains and no nvlink map: the accelerator value comes from the tree",
-		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) }, keys: DefaultLabelKeys(), want: fromTreeOnly,
+		tree: func(t *testing.T) *topology.Tree { return nvlinkTree(t, true) }, keys: DefaultLabelKeys(), want: withNVLinkLevel,
 	}, {
 		name: "accelerator domains that record no NVLink domain: their name is the value",
 		tree: acceleratorTree, keys: LabelKeys{Accelerator: acc, Tiers: []string{blk, spn}},

@@ -155,7 +155,7 @@ func TestLabelStylesOrderTheOutputsByTier(t *testing.T) {
 				tree := shallowTree(t, accelerators)
 				want := []string{keys.Tiers[2], keys.Tiers[1], keys.Tiers[0]}
 				if accelerators {
-					want = append(want, keys.Accelerator)
+					want = append(want, keys.Accelerator, keys.AcceleratorSubDomain)
 				}
 				written := map[string]bool{}
 				for _, labels := range NodeLabels(tree, nil, keys) {
