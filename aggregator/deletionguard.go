@@ -30,8 +30,8 @@ const (
 // machine and the cluster differ a little); later is refused.
 const maxConfirmSkew = 5 * time.Minute
 
-// confirmPoll is how often a held pass looks again for a confirmation: neither the annotation nor the passing
-// time brings a watch event.
+// confirmPoll is how often a held pass looks again for a confirmation: the passing time brings no watch event,
+// and the annotation brings one only where the manager watches the Lease (deletionguardwatch.go).
 const confirmPoll = 30 * time.Second
 
 // DeletionGuard holds back the HyperNode deletions of a pass when too many of the managed HyperNodes are gone

@@ -131,6 +131,14 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		r.Heartbeats = &Heartbeats{}
 		b = b.Watches(&coordinationv1.Lease{}, r.Heartbeats.LeaseHandler(conf.ReportExpiry))
 	}
+	if g := conf.DeletionGuard; g != nil {
+		// An admin's confirmation on the leader-election Lease starts a pass at once (deletionguardwatch.go).
+		src, err := confirmations(mgr, g.Lease)
+		if err != nil {
+			return nil, err
+		}
+		b = b.WatchesRawSource(src)
+	}
 	err = b.
 		Named("fabric-topology").
 		WatchesRawSource(source.Channel(start, toFabric)).
