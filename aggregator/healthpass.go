@@ -40,7 +40,8 @@ type fabricSource interface {
 }
 
 // assessHealth judges the links of this pass (AssessHealth, on the reports still in use: not those dropped
-// for a silent agent; and the nodes that lost their uplinks, noteUplinks) and says what it found: the degraded
+// for a silent agent; the nodes that lost their uplinks, noteUplinks, and those that lost some of their
+// switches, noteLostSwitches) and says what it found: the degraded
 // uplinks on the tree's domains (so the HyperNodes carry them), the findings gauge by kind, a Warning Event on
 // the Node per finding when that node's findings change, and the assessment kept for the node labels and the
 // web page.
@@ -53,7 +54,7 @@ func (r *Reconciler) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeFa
 		}
 		used = slices.DeleteFunc(slices.Clone(reports), func(rep v1alpha1.NodeFabricReport) bool { return gone[rep.Name] })
 	}
-	a := pipeline.AssessHealth(tree, used, r.switchLinkSpeeds(), r.expectedTree(), r.lostUplinkList())
+	a := pipeline.AssessHealth(tree, used, r.switchLinkSpeeds(), r.expectedTree(), r.lostUplinkList(), r.lostSwitchList())
 	for name, n := range a.DegradedUplinks {
 		if d, ok := tree.Domains[name]; ok {
 			d.DegradedUplinks = n

@@ -61,6 +61,8 @@ type Metrics struct {
 	nodesWithoutUplink prometheus.Gauge
 	labelsHeld         prometheus.Gauge
 	labelsReleased     prometheus.Counter
+	// the nodes that lost some of their switches (lostswitches.go)
+	nodesWithLostSwitches prometheus.Gauge
 }
 
 // metricTable declares the aggregator's metrics, each stored in its field of m.
@@ -163,6 +165,10 @@ func metricTable(m *Metrics) metricdef.Table {
 		{Kind: metricdef.Gauge, Name: "unplaced_labels_held",
 			Help: "Nodes without a place in the tree that still carry the topology labels fabricmap wrote, within --unplaced-label-hold.",
 			Into: &m.labelsHeld},
+		// the nodes that lost some of their switches (lostswitches.go)
+		{Kind: metricdef.Gauge, Name: "nodes_with_lost_switches",
+			Help: "Nodes the tree still places that lost some of their switches: a switch their evidence named is gone from the whole tree (a rail leaf left the capture or UFM); each is a switch-lost finding until the switch is back or the node's fabricmap.io/switch-lost annotation is removed.",
+			Into: &m.nodesWithLostSwitches},
 		{Kind: metricdef.Counter, Name: "unplaced_labels_removed_total",
 			Help: "Nodes whose topology labels were removed because they stayed without a place in the tree for --unplaced-label-hold.",
 			Into: &m.labelsReleased},

@@ -24,7 +24,8 @@ import (
 // dropped for a silent agent lose the labels fabricmap owns at once (they are no longer in any domain); other
 // nodes not in the tree (their uplinks lost, their report gone or unusable) keep them for
 // Config.UnplacedLabelHold, then lose them (holdUnplacedLabels); nodes with no Node object are left alone. A
-// node that lost its uplinks carries UplinkLostAnnotation, written with the labels and removed with the loss.
+// node that lost its uplinks carries UplinkLostAnnotation, one that lost some of its switches
+// SwitchLostAnnotation, written with the labels and removed with the loss.
 // A key the node already carries that fabricmap does not own (an admin's, another tool's) is never written: a
 // different value is counted, logged and recorded as a Warning Event (withoutForeignLabels,
 // noteForeignLabels). A node whose labels and annotation already match costs no write. placed are the nodes
@@ -43,7 +44,8 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 	keys := append(slices.Clone(topologyKeys), wellknown.LinkHealthLabel)
 	holdWait := r.holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
 	r.withLinkHealth(desired, nodes, keys)                                          // fabric health's label (healthpass.go)
-	annotations := r.withUplinkLost(desired, nodes, keys)
+	uplinkLost := r.withUplinkLost(desired, nodes, keys)
+	switchLost := r.withSwitchLost(desired, nodes, keys) // lostswitches.go
 	names := make([]string, 0, len(desired))
 	for n := range desired {
 		names = append(names, n)
@@ -61,7 +63,8 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 		if len(foreign) > 0 {
 			conflicts[n] = foreign
 		}
-		if labelsDiffer(node, apply, keys) || annotationDiffers(node, wellknown.UplinkLostAnnotation, annotations[n]) {
+		if labelsDiffer(node, apply, keys) || annotationDiffers(node, wellknown.UplinkLostAnnotation, uplinkLost[n]) ||
+			annotationDiffers(node, wellknown.SwitchLostAnnotation, switchLost[n]) {
 			todo = append(todo, n)
 		}
 	}
@@ -70,7 +73,8 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 	// one round trip after another would take minutes at 10,000 nodes. The client's rate limit still bounds
 	// what reaches the API server.
 	errs := workers.Run(len(todo), labelWorkers, func(i int) error {
-		return r.applyNodeLabels(ctx, todo[i], desired[todo[i]], annotations[todo[i]])
+		n := todo[i]
+		return r.applyNodeLabels(ctx, n, desired[n], map[string]string{wellknown.UplinkLostAnnotation: uplinkLost[n], wellknown.SwitchLostAnnotation: switchLost[n]})
 	})
 	if len(todo) > 0 {
 		// One line for the whole pass (a cold start labels every node); each node's labels are at debug level.
@@ -88,23 +92,30 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 // labelWorkers is how many node-label writes are in flight at once.
 const labelWorkers = 16
 
-// applyNodeLabels server-side-applies the labels fabricmap owns on node n, and its UplinkLostAnnotation when
-// uplinkLost is set (else an annotation fabricmap set is removed).
-func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want map[string]string, uplinkLost string) error {
+// applyNodeLabels server-side-applies the labels fabricmap owns on node n, and its annotations (key → value:
+// UplinkLostAnnotation, SwitchLostAnnotation) whose value is set; one fabricmap set and not given a value now
+// is removed.
+func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want, annotations map[string]string) error {
 	labels := map[string]any{}
 	for k, v := range want {
 		labels[k] = v
 	}
 	metadata := map[string]any{"name": n, "labels": labels}
-	if uplinkLost != "" {
-		metadata["annotations"] = map[string]any{wellknown.UplinkLostAnnotation: uplinkLost}
+	set := map[string]any{}
+	for k, v := range annotations {
+		if v != "" {
+			set[k] = v
+		}
+	}
+	if len(set) > 0 {
+		metadata["annotations"] = set
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": metadata}}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("labelling node %q: %w", n, err)
 	}
 	r.Metrics.writes.WithLabelValues("node-labels").Inc()
-	r.Log.Debug("node labels applied", "node", n, "labels", want, "uplinkLost", uplinkLost)
+	r.Log.Debug("node labels applied", "node", n, "labels", want, "annotations", set)
 	return nil
 }
 

@@ -130,6 +130,8 @@ type Reconciler struct {
 	fabricHealth linkHealth
 	// lostUplinks are the nodes without uplink evidence, by node (uplinks.go).
 	lostUplinks map[string]health.LostUplink
+	// switchLoss holds the nodes that lost some of their switches, and the last pass's recall (lostswitches.go).
+	switchLoss switchLoss
 	// unplacedSince records when each node carrying fabricmap's topology labels was first seen without a place in
 	// the tree, for Config.UnplacedLabelHold (labelhold.go).
 	unplacedSince map[string]time.Time

@@ -123,7 +123,7 @@ func nodeObject(t *testing.T, name string) *corev1.Node {
 }
 
 // clusterHealth judges the cluster as `fabricmap get health` does, from what is on the API server: the reports,
-// fabricmap's HyperNodes and the Nodes' uplink-lost annotations.
+// fabricmap's HyperNodes and the Nodes' uplink-lost and switch-lost annotations.
 func clusterHealth(t *testing.T) health.Assessment {
 	t.Helper()
 	ctx := context.Background()
@@ -144,7 +144,11 @@ func clusterHealth(t *testing.T) health.Assessment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.AssessHealth(tree, reports.Items, nil, nil, lost)
+	lostSwitches, err := pipeline.LostSwitchesFromNodes(annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.AssessHealth(tree, reports.Items, nil, nil, lost, lostSwitches)
 }
 
 // uplinkFindings returns the messages of the uplink-lost findings of a, in its order.
