@@ -131,7 +131,7 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		r.Heartbeats = &Heartbeats{}
 		b = b.Watches(&coordinationv1.Lease{}, r.Heartbeats.LeaseHandler(conf.ReportExpiry))
 	}
-	if g := conf.DeletionGuard; g != nil {
+	if g := conf.DeletionGuard; g != nil && g.Lease.Namespace != "" && g.Lease.Name != "" {
 		// An admin's confirmation on the leader-election Lease starts a pass at once (deletionguardwatch.go).
 		src, err := confirmations(mgr, g.Lease)
 		if err != nil {
