@@ -370,3 +370,61 @@ func TestTopologyFromUFMWithNothingUsable(t *testing.T) {
 		})
 	}
 }
+
+// What UFM holds beside nodes and management hosts is said on stderr: the lab export's gateways (two of them
+// listed by UFM as hosts) by name and type, and the rail-optimised dump's storage leaf, which joins the two
+// scalable units, with the flag that keeps it out; with that flag, and for a clean dump, neither.
+func TestTopologyFromUFMDumpSaysGatewaysAndStorageRails(t *testing.T) {
+	for _, tc := range []struct {
+		name, dump string
+		args       []string
+		want       []string // in stderr
+		unwanted   []string // not in stderr
+	}{{
+		name: "the lab export's gateways",
+		dump: "lab",
+		want: []string{
+			"warning: ufm: UFM gateways, routers and untyped systems left out: neither switches nor hosts to place (count=3, gateway=3)",
+			"  - gateway MF0;lab-gw-1:MSX6710/GW (0002c90300b0c001, listed by UFM as a host)\n",
+			"  - gateway MF0;lab-gw-2:MSX6710/GW (0002c90300b0d003, listed by UFM as a host)\n",
+			"  - gateway gw-01 (0002c90300a1b2c0)\n",
+		},
+		unwanted: []string{"--ufm-storage-devices="},
+	}, {
+		name: "a storage leaf joins the scalable units",
+		dump: "railopt",
+		want: []string{
+			"warning: ufm: UFM leaves that join otherwise separate groups of hosts through one HCA port of each",
+			`  - leaf "ib-stor-leaf-1" (guid:b83fd20300b00101): 8 hosts through one HCA port each (mlx5_8) join 2 groups of hosts that share no other leaf; ` +
+				"if it is a storage or management rail, pass --ufm-storage-devices=mlx5_8\n",
+		},
+		unwanted: []string{"gateway"},
+	}, {
+		name:     "the storage devices named",
+		dump:     "railopt",
+		args:     []string{"--ufm-storage-devices", "mlx5_8"},
+		unwanted: []string{"--ufm-storage-devices=", "gateway"},
+	}, {
+		name:     "a clean dump",
+		dump:     "threetier",
+		unwanted: []string{"--ufm-storage-devices=", "gateway", "warning:"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"topology", "--from-ufm-dump", filepath.Join(ufmFixtures, tc.dump), "-o", "json"}, tc.args...)
+			_, stderr, err := run(t, args...)
+			if err != nil {
+				t.Fatalf("topology: %v\n%s", err, stderr)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			for _, unwanted := range tc.unwanted {
+				if strings.Contains(stderr, unwanted) {
+					t.Errorf("stderr says %q:\n%s", unwanted, stderr)
+				}
+			}
+		})
+	}
+}
