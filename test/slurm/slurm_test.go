@@ -96,6 +96,8 @@ func showTopology(t *testing.T, c *controller, crossCheck bool) (map[string]*slu
 		t.Fatal(err)
 	}
 	switches := map[string]*slurmSwitch{}
+	var hostlists []string  // every hostlist of the output, to expand in one go
+	var targets []*[]string // where each goes
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
@@ -115,9 +117,9 @@ func showTopology(t *testing.T, c *controller, crossCheck bool) (map[string]*slu
 					t.Fatalf("`scontrol show topology`: level of line %q: %v", line, err)
 				}
 			case "Nodes":
-				sw.Nodes = expand(t, c, value, crossCheck)
+				hostlists, targets = append(hostlists, value), append(targets, &sw.Nodes)
 			case "Switches":
-				sw.Switches = expand(t, c, value, crossCheck)
+				hostlists, targets = append(hostlists, value), append(targets, &sw.Switches)
 			}
 		}
 		if sw.Name == "" || sw.Level < 0 {
@@ -128,34 +130,65 @@ func showTopology(t *testing.T, c *controller, crossCheck bool) (map[string]*slu
 		}
 		switches[sw.Name] = sw
 	}
+	for i, names := range expand(t, c, hostlists, crossCheck) {
+		*targets[i] = names
+	}
 	return switches, out
 }
 
-// expand expands a hostlist as Slurm does (`scontrol show hostnames`), sorted. With crossCheck it reports (as a
-// test error) where slurm.ExpandHostlist differs, and fails the test when Slurm cannot expand it; without, a
-// hostlist Slurm cannot expand comes back as one name that says so, which matches no node.
-func expand(t *testing.T, c *controller, hostlist string, crossCheck bool) []string {
+// endOfNames is the name expanded between two hostlists in one scontrol session, which tells where the names of
+// one end: no Slurm hostlist expands to it.
+const endOfNames = "fabricmap-end-of-names."
+
+// expand expands hostlists as Slurm does (`scontrol show hostnames`, all in one scontrol session: scontrol
+// reads the whole slurm.conf at its start, which takes a while with 10,000 nodes), each sorted. With
+// crossCheck it reports (as a test error) where slurm.ExpandHostlist differs, and fails the test when Slurm
+// cannot expand one; without, a hostlist Slurm cannot expand comes back as one name that says so, which
+// matches no node.
+func expand(t *testing.T, c *controller, hostlists []string, crossCheck bool) [][]string {
 	t.Helper()
-	out, err := c.scontrol("show", "hostnames", hostlist)
+	var script strings.Builder
+	for _, h := range hostlists {
+		fmt.Fprintf(&script, "show hostnames %s\nshow hostnames %s\n", h, endOfNames)
+	}
+	out, err := c.scontrolScript(script.String())
 	if err != nil {
-		if crossCheck {
-			t.Fatal(err)
+		t.Fatal(err)
+	}
+	var groups [][]string
+	var cur []string
+	for _, line := range strings.Split(out, "\n") {
+		switch line = strings.TrimSpace(line); {
+		case line == "" || strings.HasPrefix(line, "scontrol:"): // scontrol's echo of each command
+		case line == endOfNames:
+			groups, cur = append(groups, cur), nil
+		default:
+			cur = append(cur, line)
 		}
-		return []string{"(unexpandable " + hostlist + ")"}
 	}
-	names := strings.Fields(out)
-	if !crossCheck {
+	if len(groups) != len(hostlists) {
+		t.Fatalf("scontrol expanded %d hostlists, want %d:\n%s", len(groups), len(hostlists), out)
+	}
+	for i, names := range groups {
+		h := hostlists[i]
+		if len(names) == 0 {
+			if crossCheck {
+				t.Fatalf("scontrol cannot expand hostlist %q", h)
+			}
+			groups[i] = []string{"(unexpandable " + h + ")"}
+			continue
+		}
+		if crossCheck {
+			ours, err := slurm.ExpandHostlist(h)
+			if err != nil {
+				t.Errorf("slurm.ExpandHostlist(%q): %v; Slurm expands it to %v", h, err, names)
+			} else if !slices.Equal(ours, names) {
+				t.Errorf("slurm.ExpandHostlist(%q) = %v, Slurm expands it to %v", h, ours, names)
+			}
+		}
 		slices.Sort(names)
-		return names
 	}
-	ours, err := slurm.ExpandHostlist(hostlist)
-	if err != nil {
-		t.Errorf("slurm.ExpandHostlist(%q): %v; Slurm expands it to %v", hostlist, err, names)
-	} else if !slices.Equal(ours, names) {
-		t.Errorf("slurm.ExpandHostlist(%q) = %v, Slurm expands it to %v", hostlist, ours, names)
-	}
-	slices.Sort(names)
-	return names
+	return groups
 }
 
 // compare returns how Slurm's switches differ from the tree: every domain must be a switch (named as

@@ -32,6 +32,8 @@ const (
 	upTimeout   = 30 * time.Second // slurmctld answering `scontrol ping`, or exiting, on a busy 2-core machine
 	exitTimeout = 30 * time.Second // slurmctld exiting on a topology.conf it refuses
 	cmdTimeout  = 15 * time.Second // one scontrol command
+	// scriptTimeout bounds one scontrol session of many commands (every hostlist of `scontrol show topology`).
+	scriptTimeout = 60 * time.Second
 )
 
 // slurmTools are the paths of the Slurm commands the tests run.
@@ -346,6 +348,26 @@ func (c *controller) scontrol(args ...string) (string, error) {
 	err := netlab.Do(c.ns, cmd.Run)
 	if err != nil {
 		return out.String(), fmt.Errorf("scontrol %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
+	}
+	return out.String(), nil
+}
+
+// scontrolScript runs scontrol on the controller's slurm.conf, in its network namespace, with script (one
+// command a line) on its standard input, and returns its standard output (its errors go to the test log).
+func (c *controller) scontrolScript(script string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.tools.scontrol)
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.conf)
+	cmd.Stdin = strings.NewReader(script)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := netlab.Do(c.ns, cmd.Run)
+	if errOut.Len() > 0 {
+		c.t.Logf("scontrol (%d commands) said on stderr: %.2000s", strings.Count(script, "\n"), errOut.String())
+	}
+	if err != nil {
+		return out.String(), fmt.Errorf("scontrol with %d commands: %w: %s", strings.Count(script, "\n"), err, strings.TrimSpace(errOut.String()))
 	}
 	return out.String(), nil
 }
