@@ -106,7 +106,7 @@ func TestKAITopologyOutput(t *testing.T) {
 	reconcileOnce(t, r)
 	reconcileOnce(t, r)
 	deeper, newUID := kaiLevels(t, "fabricmap-kai")
-	if diff := cmp.Diff([]string{keys.Tiers[1], keys.Tiers[0], keys.Accelerator, corev1.LabelHostname}, deeper); diff != "" {
+	if diff := cmp.Diff([]string{keys.Tiers[1], keys.Tiers[0], keys.Accelerator, keys.AcceleratorSubDomain, corev1.LabelHostname}, deeper); diff != "" {
 		t.Errorf("KAI Topology levels after NVLink domains became a tier (-want +got):\n%s", diff)
 	}
 	if newUID == uid {

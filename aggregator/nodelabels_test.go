@@ -36,7 +36,7 @@ func TestNodeLabelsFollowTheTree(t *testing.T) {
 	deleteAll(t)
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	r := newReconciler(t, time.Minute, clock)
-	tier0, tier1, tier2, acc := hypernodegen.DefaultTierKeys[0], hypernodegen.DefaultTierKeys[1], hypernodegen.DefaultTierKeys[2], hypernodegen.DefaultAcceleratorKey
+	tier0, tier1, tier2 := hypernodegen.DefaultTierKeys[0], hypernodegen.DefaultTierKeys[1], hypernodegen.DefaultTierKeys[2]
 	for _, n := range []string{"label-n1", "label-n2", "label-n3"} {
 		createNode(t, n)
 	}
@@ -50,7 +50,7 @@ func TestNodeLabelsFollowTheTree(t *testing.T) {
 
 	reconcileOnce(t, r)
 	want := map[string]map[string]string{
-		"label-n1": {tier0: "sw-21", tier1: "fabric", acc: domain},
+		"label-n1": {tier0: "sw-21", tier1: "fabric"}, // no NVLink label without --accelerator-domains (nvlinkleftout_test.go)
 		"label-n2": {tier0: "sw-21", tier1: "fabric"},
 		"label-n3": {tier0: "sw-22", tier1: "fabric"},
 	}
@@ -122,7 +122,7 @@ func TestNodeLabelsNotOwnedAreLeftAlone(t *testing.T) {
 	var events eventLog
 	r.Events = &events
 	keys := hypernodegen.DefaultLabelKeys()
-	leaf, top, acc := keys.Tiers[0], keys.Tiers[1], keys.Accelerator
+	leaf, top := keys.Tiers[0], keys.Tiers[1] // no NVLink label without --accelerator-domains, whatever n1 reports
 	createNode(t, "foreign-n1")
 	createNode(t, "foreign-n2")
 	setLabel(t, "foreign-n2", leaf, "rack-7") // before fabricmap ever labelled the node
@@ -157,7 +157,7 @@ func TestNodeLabelsNotOwnedAreLeftAlone(t *testing.T) {
 
 	reconcileOnce(t, r)
 	check(t, map[string]map[string]string{
-		"foreign-n1": {leaf: "sw-41", top: "fabric", acc: n1.Spec.NVLinkDomain},
+		"foreign-n1": {leaf: "sw-41", top: "fabric"},
 		"foreign-n2": {leaf: "rack-7", top: "fabric"},
 	})
 	if diff := cmp.Diff(wantConflicts(1), conflicts()); diff != "" {
@@ -185,7 +185,7 @@ func TestNodeLabelsNotOwnedAreLeftAlone(t *testing.T) {
 		events = nil
 		reconcileOnce(t, r)
 		check(t, map[string]map[string]string{
-			"foreign-n1": {leaf: "maintenance", top: "fabric", acc: n1.Spec.NVLinkDomain},
+			"foreign-n1": {leaf: "maintenance", top: "fabric"},
 			"foreign-n2": {leaf: "rack-7", top: "fabric"},
 		})
 		if diff := cmp.Diff(wantConflicts(2), conflicts()); diff != "" {
@@ -205,7 +205,7 @@ func TestNodeLabelsNotOwnedAreLeftAlone(t *testing.T) {
 		upsertReport(t, report("foreign-n2", "41"))
 		reconcileOnce(t, r)
 		check(t, map[string]map[string]string{
-			"foreign-n1": {leaf: "sw-42", top: "fabric", acc: n1.Spec.NVLinkDomain},
+			"foreign-n1": {leaf: "sw-42", top: "fabric"},
 			"foreign-n2": {leaf: "sw-41", top: "fabric"},
 		})
 		if diff := cmp.Diff(wantConflicts(0), conflicts()); diff != "" {

@@ -163,8 +163,8 @@ func TestKueueTopologyReplacedWhenLevelsChange(t *testing.T) {
 	reconcileOnce(t, r)
 	after, newUID := levels()
 	keys := hypernodegen.DefaultLabelKeys()
-	if len(after) != len(before)+1 || !slices.Contains(after, keys.Accelerator) {
-		t.Fatalf("levels after NVLink domains became a tier: %v, want %v with %s added", after, before, keys.Accelerator)
+	if len(after) != len(before)+2 || !slices.Contains(after, keys.Accelerator) || !slices.Contains(after, keys.AcceleratorSubDomain) {
+		t.Fatalf("levels after NVLink domains became a tier: %v, want %v with %s and %s added", after, before, keys.Accelerator, keys.AcceleratorSubDomain)
 	}
 	if newUID == uid {
 		t.Errorf("the Topology kept its UID %s: it was not replaced", uid)

@@ -141,6 +141,8 @@ type Reconciler struct {
 	foreignOutputsSaid map[string]bool
 	// unwritableSaid holds the nodes an output leaves out, already logged, by output (outputs.go).
 	unwritableSaid map[string]bool
+	// nvlinkLeftOut is the number of nodes whose NVLink domain the tree leaves out, as last said (nvlinkleftout.go).
+	nvlinkLeftOut nvlinkLeftOut
 }
 
 // Request is the one request every event is folded into.
@@ -195,6 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if len(tree.Unplaced) > 0 {
 		r.Log.Info("nodes without topology evidence", "count", len(tree.Unplaced), "nodes", head(tree.Unplaced, 20))
 	}
+	r.noteNVLinkLeftOut(tree, evidence)
 	if r.holdForSources(ctx, awaited, len(existing)) { // sourcehold.go: the last tree stays until every source answered
 		return reconcile.Result{RequeueAfter: max(requeueFabric, minPickup)}, nil
 	}

@@ -110,7 +110,8 @@ func TestFourTierFabricFromReports(t *testing.T) {
 	keys := hypernodegen.DefaultLabelKeys()
 	block, spine, dc := keys.Tiers[0], keys.Tiers[1], keys.Tiers[2]
 	if got, want := fabricLabels(t, "tt-p2-l1-2"), map[string]string{
-		keys.Accelerator: nvlink["tt-p2-l1-2"], block: "ib-p2-leaf-1", spine: "ib-p2-spine-1-spines", dc: "fabric",
+		keys.Accelerator: nvlink["tt-p2-l1-2"], keys.AcceleratorSubDomain: nvlink["tt-p2-l1-2"], // one rack: the domain is its own sub-domain
+		block: "ib-p2-leaf-1", spine: "ib-p2-spine-1-spines", dc: "fabric",
 	}; !cmp.Equal(got, want) {
 		t.Errorf("labels of tt-p2-l1-2 (-want +got):\n%s", cmp.Diff(want, got))
 	}
@@ -128,7 +129,8 @@ func TestFourTierFabricFromReports(t *testing.T) {
 	}
 	wantLayers := []string{
 		"DatacenterLayer<<nil>>" + dc, "SpineLayer<DatacenterLayer>" + spine, "BlockLayer<SpineLayer>" + block,
-		"AcceleratorLayer<BlockLayer>" + keys.Accelerator, "NodeTopologyLayer<AcceleratorLayer>",
+		"AcceleratorLayer<BlockLayer>" + keys.Accelerator, "AcceleratorSubDomainLayer<AcceleratorLayer>" + keys.AcceleratorSubDomain,
+		"NodeTopologyLayer<AcceleratorSubDomainLayer>",
 	}
 	if diff := cmp.Diff(wantLayers, gotLayers); diff != "" {
 		t.Errorf("ClusterNetworkTopology layers (-want +got):\n%s", diff)
@@ -139,7 +141,7 @@ func TestFourTierFabricFromReports(t *testing.T) {
 	for _, l := range levels {
 		gotLevels = append(gotLevels, l.(map[string]any)["nodeLabel"].(string))
 	}
-	if diff := cmp.Diff([]string{dc, spine, block, keys.Accelerator, corev1.LabelHostname}, gotLevels); diff != "" {
+	if diff := cmp.Diff([]string{dc, spine, block, keys.Accelerator, keys.AcceleratorSubDomain, corev1.LabelHostname}, gotLevels); diff != "" {
 		t.Errorf("Kueue Topology levels (-want +got):\n%s", diff)
 	}
 
