@@ -228,7 +228,7 @@ func TestLinkHealthIsReported(t *testing.T) {
 		got, want any
 	}{
 		{"findings by kind", findingsGauge(t, r), map[health.Kind]float64{health.KindMiscabledRail: 2, health.KindDegradedLink: 2,
-			health.KindErroringLink: 0, health.KindFlappingLink: 0, health.KindLinkDown: 0, health.KindUplinkLost: 0, health.KindDrift: 0}},
+			health.KindErroringLink: 0, health.KindFlappingLink: 0, health.KindLinkDown: 0, health.KindUplinkLost: 0, health.KindSwitchLost: 0, health.KindDrift: 0}},
 		{"link-health labels", linkHealthLabels(t, names...), map[string]string{"hl-01": "", "hl-02": "degraded", "hl-03": "", "hl-04": "degraded", "hl-05": ""}},
 		{"Events", recorder.take(), []string{"Node/hl-02 Warning DegradedLink", "Node/hl-04 Warning MiscabledRail", "Node/hl-04 Warning MiscabledRail"}},
 		{"the page's findings, worst first", pageFindings(t, r), []string{"miscabled-rail hl-04 mlx5_0/1", "miscabled-rail hl-04 mlx5_1/1",
@@ -303,7 +303,7 @@ func TestLinkHealthIsReported(t *testing.T) {
 			got, want any
 		}{
 			{"findings by kind", findingsGauge(t, r), map[health.Kind]float64{health.KindMiscabledRail: 0, health.KindDegradedLink: 1,
-				health.KindErroringLink: 0, health.KindFlappingLink: 0, health.KindLinkDown: 0, health.KindUplinkLost: 0, health.KindDrift: 0}},
+				health.KindErroringLink: 0, health.KindFlappingLink: 0, health.KindLinkDown: 0, health.KindUplinkLost: 0, health.KindSwitchLost: 0, health.KindDrift: 0}},
 			{"link-health labels", linkHealthLabels(t, names...), map[string]string{"hl-01": "", "hl-02": "", "hl-03": "", "hl-04": "", "hl-05": ""}},
 			{"Events", recorder.take(), []string{}},
 			{"the page's findings", pageFindings(t, r), []string{"degraded-link"}},

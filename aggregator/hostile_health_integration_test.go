@@ -124,7 +124,7 @@ func TestHostileReportDegradesOnlyItsNode(t *testing.T) {
 	}{
 		{"the unit's nodes", inDomain(tree, unit, all), all},
 		{"findings by kind", findingsGauge(t, r), map[health.Kind]float64{health.KindMiscabledRail: 20, health.KindDegradedLink: 0,
-			health.KindErroringLink: 0, health.KindFlappingLink: 0, health.KindLinkDown: 0, health.KindUplinkLost: 0, health.KindDrift: 0}},
+			health.KindErroringLink: 0, health.KindFlappingLink: 0, health.KindLinkDown: 0, health.KindUplinkLost: 0, health.KindSwitchLost: 0, health.KindDrift: 0}},
 		{"link-health labels", linkHealthLabels(t, all...), wantLabels},
 		{"Events", recorder.take(), wantEvents},
 	} {
