@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 )
 
@@ -21,17 +22,25 @@ const ReasonCapturePartial = "FabricCapturePartial"
 // last good capture stays in use.
 const ReasonCaptureOverLimit = "FabricCaptureOverLimit"
 
+// ReasonSourceAnswerRefused is the Warning Event on the leader Lease when a cloud source refuses an answer
+// (cloudsource.ErrRefused: a body past its cap, an ID or name past its length, a page token that comes back):
+// its last good evidence stays in use.
+const ReasonSourceAnswerRefused = "SourceAnswerRefused"
+
 // notePartialCapture says, when the latest poll of p (taken in on this pass) held back a partial capture, so
 // in a Warning Event on the leader Lease that quotes what the capture lacks: once for each partial capture
 // (each error text), not at every poll; the log says it at every poll (mergeSources). A poll that gives
 // anything else ends it, so that the same partial capture later is said again.
-// A capture refused past its limits is said the same way, under ReasonCaptureOverLimit.
+// A capture refused past its limits is said the same way, under ReasonCaptureOverLimit, and a cloud answer
+// refused under ReasonSourceAnswerRefused.
 func (r *Reconciler) notePartialCapture(ctx context.Context, p *polledSource, err error) {
 	reason := ReasonCapturePartial
 	switch {
 	case errors.Is(err, ibfabric.ErrPartialCapture):
 	case errors.Is(err, ib.ErrOverLimit):
 		reason = ReasonCaptureOverLimit
+	case errors.Is(err, cloudsource.ErrRefused):
+		reason = ReasonSourceAnswerRefused
 	default:
 		p.partialSaid = ""
 		return

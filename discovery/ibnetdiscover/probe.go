@@ -110,7 +110,11 @@ func (p *Probe) fabric(ctx context.Context) (f *ib.Fabric, warns []ib.Warning, n
 	if f, warns, ok := p.sweep.get(now, p.Config.IBNetDiscoverInterval); ok {
 		return f, warns, "", nil
 	}
-	f, warns, err = p.Runner.Discover(ctx, p.nodeOnly())
+	opts := p.nodeOnly()
+	// The tool's own output on this node is trusted for its length (a fabric past some 20,000 hosts is more
+	// than ib's default text cap); what the parse keeps stays bounded, and only this node's host is kept.
+	opts.Limits.TextBytes = -1
+	f, warns, err = p.Runner.Discover(ctx, opts)
 	if errors.Is(err, ErrNotAvailable) {
 		return nil, nil, err.Error(), nil
 	}
