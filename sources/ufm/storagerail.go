@@ -50,59 +50,87 @@ func (r StorageRail) String() string {
 		"if it is a storage or management rail, pass %s", r.SwitchName, r.SwitchID, r.Hosts, devices, r.Groups, r.Flag())
 }
 
-// railUplinks are the compute (not storage) cables of the nodes, for storageRails: by switch, each node's
-// devices, one per cable.
+// railUplinks are the compute (not storage) cables of the nodes, for storageRails: which switches each node
+// is cabled to, and through which devices.
 type railUplinks struct {
-	bySwitch map[string]map[string][]string // switch ID → node → the devices of its cables to it
-	names    map[string]string              // switch ID → name
-	byNode   map[string][]string            // node → the IDs of the switches it is cabled to
+	switches []railSwitch   // in the order first cabled
+	swIndex  map[string]int // switch ID → its index in switches
+	nodes    [][]int        // node index → the indexes of the switches it is cabled to, each once
+	nodeOf   map[string]int // node → its index in nodes
+}
+
+// railSwitch is one switch of railUplinks: its identity and the nodes cabled to it.
+type railSwitch struct {
+	id, name string
+	nodes    []int      // the indexes of the nodes cabled to it, each once, in the order first cabled
+	devices  [][]string // for each of nodes, the devices of its cables to the switch
 }
 
 // add records one cable of node to a switch, through HCA device.
 func (r *railUplinks) add(node string, l topology.SwitchLink, device string) {
-	if r.bySwitch == nil {
-		r.bySwitch, r.names, r.byNode = map[string]map[string][]string{}, map[string]string{}, map[string][]string{}
+	if r.swIndex == nil {
+		r.swIndex, r.nodeOf = map[string]int{}, map[string]int{}
 	}
-	hosts := r.bySwitch[l.SwitchID]
-	if hosts == nil {
-		hosts = map[string][]string{}
-		r.bySwitch[l.SwitchID] = hosts
-		r.names[l.SwitchID] = l.SwitchName
+	n, ok := r.nodeOf[node]
+	if !ok {
+		n = len(r.nodes)
+		r.nodeOf[node] = n
+		r.nodes = append(r.nodes, nil)
 	}
-	if len(hosts[node]) == 0 {
-		r.byNode[node] = append(r.byNode[node], l.SwitchID)
+	s, ok := r.swIndex[l.SwitchID]
+	if !ok {
+		s = len(r.switches)
+		r.swIndex[l.SwitchID] = s
+		r.switches = append(r.switches, railSwitch{id: l.SwitchID, name: l.SwitchName})
 	}
-	hosts[node] = append(hosts[node], device)
+	sw := &r.switches[s]
+	k := len(sw.nodes) - 1 // a node's cables come one after the other
+	if k < 0 || sw.nodes[k] != n {
+		k = slices.Index(sw.nodes, n)
+	}
+	if k >= 0 {
+		sw.devices[k] = append(sw.devices[k], device)
+		return
+	}
+	sw.nodes = append(sw.nodes, n)
+	sw.devices = append(sw.devices, []string{device})
+	r.nodes[n] = append(r.nodes[n], s)
 }
 
 // storageRails returns the leaves that look like storage or management rails (see StorageRail), by switch ID.
 // Leaves that reach the very same hosts through one port each are judged together (two storage rails, or the
 // compute rails of one scalable unit), so one does not hide the other.
 func (r *railUplinks) storageRails() []StorageRail {
-	bySet := map[string][]string{} // the sorted hosts of single-port leaves → those leaves
-	for _, id := range slices.Sorted(maps.Keys(r.bySwitch)) {
-		hosts := r.bySwitch[id]
-		if len(hosts) < 2 || slices.ContainsFunc(slices.Collect(maps.Values(hosts)), func(d []string) bool { return len(d) != 1 }) {
+	bySet := map[string][]int{} // the sorted hosts of single-port leaves → those leaves
+	var keys []string
+	for s, sw := range r.switches {
+		if len(sw.nodes) < 2 || slices.ContainsFunc(sw.devices, func(d []string) bool { return len(d) != 1 }) {
 			continue
 		}
-		key := strings.Join(slices.Sorted(maps.Keys(hosts)), "\n")
-		bySet[key] = append(bySet[key], id)
+		hosts := slices.Sorted(slices.Values(sw.nodes))
+		key := fmt.Sprint(hosts)
+		if bySet[key] == nil {
+			keys = append(keys, key)
+		}
+		bySet[key] = append(bySet[key], s)
 	}
+	g := newRailGroups(r)
 	var out []StorageRail
-	for _, leaves := range bySet {
-		hosts := slices.Sorted(maps.Keys(r.bySwitch[leaves[0]]))
-		groups := r.groupsWithout(hosts, leaves)
+	for _, key := range keys {
+		leaves := bySet[key]
+		hosts := r.switches[leaves[0]].nodes
+		groups := g.count(hosts, leaves)
 		if groups < 2 {
 			continue
 		}
-		for _, id := range leaves {
+		for _, s := range leaves {
 			devices := map[string]bool{}
-			for _, d := range r.bySwitch[id] {
+			for _, d := range r.switches[s].devices {
 				if d[0] != "" {
 					devices[d[0]] = true
 				}
 			}
-			out = append(out, StorageRail{SwitchID: id, SwitchName: r.names[id], Hosts: len(hosts), Groups: groups,
+			out = append(out, StorageRail{SwitchID: r.switches[s].id, SwitchName: r.switches[s].name, Hosts: len(hosts), Groups: groups,
 				Devices: slices.Sorted(maps.Keys(devices))})
 		}
 	}
@@ -110,35 +138,69 @@ func (r *railUplinks) storageRails() []StorageRail {
 	return out
 }
 
-// groupsWithout counts the groups the given hosts fall into when the leaves are taken away: hosts are in one
-// group when a chain of leaves and hosts joins them; hosts cabled to no other leaf are in none.
-func (r *railUplinks) groupsWithout(hosts, leaves []string) int {
-	parent := map[string]string{}
-	var find func(string) string
-	find = func(x string) string {
-		p, ok := parent[x]
-		if !ok || p == x {
-			return x
-		}
-		root := find(p)
-		parent[x] = root
-		return root
+// railGroups counts the groups hosts fall into without some leaves, reusing its marks from one count to the
+// next: a mark holds the number of the count that set it.
+type railGroups struct {
+	r                   *railUplinks
+	round               int
+	removed, swSeen     []int // by switch index
+	nodeSeen, nodeInSet []int // by node index
+	queue               []int
+}
+
+func newRailGroups(r *railUplinks) *railGroups {
+	return &railGroups{r: r, removed: make([]int, len(r.switches)), swSeen: make([]int, len(r.switches)),
+		nodeSeen: make([]int, len(r.nodes)), nodeInSet: make([]int, len(r.nodes))}
+}
+
+// count returns the number of groups the hosts fall into when the leaves are taken away: hosts are in one group
+// when a chain of other leaves and hosts joins them; hosts cabled to no other leaf are in none. It walks the
+// group of one host after another and stops as soon as one group holds them all, so that a leaf whose hosts
+// share another leaf costs little.
+func (g *railGroups) count(hosts, leaves []int) int {
+	g.round++
+	for _, s := range leaves {
+		g.removed[s] = g.round
 	}
-	for node, switches := range r.byNode {
-		for _, sw := range switches {
-			if !slices.Contains(leaves, sw) {
-				a, b := find("node\n"+node), find("switch\n"+sw)
-				if a != b {
-					parent[a] = b
+	cabled := 0 // hosts with another leaf
+	for _, h := range hosts {
+		if slices.ContainsFunc(g.r.nodes[h], func(s int) bool { return g.removed[s] != g.round }) {
+			g.nodeInSet[h] = g.round
+			cabled++
+		}
+	}
+	groups, seen := 0, 0
+	for _, h := range hosts {
+		if g.nodeInSet[h] != g.round || g.nodeSeen[h] == g.round {
+			continue
+		}
+		groups++
+		g.nodeSeen[h] = g.round
+		seen++
+		g.queue = append(g.queue[:0], h)
+		for len(g.queue) > 0 && seen < cabled {
+			n := g.queue[len(g.queue)-1]
+			g.queue = g.queue[:len(g.queue)-1]
+			for _, s := range g.r.nodes[n] {
+				if g.removed[s] == g.round || g.swSeen[s] == g.round {
+					continue
+				}
+				g.swSeen[s] = g.round
+				for _, m := range g.r.switches[s].nodes {
+					if g.nodeSeen[m] == g.round {
+						continue
+					}
+					g.nodeSeen[m] = g.round
+					g.queue = append(g.queue, m)
+					if g.nodeInSet[m] == g.round {
+						seen++
+					}
 				}
 			}
 		}
-	}
-	roots := map[string]bool{}
-	for _, h := range hosts {
-		if slices.ContainsFunc(r.byNode[h], func(sw string) bool { return !slices.Contains(leaves, sw) }) {
-			roots[find("node\n"+h)] = true
+		if seen == cabled {
+			break
 		}
 	}
-	return len(roots)
+	return groups
 }

@@ -1,8 +1,10 @@
 package ufm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -91,5 +93,33 @@ func TestStorageRails(t *testing.T) {
 				t.Errorf("storage rails (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// 10,240 hosts in units of 32 on 8 rails each, 4 units to a storage leaf: the 80 storage leaves are found, each
+// joining 4 units, and the 2,560 rail leaves are not, in well under a poll's time (walking every host's group
+// for every leaf took half a minute).
+func TestStorageRailsAtScale(t *testing.T) {
+	var r railUplinks
+	for h := range 10240 {
+		su := h / 32
+		for rail := range 8 {
+			leaf := fmt.Sprintf("su%d-r%d", su, rail)
+			r.add(fmt.Sprintf("dgx-%05d", h), topology.SwitchLink{SwitchID: "guid:" + leaf, SwitchName: leaf}, fmt.Sprintf("mlx5_%d", rail))
+		}
+		stor := fmt.Sprintf("stor-%d", su/4)
+		r.add(fmt.Sprintf("dgx-%05d", h), topology.SwitchLink{SwitchID: "guid:" + stor, SwitchName: stor}, "mlx5_8")
+	}
+	start := time.Now()
+	rails := r.storageRails()
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if len(rails) != 80 {
+		t.Fatalf("%d storage rails, want 80", len(rails))
+	}
+	want := StorageRail{SwitchID: "guid:stor-0", SwitchName: "stor-0", Hosts: 128, Groups: 4, Devices: []string{"mlx5_8"}}
+	if diff := cmp.Diff(want, rails[0]); diff != "" {
+		t.Errorf("first storage rail (-want +got):\n%s", diff)
 	}
 }
