@@ -7,6 +7,7 @@
 #   hack/bench.sh            the benchmarks of `make bench` (placement's are hack/bench-placement.sh)
 #   hack/bench.sh scale      only the convergence bench at NODES nodes (50000 unless set): `make bench-scale`
 #   hack/bench.sh verdict    only the verdict line over BENCH_RESULTS
+#   hack/bench.sh judge FILE judge the convergence figures of a saved `go test -bench` output (a bench-scale run's)
 #
 # BENCH_RESULTS=FILE adds every judged figure to FILE, a line each ("met", "NOT MET", "LOST", "TRADE-OFF" or
 # "NOT RUN", a tab, the figure's name); BENCH_VERDICT=0 leaves the verdict line and the exit status to a
@@ -25,7 +26,7 @@ trap 'rm -f "$out" $own_results' EXIT
 # record STATUS NAME: one judged figure.
 record() { printf '%s\t%s\n' "$1" "$2" >>"$BENCH_RESULTS"; }
 
-# verdict: the verdict line over BENCH_RESULTS; fails when a target was missed.
+# verdict: the verdict line over BENCH_RESULTS; fails when a target was missed, and when nothing was judged.
 verdict() {
   awk -F '\t' '
     $1 == "met" { n++ }
@@ -36,6 +37,7 @@ verdict() {
     # list A K: the K items of A, "; " between them.
     function list(a, k,    s, i) { for (i = 1; i <= k; i++) s = s (i > 1 ? "; " : "") a[i]; return s }
     END {
+      if (!n) { printf "bench: no figure was judged (an empty result file, or every benchmark failed to run)\n"; exit 1 }
       if (m) printf "bench: %d of %d targets missed: %s", m, n, list(missed, m)
       else printf "bench: all %d targets met", n
       if (l > 3) printf "; %d peer comparisons lost (no target; see the tables)", l
@@ -88,15 +90,26 @@ judge() {
   record "$status" "$name"
 }
 
+# judge_targeted NAME VALUE UNIT TARGET: judge, for a figure that must have a target: no TARGET (a size the
+# benchmark has no target for) is a target missed, never a figure that goes unjudged.
+judge_targeted() {
+  if [ -z "${4:-}" ]; then
+    printf '%-44s %12s %-14s %s\n' "$1" "${2:-—}" "$3" "NOT MET: no target for this size"
+    record "NOT MET" "$1 (no target for this size)"
+    return
+  fi
+  judge "$@"
+}
+
 # converge BENCH LABEL: judges the figures of a convergence benchmark (test/e2e, convergeBench) against the
-# targets it reports for its size.
+# targets it reports for its size; a size without targets fails.
 converge() {
   local b=$1 l=$2
-  judge "$l: cold convergence" "$(mean "$b" cold-converge-s)" s "$(mean "$b" cold-target-s)"
+  judge_targeted "$l: cold convergence" "$(mean "$b" cold-converge-s)" s "$(mean "$b" cold-target-s)"
   judge "$l: cold writes beyond one an object" "$(mean "$b" extra-writes)" writes 0
   judge "$l: writes in steady state" "$(mean "$b" steady-writes)" writes 0
-  judge "$l: 1 % of nodes moved, convergence" "$(mean "$b" 1pct-converge-s)" s "$(mean "$b" 1pct-target-s)"
-  judge "$l: aggregator peak RSS" "$(mean "$b" peak-RSS-MiB)" MiB "$(mean "$b" RSS-target-MiB)"
+  judge_targeted "$l: 1 % of nodes moved, convergence" "$(mean "$b" 1pct-converge-s)" s "$(mean "$b" 1pct-target-s)"
+  judge_targeted "$l: aggregator peak RSS" "$(mean "$b" peak-RSS-MiB)" MiB "$(mean "$b" RSS-target-MiB)"
   judge "$l: kube-apiserver peak RSS" "$(mean "$b" apiserver-peak-RSS-MiB)" MiB
   judge "$l: etcd peak RSS" "$(mean "$b" etcd-peak-RSS-MiB)" MiB
 }
@@ -106,6 +119,15 @@ converge() {
 e2e_why_not=
 if [ "$(id -u)" != 0 ]; then
   e2e_why_not="test/e2e needs root"
+fi
+
+if [ "${1:-}" = judge ]; then
+  [ -r "${2:-}" ] || { echo "bench: judge FILE: no readable FILE given" >&2; exit 2; }
+  cp "$2" "$out"
+  echo "== measured / target =="
+  converge BenchmarkConvergeScale "$(mean BenchmarkConvergeScale nodes | awk '{ printf "%d", $1 }') nodes"
+  [ "${BENCH_VERDICT:-1}" = 0 ] || verdict
+  exit
 fi
 
 if [ "${1:-}" = scale ]; then
