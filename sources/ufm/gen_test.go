@@ -19,7 +19,9 @@ import (
 //	FABRICMAP_REGEN_FIXTURES=1 go test -run TestFixturesUpToDate ./sources/ufm/
 //
 // Without the variable the test checks that the committed files are what the generators write.
-// testdata/lab is written by hand.
+// testdata/lab is written by hand: an irregular lab export (a loopback, a host-to-host cable, ends of no system,
+// a broken entry) with a gateway of type "gateway" and two MSX6710 gateways UFM lists as hosts
+// ("MF0;lab-gw-1:MSX6710/GW" under its switch's system GUID, "MF0;lab-gw-2:MSX6710/GW" on its own).
 
 var generatedFixtures = map[string]func() *genFabric{
 	"railopt":   railOptimised,
