@@ -11,10 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -141,6 +143,9 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 	}
 	err = b.
 		Named("fabric-topology").
+		// One aggregator a process in production; its tests start several in one (a manager each), which
+		// controller-runtime's process-wide check of unique controller names would refuse.
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
 		WatchesRawSource(source.Channel(start, toFabric)).
 		Watches(&v1alpha1.NodeFabricReport{}, toFabric).
 		// The owned HyperNodes' changes, and their cache's first sync, while their CRD is installed.
