@@ -57,7 +57,8 @@ func newTopology() *cobra.Command {
 			"neighbours are usable when their RDMA devices' GUIDs name hosts of the capture or UFM, or when they give\n" +
 			"the NVLink domain of a node another source places, as in the aggregator.\n" +
 			"--previous FILE reads the HyperNodes written before (kubectl get hypernodes -o yaml) and keeps their names\n" +
-			"as the aggregator does: a domain that keeps most of its switches keeps its name.\n" +
+			"as the aggregator does: a domain that keeps most of its switches keeps its name. A switch they stood for\n" +
+			"that is gone from the fabric now is a warning naming it and the nodes of its HyperNode it leaves short.\n" +
 			"Lines, reports and hosts that could not be used are reported on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -142,7 +143,8 @@ func newTopology() *cobra.Command {
 			for _, n := range tree.Unplaced {
 				fmt.Fprintf(errw, "warning: host %q reaches no switch and is left out\n", n)
 			}
-			topology.KeepNames(tree, prev) // as the aggregator keeps the names of the tree it built before (nil: none)
+			topology.KeepNames(tree, prev)           // as the aggregator keeps the names of the tree it built before (nil: none)
+			warnVanished(errw, previous, prev, tree) // the switches gone since, and the nodes they leave short (topology_previous.go)
 			if err := tree.Validate(); err != nil {
 				return fmt.Errorf("the inferred tree is invalid (a bug; please report it with the capture): %w", err)
 			}

@@ -291,14 +291,22 @@ func hyperNodeNames(t *testing.T, list string) (names []string, nodeIn map[strin
 // A leaf that drops out of a capture renames nothing when the HyperNodes written before are given with
 // --previous (as `kubectl get hypernodes -o yaml` prints them, or as several documents): every node stays in a
 // HyperNode of the name it had, as the aggregator keeps names. Without --previous the rail group is renamed
-// after the leaves left, which is what the flag is for.
+// after the leaves left, which is what the flag is for. The one warning names the leaf gone and the nodes of
+// its HyperNode that stay placed, short of it.
 func TestTopologyPreviousKeepsNames(t *testing.T) {
 	for _, tc := range []struct {
 		name, capture, leaf string
+		// gone is what the warning says after "switch ".
+		gone string
 	}{
-		{"SuperPOD, SU1's rail-1 leaf gone", superPOD, "b83fd20300e20101"},
-		{"SuperPOD, SU2's rail-1 leaf gone", superPOD, "b83fd20300e20201"},
-		{"rail group, rail 0 gone", "../sources/ibfabric/testdata/railgroup-su.txt", ""},
+		{"SuperPOD, SU1's rail-1 leaf gone", superPOD, "b83fd20300e20101", "guid:b83fd20300e20101 is gone from the fabric; " +
+			"16 nodes of HyperNode ib-su1-leaf-r1-rails, which stood for it, stay placed and short of it: " +
+			"dgx-001, dgx-002, dgx-003, dgx-004, dgx-005, dgx-006, dgx-007, dgx-008, dgx-009, dgx-010 and 6 more"},
+		{"SuperPOD, SU2's rail-1 leaf gone", superPOD, "b83fd20300e20201", "guid:b83fd20300e20201 is gone from the fabric; " +
+			"16 nodes of HyperNode ib-su2-leaf-r1-rails, which stood for it, stay placed and short of it: " +
+			"dgx-017, dgx-018, dgx-019, dgx-020, dgx-021, dgx-022, dgx-023, dgx-024, dgx-025, dgx-026 and 6 more"},
+		{"rail group, rail 0 gone", "../sources/ibfabric/testdata/railgroup-su.txt", "", "guid:b83fd20300c10011 is gone from the fabric; " +
+			"3 nodes of HyperNode ib-su1-rail0-rails, which stood for it, stay placed and short of it: gpu-01, gpu-02, gpu-03"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			full, stderr, err := run(t, "topology", "--from-ibnetdiscover", tc.capture, "-o", "yaml")
@@ -339,8 +347,8 @@ func TestTopologyPreviousKeepsNames(t *testing.T) {
 				if diff := cmp.Diff(wantIn, gotIn); diff != "" {
 					t.Errorf("--previous %s: each node's HyperNode (-before +after the leaf left):\n%s", filepath.Base(prev), diff)
 				}
-				if stderr != "" {
-					t.Errorf("--previous %s: warnings:\n%s", filepath.Base(prev), stderr)
+				if want := "warning: --previous " + prev + ": switch " + tc.gone + "\n"; stderr != want {
+					t.Errorf("--previous %s: warnings:\n%s\nwant:\n%s", filepath.Base(prev), stderr, want)
 				}
 			}
 		})
