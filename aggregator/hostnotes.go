@@ -65,5 +65,5 @@ func (r *Reconciler) noteHosts(ctx context.Context, p *polledSource, nodes map[s
 		left = left[:maxNotedHosts]
 	}
 	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonHostsLeftOut,
-		"source %s left out %d hosts it found no node for: %s%s", name, count, strings.Join(left, "; "), more)
+		"source %s left out %d hosts or systems it found no node for (each with its reason: a default description, a management host, a gateway or router UFM lists as a host): %s%s", name, count, strings.Join(left, "; "), more)
 }
