@@ -73,7 +73,7 @@ func (o *options) flags(fs *pflag.FlagSet) {
 	fs.DurationVar(&conf.ReportExpiry, "report-expiry", 10*time.Minute, "how long an agent may leave its heartbeat Lease unrenewed before its report expires: still used for --delete-grace-period more, then the node leaves the tree (0 turns expiry off)")
 	fs.Float64Var(&guard.MaxShare, "deletion-guard-max-share", 0.2, "share of the managed HyperNodes that may be gone from the tree together; more, or all of them, holds every deletion until confirmed")
 	fs.IntVar(&guard.MinCount, "deletion-guard-min-count", 3, "HyperNodes that may be gone together whatever their share (one node's leaf in a small tree); all of them is held even so")
-	fs.DurationVar(&guard.ConfirmAfter, "deletion-guard-confirm-after", time.Hour, "how long an unchanged set of held deletions waits before it goes ahead (0: only the annotation "+wellknown.ConfirmDeletionsAnnotation+" on the leader-election Lease confirms)")
+	fs.DurationVar(&guard.ConfirmAfter, "deletion-guard-confirm-after", time.Hour, "how long an unchanged set of held deletions or rewrites waits before it goes ahead (0: only the annotation "+wellknown.ConfirmDeletionsAnnotation+" on the leader-election Lease confirms), and the rewrite guard's window: rewrites within it are judged as one change (1h when 0)")
 	fs.StringVar(&mc.HeartbeatNamespace, "heartbeat-namespace", cli.EnvOr("POD_NAMESPACE", "default"), "namespace of the agents' heartbeat Leases (the release's, from $POD_NAMESPACE)")
 	fs.BoolVar(&conf.NodeLabels, "node-labels", true, "label each node with its domain at every tier and its NVLink domain")
 	conf.LabelKeys = hypernodegen.DefaultLabelKeys()
