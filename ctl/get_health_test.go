@@ -31,7 +31,8 @@ var healthReports = filepath.Join("testdata", "health-reports.yaml")
 // HyperNodes the aggregator makes of them: the findings as a tree (worst first, by severity then domain), as
 // JSON and YAML, with a plan to drift from, and its errors; the findings are the aggregator's on the tree it
 // inferred. Then nodes that lost their leaf, as the aggregator's annotation on their Node says, are critical
-// findings (one whose report is gone is none; an annotation that cannot be read is a warning). Then, without
+// findings (one whose report is gone is none; an annotation that cannot be read is a warning), and so is a node
+// that lost a switch, as its switch-lost annotation says. Then, without
 // the HyperNode CRD, the ports are judged without the tree.
 func TestGetHealthGolden(t *testing.T) {
 	env := testenv.StartForTest(t)
@@ -124,6 +125,36 @@ func TestGetHealthGolden(t *testing.T) {
 			t.Errorf("dgx-06 judged %q, want down", got.DegradedNodes["dgx-06"])
 		}
 	})
+
+	// dgx-01 lost its rail-1 leaf, which left the fabric (the aggregator's annotation on its Node); dgx-09's
+	// annotation cannot be read (a warning). Their Nodes go afterwards, so the cases below see none of it.
+	lostSwitches := []health.LostSwitch{{Node: "dgx-01", Switches: []health.GoneSwitch{{ID: "guid:b83fd20300b10001", Name: "ib-leaf-r1"}}, Since: lostSince}}
+	for name, value := range map[string]string{"dgx-01": pipeline.SwitchLostValue(lostSwitches[0]), "dgx-09": "ib-leaf-r1 since this morning"} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{wellknown.SwitchLostAnnotation: value}}}
+		if err := env.Client.Create(ctx, node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []goldenCase{
+		{"get-health-switch-lost", "fabricmap", []string{"get", "health"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) { tc.check(t, cluster) })
+	}
+	t.Run("the aggregator's findings with a lost switch", func(t *testing.T) {
+		got := getHealthJSON(t, cluster)
+		want := pipeline.AssessHealth(tree, reports, nil, nil, lost, lostSwitches)
+		if diff := cmp.Diff(want.Findings, got.Findings); diff != "" {
+			t.Errorf("get health judged otherwise than the aggregator (-aggregator +get health):\n%s", diff)
+		}
+		if got.DegradedNodes["dgx-01"] != "degraded" {
+			t.Errorf("dgx-01 judged %q, want degraded", got.DegradedNodes["dgx-01"])
+		}
+	})
+	for _, name := range []string{"dgx-01", "dgx-09"} {
+		if err := env.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// Volcano's own discovery beside fabricmap: a HyperNode it made over two of fabricmap's nodes is a critical
 	// finding that names it and the setting to turn off; removed, the finding goes.
