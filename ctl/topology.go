@@ -143,6 +143,11 @@ func newTopology() *cobra.Command {
 			for _, n := range tree.Unplaced {
 				fmt.Fprintf(errw, "warning: host %q reaches no switch and is left out\n", n)
 			}
+			if n := hypernodegen.NVLinkLeftOut(tree, reportEvidence); n > 0 && !accelerators {
+				fmt.Fprintf(errw, "warning: %d nodes report an NVLink domain that no output states: without --accelerator-domains the tree, "+
+					"and so its labels, levels and HyperNodes, have no NVLink level; add --accelerator-domains, as the aggregator's chart runs by default "+
+					"(aggregator.acceleratorDomains)\n", n)
+			}
 			topology.KeepNames(tree, prev)           // as the aggregator keeps the names of the tree it built before (nil: none)
 			warnVanished(errw, previous, prev, tree) // the switches gone since, and the nodes they leave short (topology_previous.go)
 			if err := tree.Validate(); err != nil {
