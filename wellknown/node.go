@@ -18,3 +18,7 @@ const UplinkLostAnnotation = "fabricmap.io/uplink-lost"
 // NODE fabricmap.io/switch-lost-`), after which the aggregator forgets it. `fabricmap get health` reads it for
 // its switch-lost findings, and a new leader for the losses and the time it states.
 const SwitchLostAnnotation = "fabricmap.io/switch-lost"
+
+// NodeAnnotations are every annotation the aggregator writes on Nodes: the chart's admission policy lets the
+// aggregator's account set and remove these, and no other (test/chart holds the two alike).
+var NodeAnnotations = []string{UplinkLostAnnotation, SwitchLostAnnotation}

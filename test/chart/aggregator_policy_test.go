@@ -37,8 +37,17 @@ const (
 // applyNodeLabels has writer server-side-apply labels on node as the aggregator does (its field manager,
 // forced): the keys it applied before and leaves out now are removed.
 func applyNodeLabels(ctx context.Context, writer client.Client, node string, labels map[string]any, dry bool) error {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": node, "labels": labels}}}
+	return applyNodeMetadata(ctx, writer, node, labels, nil, dry)
+}
+
+// applyNodeMetadata is applyNodeLabels with annotations too (nil: none), as the aggregator writes a lost uplink or
+// lost switches with the labels.
+func applyNodeMetadata(ctx context.Context, writer client.Client, node string, labels, annotations map[string]any, dry bool) error {
+	meta := map[string]any{"name": node, "labels": labels}
+	if annotations != nil {
+		meta["annotations"] = annotations
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": meta}}
 	opts := []client.ApplyOption{client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership}
 	if dry {
 		opts = append(opts, client.DryRunAll)
@@ -77,10 +86,12 @@ func TestAggregatorWritesOnlyItsNodeLabels(t *testing.T) {
 
 	for _, tc := range []struct {
 		name   string
-		labels map[string]any     // applied as the aggregator does, for real when admitted
-		patch  func(*corev1.Node) // else a merge patch, as a dry run
-		refuse string             // "" when admitted
-		want   map[string]string  // the node's labels afterwards
+		labels map[string]any // applied as the aggregator does, for real when admitted
+		// annotations are applied with labels (nil: none)
+		annotations map[string]any
+		patch       func(*corev1.Node) // else a merge patch, as a dry run
+		refuse      string             // "" when admitted
+		want        map[string]string  // the node's labels afterwards
 	}{
 		{name: "its own keys", labels: map[string]any{blockKey: "leaf-1", acceleratorKey: "nvl-1", subDomainKey: "rack-1"},
 			want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-1", acceleratorKey: "nvl-1", subDomainKey: "rack-1"}},
@@ -94,6 +105,16 @@ func TestAggregatorWritesOnlyItsNodeLabels(t *testing.T) {
 		{name: "a foreign key changed", patch: func(n *corev1.Node) { n.Labels["team"] = "b" }, refuse: "refused to change team on Node chart-aggregator-node"},
 		{name: "a foreign key removed", patch: func(n *corev1.Node) { delete(n.Labels, "team") }, refuse: "refused to change team"},
 		{name: "an annotation", patch: func(n *corev1.Node) { n.Annotations["example.com/note"] = "x" }, refuse: "may change only its node labels"},
+		{name: "its annotations of a lost uplink and lost switches, with its labels",
+			labels: map[string]any{blockKey: "leaf-2"},
+			annotations: map[string]any{wellknown.UplinkLostAnnotation: `{"leaf":"leaf-2","since":"2026-11-28T10:00:00Z"}`,
+				wellknown.SwitchLostAnnotation: `{"switches":[{"id":"guid:0x1","name":"su0-leaf-r3"}],"since":"2026-11-28T10:00:00Z"}`},
+			want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-2"}},
+		{name: "its annotations removed", labels: map[string]any{blockKey: "leaf-2"}, annotations: map[string]any{},
+			want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-2"}},
+		{name: "a foreign annotation with its own", labels: map[string]any{blockKey: "leaf-2"},
+			annotations: map[string]any{wellknown.SwitchLostAnnotation: "{}", "example.com/note": "x"},
+			refuse:      "not other annotations", want: map[string]string{"team": "a", oldTierKey: "x", blockKey: "leaf-2"}},
 		{name: "a taint", patch: func(n *corev1.Node) {
 			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "example.com/broken", Effect: corev1.TaintEffectNoSchedule})
 		}, refuse: "may change only its node labels"},
@@ -105,7 +126,7 @@ func TestAggregatorWritesOnlyItsNodeLabels(t *testing.T) {
 					func(o client.Object) { tc.patch(o.(*corev1.Node)) }), tc.refuse)
 				return
 			}
-			assertAdmission(t, applyNodeLabels(ctx, asAggregator, node.Name, tc.labels, false), tc.refuse)
+			assertAdmission(t, applyNodeMetadata(ctx, asAggregator, node.Name, tc.labels, tc.annotations, false), tc.refuse)
 			var n corev1.Node
 			if err := admin.Get(ctx, client.ObjectKeyFromObject(node), &n); err != nil {
 				t.Fatal(err)
@@ -204,4 +225,30 @@ func TestAggregatorPolicyPrefixes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The chart's admission policy lets the aggregator set and remove exactly the Node annotations it writes
+// (wellknown.NodeAnnotations).
+func TestAggregatorPolicyAnnotationsAreTheAggregators(t *testing.T) {
+	for _, o := range render(t, valuesFiles(t)[0]) {
+		if o.GetKind() != "ValidatingAdmissionPolicy" || !strings.HasSuffix(o.GetName(), "-own-labels") {
+			continue
+		}
+		vars, _, _ := unstructured.NestedSlice(o.Object, "spec", "variables")
+		for _, v := range vars {
+			m := v.(map[string]any)
+			if m["name"] != "ownAnnotations" {
+				continue
+			}
+			var got []string
+			if err := json.Unmarshal([]byte(m["expression"].(string)), &got); err != nil {
+				t.Fatalf("ownAnnotations %q: %v", m["expression"], err)
+			}
+			if diff := cmp.Diff(wellknown.NodeAnnotations, got); diff != "" {
+				t.Errorf("the policy's annotations (-wellknown +chart):\n%s", diff)
+			}
+			return
+		}
+	}
+	t.Fatal("no ownAnnotations variable in the aggregator's Node policy")
 }
