@@ -99,8 +99,9 @@ func TestTopologyAwareScheduling(t *testing.T) {
 	for _, l := range topo.Spec.Levels {
 		levels = append(levels, l.NodeLabel)
 	}
-	// The switch tiers above the NVLink level (the leaves hang under the root: tier-1 is filled with the leaf).
-	if want := []string{hypernodegen.DefaultLabelKeys().Tiers[1], leafKey, nvlinkKey, corev1.LabelHostname}; !slices.Equal(levels, want) {
+	// The switch tiers above the NVLink levels (the leaves hang under the root: tier-1 is filled with the leaf),
+	// then the NVLink domain and its sub-domain, which every node carries with the domain.
+	if want := []string{hypernodegen.DefaultLabelKeys().Tiers[1], leafKey, nvlinkKey, hypernodegen.DefaultLabelKeys().AcceleratorSubDomain, corev1.LabelHostname}; !slices.Equal(levels, want) {
 		t.Fatalf("Topology %s levels %v, want %v", topo.Name, levels, want)
 	}
 
