@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -315,6 +316,34 @@ func checkCRD(t *testing.T, c client.Client, name string, want crdWant) {
 // deleteCRDs deletes the named CRDs (and with them their objects) and waits until they are gone.
 func deleteCRDs(t *testing.T, c client.Client, names ...string) {
 	t.Helper()
+	// A CRD deleted while the API server still initialises its storage keeps its cleanup finalizer ("could not
+	// list instances: storage is (re)initializing") and retries only after a long backoff: wait until each CRD
+	// that exists lists its objects first.
+	testenv.Eventually(t, time.Minute, "the CRDs' objects listed", func() (bool, string) {
+		for _, name := range names {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(crdGVK)
+			if err := c.Get(context.Background(), client.ObjectKey{Name: name}, u); apierrors.IsNotFound(err) {
+				continue
+			}
+			group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+			versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+			for _, v := range versions {
+				m, _ := v.(map[string]any)
+				if served, _ := m["served"].(bool); !served {
+					continue
+				}
+				list := &unstructured.UnstructuredList{}
+				list.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: fmt.Sprint(m["name"]), Kind: kind + "List"})
+				if err := c.List(context.Background(), list, client.Limit(1)); err != nil {
+					return false, fmt.Sprintf("listing %s: %v", name, err)
+				}
+				break
+			}
+		}
+		return true, ""
+	})
 	for _, name := range names {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(crdGVK)
