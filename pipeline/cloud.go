@@ -6,10 +6,10 @@ import (
 	"slices"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/sources/gcp"
+	"github.com/fabricmap/fabricmap/sources/cloudlayers"
 	"github.com/fabricmap/fabricmap/sources/labels"
-	"github.com/fabricmap/fabricmap/sources/oci"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // SourceCloud is the name, in --source-priority, logs and metrics, of the nodes' own instance metadata as the
@@ -17,14 +17,15 @@ import (
 // node on Google Cloud or OCI, known without any cloud credentials in the cluster.
 const SourceCloud = "cloud"
 
-// cloudProviders are the providers whose instance metadata gives the node's layers, with the API source that
-// reads the same layers: the metadata's evidence takes that source's keys and values, so both agree.
+// cloudProviders are the providers whose instance metadata gives the node's layers, by the name of the API source
+// that reads the same layers: the metadata's evidence takes that source's keys and values (cloudlayers), so both
+// agree.
 var cloudProviders = map[string]struct {
 	keys []string
 	node func(node string, layers []string, nvlink string) (labels.Node, error)
 }{
-	gcp.Name: {keys: gcp.Keys, node: gcp.MetadataNode},
-	oci.Name: {keys: oci.Keys, node: oci.MetadataNode},
+	wellknown.SourceGCP: {keys: cloudlayers.GCPKeys, node: cloudlayers.GCPMetadataNode},
+	wellknown.SourceOCI: {keys: cloudlayers.OCIKeys, node: cloudlayers.OCIMetadataNode},
 }
 
 // CloudEvidence is the evidence of the reports' cloud sections (SourceCloud): each node whose instance metadata

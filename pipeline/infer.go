@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Inference is how the evidence becomes one tree: which source wins a conflict, the root's name, whether NVLink
@@ -21,9 +21,9 @@ type Inference struct {
 }
 
 // DefaultSourcePriority is the order in which sources win conflicts when none is configured: what the node
-// saw itself, then the registry's sources in its order (sources.Names: the fabric manager, a capture, labels an
-// admin set, the clouds' APIs), then the nodes' own instance metadata (SourceCloud).
-var DefaultSourcePriority = append(append([]string{SourceReports}, sources.Names()...), SourceCloud)
+// saw itself, then the registry's sources in its order (wellknown.SourceOrder: the fabric manager, a capture,
+// labels an admin set, the clouds' APIs), then the nodes' own instance metadata (SourceCloud).
+var DefaultSourcePriority = append(append([]string{SourceReports}, wellknown.SourceOrder...), SourceCloud)
 
 // Infer is the one inference from the reports' and the sources' evidence: topology.Infer with conf's source
 // priority (DefaultSourcePriority when empty), root name and accelerator tier. The aggregator builds every

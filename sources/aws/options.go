@@ -12,10 +12,11 @@ import (
 
 	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Name is the source's name in --source-priority, logs, metrics and Events.
-const Name = "aws"
+const Name = wellknown.SourceAWS
 
 // Options are the AWS source's settings: --from-aws and the flags beside it, the same in the aggregator and
 // `fabricmap topology`. Credentials come from the AWS SDK's default credential chain unless Credentials is set.

@@ -12,21 +12,14 @@
 // node. docs/clouds.md ("Google Cloud") documents the flags, the IAM permission and what is left out.
 package gcp
 
-import "strings"
+import (
+	"strings"
 
-// Name is the source's name in --source-priority, logs, metrics and Events, and the Source its evidence carries.
-const Name = "gcp"
-
-// The keys under which the source gives each placed node its physicalHostTopology, top first, as labels of the
-// synthetic nodes it hands labels.EvidenceAs. They name the pseudo-switches' paths and never reach a Node.
-const (
-	ClusterKey  = "gcp.fabricmap.io/cluster"
-	BlockKey    = "gcp.fabricmap.io/block"
-	SubblockKey = "gcp.fabricmap.io/subblock"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
-// Keys are the layers' keys, top first.
-var Keys = []string{ClusterKey, BlockKey, SubblockKey}
+// Name is the source's name in --source-priority, logs, metrics and Events, and the Source its evidence carries.
+const Name = wellknown.SourceGCP
 
 // nvlinkSubblockPrefixes are the machine-type prefixes whose sub-block is one NVLink domain: A4X
 // (a4x-highgpu-4g, GB200 NVL72) and A4X Max (a4x-maxgpu-4g-metal, GB300 NVL72).

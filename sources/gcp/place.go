@@ -9,6 +9,7 @@ import (
 
 	compute "google.golang.org/api/compute/v1"
 
+	"github.com/fabricmap/fabricmap/sources/cloudlayers"
 	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/nodes"
@@ -61,8 +62,8 @@ func zonesOf(cands []candidate) []string {
 }
 
 // place gives each candidate whose instance listed (zone → name → instance) reports a whole physical host
-// topology its synthetic node for labels.EvidenceAs: the cluster, block and sub-block under Keys (as
-// labelValue writes them) and, on a machine type whose sub-block is an NVLink domain, the sub-block as its
+// topology its synthetic node for labels.EvidenceAs: the cluster, block and sub-block under cloudlayers.GCPKeys
+// (as labels.Value writes them) and, on a machine type whose sub-block is an NVLink domain, the sub-block as its
 // NVLink domain (labels.CliqueLabel). The others are left out with the reason: a zone not listed, an instance
 // missing from the answer, no or a partial topology. Nothing is guessed.
 func place(cands []candidate, listed map[string]map[string]*compute.Instance) ([]labels.Node, []leftOut) {
@@ -104,9 +105,9 @@ func synthetic(c candidate, inst *compute.Instance) (labels.Node, string) {
 		return labels.Node{}, fmt.Sprintf("instance %s/%s (machine type %s) reports a partial physical host topology (cluster %q, block %q, sub-block %q)",
 			c.ref.Zone, c.ref.Name, machineType, t.Cluster, t.Block, t.Subblock)
 	}
-	l := map[string]string{ClusterKey: labels.Value(t.Cluster), BlockKey: labels.Value(t.Block), SubblockKey: labels.Value(t.Subblock)}
+	l := map[string]string{cloudlayers.GCPClusterKey: labels.Value(t.Cluster), cloudlayers.GCPBlockKey: labels.Value(t.Block), cloudlayers.GCPSubblockKey: labels.Value(t.Subblock)}
 	if subblockIsNVLinkDomain(machineType) {
-		l[labels.CliqueLabel] = l[SubblockKey]
+		l[labels.CliqueLabel] = l[cloudlayers.GCPSubblockKey]
 	}
 	return labels.Node{Name: c.node, Labels: l}, ""
 }

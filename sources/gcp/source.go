@@ -13,6 +13,7 @@ import (
 	"github.com/googleapis/gax-go/v2"
 	compute "google.golang.org/api/compute/v1"
 
+	"github.com/fabricmap/fabricmap/sources/cloudlayers"
 	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
@@ -81,7 +82,7 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	}
 	placed, notPlaced := place(cands, listed)
 	out = append(out, notPlaced...)
-	in, problems := labels.EvidenceAs(Name, placed, Keys)
+	in, problems := labels.EvidenceAs(Name, placed, cloudlayers.GCPKeys)
 	for _, p := range problems {
 		out = append(out, leftOut{p.Node, p.Reason})
 	}

@@ -13,10 +13,11 @@ import (
 
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
-const Name = "ibnetdiscover"
+const Name = wellknown.SourceCapture
 
 // Options tunes the conversion.
 type Options struct {

@@ -28,7 +28,7 @@ import (
 )
 
 // Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
-const Name = "labels"
+const Name = wellknown.SourceLabels
 
 // Node labels that give a node's NVLink domain and its rack within it: the clique GPU Feature Discovery writes
 // ("<clusterUUID>.<cliqueId>", as the agents report it) and topograph's sub-domain label (also the

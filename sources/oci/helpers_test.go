@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabricmap/fabricmap/sources/cloudlayers"
 	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
 	"github.com/fabricmap/fabricmap/sources/oci/ocitest"
@@ -80,13 +81,19 @@ func (b *logBuffer) logger() *slog.Logger {
 
 // island, block, local and fabric name the fixture's HPC islands, network blocks, local blocks and GPU memory
 // fabrics as the source does.
-func island(name string) string { return named(prefixHPCIsland, "computehpcisland", name) }
+func island(name string) string { return named(cloudlayers.OCIHPCIsland, "computehpcisland", name) }
 
-func block(name string) string { return named(prefixNetworkBlock, "computenetworkblock", name) }
+func block(name string) string {
+	return named(cloudlayers.OCINetworkBlock, "computenetworkblock", name)
+}
 
-func local(name string) string { return named(prefixLocalBlock, "computelocalblock", name) }
+func local(name string) string { return named(cloudlayers.OCILocalBlock, "computelocalblock", name) }
 
-func fabric(name string) string { return named(prefixGPUMemoryFabric, "computegpumemoryfabric", name) }
+func fabric(name string) string {
+	return named(cloudlayers.OCIGPUMemoryFabric, "computegpumemoryfabric", name)
+}
 
-// named is the value of the fixture's OCID of kind named name.
-func named(prefix, kind, name string) string { return value(prefix, ocitest.OCID(kind, name)) }
+// named is the value of the fixture's OCID of the resource type named name, as a layer of kind.
+func named(kind cloudlayers.OCIKind, resource, name string) string {
+	return kind.Value(ocitest.OCID(resource, name))
+}

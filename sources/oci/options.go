@@ -14,10 +14,11 @@ import (
 
 	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/nodes"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Name is the source's name in --source-priority, logs, metrics and Events.
-const Name = "oci"
+const Name = wellknown.SourceOCI
 
 // DefaultProfile is the config file's profile when --oci-profile is not given.
 const DefaultProfile = "DEFAULT"

@@ -1,8 +1,8 @@
 // Package oci is Oracle Cloud Infrastructure's compute hosts as a source of topology evidence: the network
 // placement OCI's ListComputeHosts gives each bare-metal host (HPC island, network block, local block, top
 // first) and its GPU memory fabric (the NVLink domain of GB200 and GB300 shapes), for the Nodes whose
-// spec.providerID is "oci://<instance OCID>". Each placed Node becomes a path of label values under the
-// source's own keys (Keys), turned into evidence by labels.EvidenceAs and merged below the other sources
+// spec.providerID is "oci://<instance OCID>". Each placed Node becomes a path of label values under OCI's keys
+// (cloudlayers.OCIKeys), turned into evidence by labels.EvidenceAs and merged below the other sources
 // (labels.MergeBelow).
 package oci
 
@@ -18,6 +18,7 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/core"
 
+	"github.com/fabricmap/fabricmap/sources/cloudlayers"
 	"github.com/fabricmap/fabricmap/sources/cloudsource"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/topology"
@@ -79,7 +80,7 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 		return topology.Input{}, fmt.Errorf("OCI source: %w: none of the %d Nodes on OCI instances is placed by the %d compute hosts of compartment %s (see the warning that lists them)",
 			topology.ErrNothingUsable, len(sn.Ours)+len(sn.Malformed), len(hosts), s.Compartment)
 	}
-	in, problems := labels.EvidenceAs(Name, placed, Keys)
+	in, problems := labels.EvidenceAs(Name, placed, cloudlayers.OCIKeys)
 	if len(problems) > 0 {
 		names := make([]string, 0, len(problems))
 		for _, p := range problems {
@@ -90,8 +91,8 @@ func (s *Source) Evidence(ctx context.Context) (topology.Input, error) {
 	return in, nil
 }
 
-// place gives each Node its path of values (Keys, and the clique label where its host has a GPU memory fabric)
-// from the host that runs its instance, and lists the Nodes it cannot place: "name (reason)".
+// place gives each Node its path of values (cloudlayers.OCILabels, with the clique label where its host has a GPU
+// memory fabric) from the host that runs its instance, and lists the Nodes it cannot place: "name (reason)".
 func place(instances []instanceNode, hosts []core.ComputeHostSummary) ([]labels.Node, []string) {
 	byInstance := map[string][]core.ComputeHostSummary{}
 	for _, h := range hosts {
@@ -118,14 +119,7 @@ func place(instances []instanceNode, hosts []core.ComputeHostSummary) ([]labels.
 				cmp.Or(deref(h.Shape), "unknown"), missing(island, block, local)))
 			continue
 		}
-		l := map[string]string{
-			KeyHPCIsland:    value(prefixHPCIsland, island),
-			KeyNetworkBlock: value(prefixNetworkBlock, block),
-			KeyLocalBlock:   value(prefixLocalBlock, local),
-		}
-		if fabric := deref(h.GpuMemoryFabricId); fabric != "" {
-			l[labels.CliqueLabel] = value(prefixGPUMemoryFabric, fabric)
-		}
+		l := cloudlayers.OCILabels(island, block, local, deref(h.GpuMemoryFabricId))
 		placed = append(placed, labels.Node{Name: n.node.Name, Labels: l, ProviderID: n.node.ProviderID})
 	}
 	return placed, leftOut

@@ -12,8 +12,10 @@
 // one system GUID, is one switch, topology.SwitchID("guid", <system GUID>), as the capture folds it too.
 package ufm
 
+import "github.com/fabricmap/fabricmap/wellknown"
+
 // Name is the source's name: the Source its evidence carries, and its name in logs, metrics and --source-priority.
-const Name = "ufm"
+const Name = wellknown.SourceUFM
 
 // Endpoint names: the UFM REST resources this package reads, relative to the API prefix (/ufmRest/ or
 // /ufmRestV3/), and the file names LoadDump expects (<endpoint>.json).
