@@ -10,11 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 
-	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/internal/cli/apierror"
 )
 
 // explainAPIErrors makes every command below root tell an error the API server gave in the API server's own
-// words (cli.ExplainAPIError: discovery's lost "unknown" included), after the command's name, so that a refusal
+// words (apierror.Explain: discovery's lost "unknown" included), after the command's name, so that a refusal
 // says what to grant: `get hypernodes: listing HyperNodes: hypernodes.topology.volcano.sh is forbidden: User "x"
 // cannot list resource "hypernodes" in API group "topology.volcano.sh" at the cluster scope`. Other errors (a
 // flag, a file) are left as they are.
@@ -31,7 +31,7 @@ func explainAPIErrors(root *cobra.Command) {
 				return err
 			}
 			if cfg, cerr := restConfig(cmd); cerr == nil {
-				err = cli.ExplainAPIError(cmd.Context(), cfg, err)
+				err = apierror.Explain(cmd.Context(), cfg, err)
 			}
 			name := commandName(cmd)
 			if strings.HasPrefix(err.Error(), name+":") {

@@ -1,4 +1,6 @@
-package cli
+// Package apierror tells an API server's refusal in its own words where client-go lost them: only the CLI needs
+// it, and it links discovery, which the agent must not.
+package apierror
 
 import (
 	"context"
@@ -17,7 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// ExplainAPIError returns err with the API server's own words wherever client-go lost them, so that a person
+// Explain returns err with the API server's own words wherever client-go lost them, so that a person
 // can act on it. An API error (apierrors.APIStatus) normally carries them already ("hypernodes.topology.volcano.sh
 // is forbidden: User "x" cannot list resource …"). But discovery (the GET of /api and /apis behind every
 // client's REST mapper, and of each group's version) decodes no error body: a refusal there reads "unknown".
@@ -25,7 +27,7 @@ import (
 // again as plain JSON with cfg's credentials, and the Status the API server answers gives the message (e.g.
 // `forbidden: User "system:anonymous" cannot get path "/api"`). Any other error, or one the API server no
 // longer refuses, is returned as it is; the result still matches err with errors.Is and errors.As.
-func ExplainAPIError(ctx context.Context, cfg *rest.Config, err error) error {
+func Explain(ctx context.Context, cfg *rest.Config, err error) error {
 	if err == nil || cfg == nil {
 		return err
 	}
