@@ -42,6 +42,7 @@ LABEL org.opencontainers.image.source="https://github.com/fabricmap/fabricmap" \
       org.opencontainers.image.revision="${REVISION}"
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 COPY --from=build /out/ /usr/local/bin/
+COPY LICENSE /usr/share/doc/fabricmap/LICENSE
 # Not root. The agent's DaemonSet sets what it needs (it reads /sys and may open InfiniBand MADs).
 USER 65532:65532
 WORKDIR /

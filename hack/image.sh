@@ -136,6 +136,7 @@ build_fabricmap() {
   step "writer" build_writer
   local adds=() f
   for f in "$bindir"/*; do adds+=(--add "$f=/usr/local/bin/"); done
+  adds+=(--add "$root/LICENSE=/usr/share/doc/fabricmap/LICENSE")
   step "archive" "$writer" --dockerfile "$root/Dockerfile" --rootfs "$tarball" --cache "$cache" "${adds[@]}" \
     --build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
     --tag "$ref" --out "$out" --source-date-epoch "$epoch" >&2

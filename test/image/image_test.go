@@ -96,6 +96,20 @@ func TestImage(t *testing.T) {
 		}
 	})
 
+	t.Run("license", func(t *testing.T) {
+		got, err := os.ReadFile(filepath.Join(root, "usr/share/doc/fabricmap/LICENSE"))
+		if err != nil {
+			t.Fatalf("the image carries no LICENSE: %v", err)
+		}
+		want, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "LICENSE"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Error("the image's /usr/share/doc/fabricmap/LICENSE is not the repository's LICENSE")
+		}
+	})
+
 	t.Run("binaries", func(t *testing.T) {
 		for _, b := range binaries {
 			out, err := chroot(root, "", "/usr/local/bin/"+b, "--help")
