@@ -149,13 +149,19 @@ func TestChartOnKubeletCluster(t *testing.T) {
 	emulate(t, c, "emu-3", "0c:42:a1:00:00:02", otherLeaf)
 
 	var tree map[string][]string
+	var tiers map[string]string
 	t.Run("the aggregator writes HyperNodes and node labels in-cluster", func(t *testing.T) {
 		want := [][]string{{"emu-1", node}, {"emu-2", "emu-3"}}
 		testenv.Eventually(t, 2*time.Minute, "two leaves under one root", func() (bool, string) {
-			tree = hyperNodes(t, c)
-			return cmp.Equal(want, leafMembers(tree)), fmt.Sprintf("HyperNodes %v", tree)
+			tree, tiers = hyperNodes(t, c), tierNames(t, c)
+			return cmp.Equal(want, leafMembers(tree, tiers)), fmt.Sprintf("HyperNodes %v, tiers %v", tree, tiers)
 		})
-		leaf := leafOf(tree, node)
+		// The real node reports an NVLink domain (the NVML stand-in): with the chart's default
+		// aggregator.acceleratorDomains it sits in an accelerator HyperNode below its leaf.
+		if holder := leafOf(tree, tiers, node); slices.Contains(tree[holder], node) {
+			t.Errorf("the real node is a direct member of its leaf %s: want it in an NVLink domain below it (HyperNodes %v)", holder, tree)
+		}
+		leaf := leafOf(tree, tiers, node)
 		testenv.Eventually(t, time.Minute, "the real node's labels", func() (bool, string) {
 			var n corev1.Node
 			if err := c.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
@@ -179,7 +185,7 @@ func TestChartOnKubeletCluster(t *testing.T) {
 
 	t.Run("kubectl fabricmap get hypernodes", func(t *testing.T) {
 		out := kubectlPlugin(t, cl.Kubeconfig, "get", "hypernodes")
-		for _, name := range []string{leafOf(tree, node), leafOf(tree, "emu-2"), node, "emu-1", "emu-2", "emu-3"} {
+		for _, name := range []string{leafOf(tree, tiers, node), leafOf(tree, tiers, "emu-2"), node, "emu-1", "emu-2", "emu-3"} {
 			if !strings.Contains(out, name) {
 				t.Errorf("kubectl fabricmap get hypernodes does not show %s:\n%s", name, out)
 			}
@@ -187,7 +193,7 @@ func TestChartOnKubeletCluster(t *testing.T) {
 	})
 
 	t.Run("the web page through the Service shows the leader's tree", func(t *testing.T) {
-		testWebPage(t, cl, []string{leafOf(tree, node), leafOf(tree, "emu-2")})
+		testWebPage(t, cl, []string{leafOf(tree, tiers, node), leafOf(tree, tiers, "emu-2")})
 	})
 
 	t.Run("agent memory from its cgroup", func(t *testing.T) {
@@ -611,22 +617,54 @@ func hyperNodes(t *testing.T, c client.Client) map[string][]string {
 	return m
 }
 
-// leafMembers lists the member sets of the HyperNodes whose members are nodes (not HyperNodes), sorted.
-func leafMembers(tree map[string][]string) [][]string {
+// leafTier is the tierName of the HyperNodes of leaf switches. With NVLink domains as the lowest tier (the
+// chart's default) a leaf holds accelerator HyperNodes, which hold the nodes.
+const leafTier = "leaf"
+
+// tierNames returns every HyperNode's spec.tierName, by name.
+func tierNames(t *testing.T, c client.Client) map[string]string {
+	t.Helper()
+	var l topologyv1alpha1.HyperNodeList
+	if err := c.List(context.Background(), &l); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, h := range l.Items {
+		out[h.Name] = h.Spec.TierName
+	}
+	return out
+}
+
+// nodesBelow returns the nodes at or below HyperNode name of tree (members that are no HyperNode), sorted.
+func nodesBelow(tree map[string][]string, name string) []string {
+	var out []string
+	for _, m := range tree[name] {
+		if _, isHyperNode := tree[m]; isHyperNode && m != name {
+			out = append(out, nodesBelow(tree, m)...)
+		} else {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// leafMembers lists the nodes below each leaf HyperNode, sorted.
+func leafMembers(tree map[string][]string, tiers map[string]string) [][]string {
 	var leaves [][]string
-	for _, members := range tree {
-		if len(members) > 0 && tree[members[0]] == nil {
-			leaves = append(leaves, members)
+	for name := range tree {
+		if tiers[name] == leafTier {
+			leaves = append(leaves, nodesBelow(tree, name))
 		}
 	}
 	slices.SortFunc(leaves, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
 	return leaves
 }
 
-// leafOf names the HyperNode that holds node.
-func leafOf(tree map[string][]string, node string) string {
-	for name, members := range tree {
-		if slices.Contains(members, node) {
+// leafOf names the leaf HyperNode that holds node, directly or through an accelerator HyperNode.
+func leafOf(tree map[string][]string, tiers map[string]string, node string) string {
+	for name := range tree {
+		if tiers[name] == leafTier && slices.Contains(nodesBelow(tree, name), node) {
 			return name
 		}
 	}

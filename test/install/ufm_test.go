@@ -153,7 +153,7 @@ func testUFMFromTheAdminsSecret(t *testing.T, ufm *ufmStandIn, cl *testenv.Kubel
 	var leaf string
 	testenv.Eventually(t, 2*time.Minute, "UFM's host "+ufmHost+" in a HyperNode", func() (bool, string) {
 		tree := hyperNodes(t, c)
-		leaf = leafOf(tree, ufmHost)
+		leaf = leafOf(tree, tierNames(t, c), ufmHost)
 		return leaf != "", fmt.Sprintf("UFM accepted %d requests and refused %d; HyperNodes %v", ufm.accepted[first].Load(), ufm.refused.Load(), tree)
 	})
 	t.Logf("UFM's %s is in HyperNode %s", ufmHost, leaf)
@@ -182,7 +182,7 @@ func testUFMFromTheAdminsSecret(t *testing.T, ufm *ufmStandIn, cl *testenv.Kubel
 	if diff := cmp.Diff(podUIDs(aggs), podUIDs(now), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("the aggregator pods changed across the rotation (-before +after):\n%s", diff)
 	}
-	if got := leafOf(hyperNodes(t, c), ufmHost); got != leaf {
+	if got := leafOf(hyperNodes(t, c), tierNames(t, c), ufmHost); got != leaf {
 		t.Errorf("after the rotation %s is in HyperNode %q, want %q", ufmHost, got, leaf)
 	}
 }
