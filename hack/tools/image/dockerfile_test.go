@@ -82,8 +82,17 @@ func TestRepositoryDockerfile(t *testing.T) {
 	if c.Labels["org.opencontainers.image.source"] == "" {
 		t.Error("no org.opencontainers.image.source label")
 	}
-	if len(p.Copies) != 1 || p.Copies[0].Dest != "/usr/local/bin" || !p.Copies[0].DestIsDir {
-		t.Errorf("final-stage copies %+v, want one COPY into /usr/local/bin/", p.Copies)
+	// The binaries into /usr/local/bin/, and the LICENSE beside the image's docs.
+	type dest struct {
+		Dest  string
+		IsDir bool
+	}
+	var got []dest
+	for _, c := range p.Copies {
+		got = append(got, dest{c.Dest, c.DestIsDir})
+	}
+	if d := cmp.Diff([]dest{{"/usr/local/bin", true}, {"/usr/share/doc/fabricmap/LICENSE", false}}, got); d != "" {
+		t.Errorf("final-stage copies (-want +got):\n%s", d)
 	}
 }
 
