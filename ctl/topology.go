@@ -18,6 +18,11 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
+// topologySourceFlags are the ways to give `fabricmap topology` its evidence, as its usage line and its error
+// without one say them: every source of the registry, and a dump of reports.
+const topologySourceFlags = "--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS | " +
+	"--from-aws | --from-gcp PROJECT | --from-oci COMPARTMENT"
+
 // maxWarnings is how many parse warnings are printed one by one before they are only counted.
 const maxWarnings = 20
 
@@ -32,7 +37,7 @@ func newTopology() *cobra.Command {
 	fromUFM := ufmFlags{opts: &srcs.UFM}
 	fromLabels := labelFlags{opts: &srcs.Labels}
 	cmd := &cobra.Command{
-		Use:   "topology (--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS)",
+		Use:   "topology (" + topologySourceFlags + ")",
 		Short: "Print the HyperNodes, node labels, Kueue or KAI Topology, ClusterNetworkTopology, Slurm topology files or NFD NodeFeatures a fabric capture or a dump of node reports implies, as the aggregator would write them",
 		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List (-o yaml, json; -o tree, dot\n" +
 			"draw them), or what the aggregator writes beside them from the same tree: -o labels the node labels (a JSON\n" +
@@ -63,7 +68,7 @@ func newTopology() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if reportsDir == "" && !sourcesGiven(&srcs) {
-				return fmt.Errorf("give --from-ibnetdiscover FILE, --from-reports DIR, --from-ufm URL, --from-ufm-dump DIR or --from-labels KEYS")
+				return fmt.Errorf("give one of %s", topologySourceFlags)
 			}
 			if err := output.check(); err != nil {
 				return err

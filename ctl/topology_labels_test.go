@@ -142,7 +142,7 @@ func TestTopologyFromLabelsRefuses(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{"a file without keys", []string{"--nodes-file", nodesFixture}, "give --from-ibnetdiscover FILE"},
+		{"a file without keys", []string{"--nodes-file", nodesFixture}, "give one of --from-ibnetdiscover FILE"},
 		{"an invalid key", []string{"--from-labels", "zone,Not A Key", "--nodes-file", nodesFixture}, `label key 2 ("Not A Key")`},
 		{"a key twice", []string{"--from-labels", "leaf,leaf", "--nodes-file", nodesFixture}, `label key "leaf" is given twice`},
 		{"keys no node has", []string{"--from-labels", "example.com/rack", "--nodes-file", nodesFixture}, "none of the 9 Nodes has all the labels example.com/rack"},

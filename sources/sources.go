@@ -1,5 +1,6 @@
 // Package sources holds the fabric-wide sources of topology evidence beside the agents' reports, one package
-// each: ibfabric (an ibnetdiscover capture), ufm (NVIDIA UFM's REST API) and labels (admin-kept node labels).
+// each: ibfabric (an ibnetdiscover capture), ufm (NVIDIA UFM's REST API), labels (admin-kept node labels, or a
+// managed service's preset), and the clouds' topology APIs aws (EC2), gcp (Compute Engine) and oci.
 // Each exports its name, its settings with the flags that set them (the same in the aggregator and the CLI),
 // its poll (Evidence) and its merge rule. Options is the one list of them both binaries wire.
 package sources
