@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/internal/wording"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/wellknown"
@@ -120,7 +121,7 @@ func (r *Reconciler) lossStays(n string, l lostSwitch, cur *health.SwitchRecall,
 	r.Log.Info("switches a node had lost are back in the tree", "node", n, "back", goneNames(back), "stillLost", len(still))
 	if len(still) == 0 {
 		r.nodeEvent(n, nodes, corev1.EventTypeNormal, pipeline.ReasonSwitchRestored,
-			"%s back in the tree; the node had lost %s since %s", goneNames(back), plural(len(back), "it", "them"), l.Since.UTC().Format(time.RFC3339))
+			"%s back in the tree; the node had lost %s since %s", goneNames(back), wording.Plural(len(back), "it", "them"), l.Since.UTC().Format(time.RFC3339))
 		return l, false
 	}
 	l.Switches = still
@@ -195,8 +196,8 @@ func (r *Reconciler) sayVanished(ctx context.Context, vanished []health.GoneSwit
 		"switches", goneNames(vanished), "nodes", len(fresh), "first", head(names, 20))
 	r.fabricEvent(ctx, corev1.EventTypeWarning, pipeline.ReasonSwitchesVanished,
 		"%s gone from the tree; %d %s that had %s stay placed and lost %s: %s. `fabricmap get health` lists them; remove a node's %s annotation to acknowledge a switch removed on purpose",
-		goneNames(vanished), len(fresh), plural(len(fresh), "node", "nodes"), plural(len(vanished), "it", "them"), plural(len(vanished), "it", "them"),
-		listHead(names, 10), wellknown.SwitchLostAnnotation)
+		goneNames(vanished), len(fresh), wording.Plural(len(fresh), "node", "nodes"), wording.Plural(len(vanished), "it", "them"), wording.Plural(len(vanished), "it", "them"),
+		wording.Head(names, 10), wellknown.SwitchLostAnnotation)
 }
 
 // goneNames names switches for people, "switch X" or "switches X, Y", the first 10 of them.
@@ -205,5 +206,5 @@ func goneNames(gs []health.GoneSwitch) string {
 	for _, g := range gs {
 		parts = append(parts, g.String())
 	}
-	return plural(len(gs), "switch ", "switches ") + listHead(parts, 10)
+	return wording.Plural(len(gs), "switch ", "switches ") + wording.Head(parts, 10)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/internal/wording"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/wellknown"
@@ -147,20 +148,5 @@ func (r *Reconciler) sayUplinksLost(ctx context.Context, fresh []health.LostUpli
 		"count", len(fresh), "nodes", head(names, 20), "leaves", leaves, "labelHold", r.Config.UnplacedLabelHold)
 	r.fabricEvent(ctx, corev1.EventTypeWarning, pipeline.ReasonNodesLostUplinks,
 		"%d %s lost all uplink evidence (no report of theirs names a switch that places them): %s; leaves: %s. They have no topology now; `fabricmap get health` lists them",
-		len(fresh), plural(len(fresh), "node", "nodes"), listHead(names, 10), strings.Join(leaves, ", "))
-}
-
-// listHead joins the first n of names, saying how many more there are.
-func listHead(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+		len(fresh), wording.Plural(len(fresh), "node", "nodes"), wording.Head(names, 10), strings.Join(leaves, ", "))
 }

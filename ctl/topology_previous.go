@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/fabricmap/fabricmap/health"
+	"github.com/fabricmap/fabricmap/internal/wording"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -39,8 +39,8 @@ func warnVanished(errw io.Writer, path string, prev, tree *topology.Tree) {
 			continue
 		}
 		fmt.Fprintf(errw, "warning: --previous %s: switch %s is gone from the fabric; %d %s of HyperNode %s, which stood for it, %s placed and short of it: %s\n",
-			path, topology.Printable(g.String()), len(short), plural(len(short), "node", "nodes"), topology.Printable(d.Name),
-			plural(len(short), "stays", "stay"), topology.Printable(joinHead(short, 10)))
+			path, topology.Printable(g.String()), len(short), wording.Plural(len(short), "node", "nodes"), topology.Printable(d.Name),
+			wording.Plural(len(short), "stays", "stay"), topology.Printable(wording.Head(short, 10)))
 	}
 }
 
@@ -74,20 +74,4 @@ func nodesBelow(t *topology.Tree, d *topology.Domain) []string {
 	walk(d)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-// joinHead joins the first n of names with ", ", saying how many more there are.
-func joinHead(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
-}
-
-// plural is one when n is 1, else many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
