@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -333,9 +332,8 @@ func (r *Reconciler) hyperNodes(ctx context.Context) (owned, foreign []topologyv
 	if err := reader.List(ctx, &list); err != nil {
 		return nil, nil, false, fmt.Errorf("listing HyperNodes: %w", err)
 	}
-	mine := labels.SelectorFromSet(hypernodegen.OwnedSelector())
 	for _, hn := range list.Items {
-		if mine.Matches(labels.Set(hn.Labels)) {
+		if hypernodegen.Owned(hn.Labels) {
 			owned = append(owned, hn)
 		} else {
 			foreign = append(foreign, hn)

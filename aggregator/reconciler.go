@@ -542,7 +542,7 @@ func (r *Reconciler) foreignHyperNodes(ctx context.Context, desired []topologyv1
 	}
 	taken := map[string]bool{}
 	for _, hn := range list.Items {
-		if fresh[hn.Name] && hn.Labels[wellknown.ManagedByLabel] != wellknown.ManagedByValue {
+		if fresh[hn.Name] && !hypernodegen.Owned(hn.Labels) {
 			taken[hn.Name] = true
 		}
 	}

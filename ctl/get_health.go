@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
@@ -84,8 +83,7 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 	if err != nil {
 		return health.Assessment{}, err
 	}
-	owned := labels.SelectorFromSet(hypernodegen.OwnedSelector())
-	hns := slices.DeleteFunc(slices.Clone(all), func(hn topologyv1alpha1.HyperNode) bool { return !owned.Matches(labels.Set(hn.Labels)) })
+	hns := slices.DeleteFunc(slices.Clone(all), func(hn topologyv1alpha1.HyperNode) bool { return !hypernodegen.Owned(hn.Labels) })
 	nodeLabels, annotations, err := listNodeMetadata(ctx, r)
 	if err != nil {
 		fmt.Fprintf(errw, "warning: cannot read the Nodes: lost uplinks and switches are not judged: %v\n", topology.Printable(err.Error()))

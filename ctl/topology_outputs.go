@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"k8s.io/apimachinery/pkg/labels"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
@@ -76,14 +75,13 @@ func readPrevious(path string, errw io.Writer) (*topology.Tree, error) {
 		return nil, fmt.Errorf("--previous: %w", err)
 	}
 	owned := make([]topologyv1alpha1.HyperNode, 0, len(all))
-	ours := labels.SelectorFromSet(hypernodegen.OwnedSelector())
 	skipped := 0
 	for _, hn := range all {
 		if hn.Kind != "" && hn.Kind != "HyperNode" {
 			fmt.Fprintf(errw, "warning: --previous %s: skipping a %s %q\n", path, hn.Kind, hn.Name)
 			continue
 		}
-		if !ours.Matches(labels.Set(hn.Labels)) {
+		if !hypernodegen.Owned(hn.Labels) {
 			skipped++
 			continue
 		}

@@ -36,14 +36,14 @@ type ForeignHyperNode struct {
 func ForeignHyperNodes(all []topologyv1alpha1.HyperNode, placed map[string]bool, nodeLabels map[string]map[string]string) []ForeignHyperNode {
 	ours := map[string]bool{}
 	for i := range all {
-		if isOwned(&all[i]) {
+		if Owned(all[i].Labels) {
 			ours[all[i].Name] = true
 		}
 	}
 	var out []ForeignHyperNode
 	for i := range all {
 		hn := &all[i]
-		if isOwned(hn) {
+		if Owned(hn.Labels) {
 			continue
 		}
 		picked := map[string]bool{}
@@ -70,9 +70,10 @@ func ForeignHyperNodes(all []topologyv1alpha1.HyperNode, placed map[string]bool,
 	return out
 }
 
-// isOwned reports whether fabricmap made hn.
-func isOwned(hn *topologyv1alpha1.HyperNode) bool {
-	return hn.Labels[wellknown.ManagedByLabel] == wellknown.ManagedByValue
+// Owned reports whether labels mark an object as fabricmap's (OwnedSelector): the one test of ownership for an
+// object read whole; caches and lists select by OwnedSelector itself.
+func Owned(labels map[string]string) bool {
+	return labels[wellknown.ManagedByLabel] == wellknown.ManagedByValue
 }
 
 // pickedMembers returns the names of candidates that sel picks.
