@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -222,18 +221,13 @@ func waitCycles(b *testing.B, log *logBuffer, n int) {
 	}
 }
 
-// cpuTime is the process's user plus system time, from /proc/PID/stat.
+// cpuTime is the process's user plus system time.
 func cpuTime(b *testing.B, pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := proctest.CPUTime(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	// Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	const clockTicks = 100 // USER_HZ on Linux
-	return time.Duration(utime+stime) * time.Second / clockTicks
+	return d
 }
 
 // peakRSS is the process's peak resident set size in KiB (VmHWM).

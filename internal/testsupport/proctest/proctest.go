@@ -1,5 +1,5 @@
-// Package proctest helps tests that run fabricmap's binaries as processes: a safe place for their output and
-// their peak memory from /proc.
+// Package proctest helps tests that run fabricmap's binaries as processes: a safe place for their output, and
+// their peak memory, CPU time and children from /proc.
 package proctest
 
 import (
@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Output collects what a process writes, safe for the concurrent writes of its stdout and stderr and for
@@ -70,4 +71,62 @@ func Metric(url, sample string) (value float64, found bool, err error) {
 		}
 	}
 	return 0, false, sc.Err()
+}
+
+// CPUTime is the process's user plus system time so far, from /proc/PID/stat.
+func CPUTime(pid int) (time.Duration, error) {
+	fields, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	// statFields starts at field 3 (state): utime and stime are fields 14 and 15.
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("utime/stime of process %d: %q %q", pid, fields[11], fields[12])
+	}
+	const clockTicks = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// ChildPID is the pid of this process's child whose command name (comm) is comm: the kube-apiserver or etcd
+// a test environment started, say.
+func ChildPID(comm string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+		if open < 0 || end < open || string(data[open+1:end]) != comm {
+			continue
+		}
+		fields := strings.Fields(string(data[end+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s among this process's children", comm)
+}
+
+// statFields are the fields of /proc/PID/stat after the command name (which may hold spaces and
+// parentheses): the process state first.
+func statFields(pid int) ([]string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(fields) < 13 {
+		return nil, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want at least 13", pid, len(fields))
+	}
+	return fields, nil
 }

@@ -3,8 +3,10 @@ package proctest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestOutputTakesConcurrentWrites(t *testing.T) {
@@ -26,5 +28,39 @@ func TestPeakRSSKiB(t *testing.T) {
 	}
 	if _, err := PeakRSSKiB(-1); err == nil {
 		t.Error("no error for a process that does not exist")
+	}
+}
+
+func TestCPUTimeGrowsWithWork(t *testing.T) {
+	before, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(100 * time.Millisecond); time.Now().Before(end); {
+		// Spin: this process's CPU time must grow by about the time spun.
+	}
+	after, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before < 50*time.Millisecond {
+		t.Errorf("CPU time grew by %v over 100 ms of spinning, want at least 50 ms", after-before)
+	}
+	if _, err := CPUTime(-1); err == nil {
+		t.Error("no error for a process that does not exist")
+	}
+}
+
+func TestChildPIDFindsOnlyChildren(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if pid, err := ChildPID("sleep"); err != nil || pid != cmd.Process.Pid {
+		t.Errorf("ChildPID(sleep) = %d, %v; want %d", pid, err, cmd.Process.Pid)
+	}
+	if pid, err := ChildPID("no-such-command"); err == nil {
+		t.Errorf("ChildPID(no-such-command) = %d, want an error", pid)
 	}
 }
