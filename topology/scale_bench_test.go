@@ -16,9 +16,11 @@ import (
 )
 
 // Shape of the generated fabric: DGX SuperPOD-like scalable units of 32 hosts behind 8 rail leaves; 8 SUs
-// share a group of 8 spines; 8 cores join the spine groups. 10,016 hosts make 313 SUs, 40 spine groups.
+// share a group of 8 spines; 8 cores join the spine groups. 10,016 hosts make 313 SUs, 40 spine groups; 50,016
+// make 1,563 SUs, 196 spine groups.
 const (
 	scaleHosts       = 10_016
+	scaleHosts50k    = 50_016
 	scaleHostsPerSU  = 32
 	scaleRails       = 8
 	scaleSUsPerGroup = 8
@@ -26,13 +28,13 @@ const (
 	scaleCores       = 8
 )
 
-// scaleFabric returns one report per host, as the agents would publish them, and the switch links an
-// ibnetdiscover or UFM source would add.
-func scaleFabric() ([]v1alpha1.NodeFabricReport, []topology.SwitchEdge) {
+// scaleFabric returns one report per host of a fabric of hosts hosts, as the agents would publish them, and the
+// switch links an ibnetdiscover or UFM source would add.
+func scaleFabric(hosts int) ([]v1alpha1.NodeFabricReport, []topology.SwitchEdge) {
 	leaf := func(su, rail int) string { return fmt.Sprintf("%012x", su*scaleRails+rail) }
 	spine := func(group, k int) string { return fmt.Sprintf("5%011x", group*scaleSpines+k) }
 	core := func(k int) string { return fmt.Sprintf("c%011x", k) }
-	reports := make([]v1alpha1.NodeFabricReport, scaleHosts)
+	reports := make([]v1alpha1.NodeFabricReport, hosts)
 	for h := range reports {
 		su := h / scaleHostsPerSU
 		r := &reports[h]
@@ -46,7 +48,7 @@ func scaleFabric() ([]v1alpha1.NodeFabricReport, []topology.SwitchEdge) {
 		}
 	}
 	var edges []topology.SwitchEdge
-	sus := (scaleHosts + scaleHostsPerSU - 1) / scaleHostsPerSU
+	sus := scaleSUs(hosts)
 	for su := range sus {
 		group := su / scaleSUsPerGroup
 		for rail := range scaleRails {
@@ -65,10 +67,23 @@ func scaleFabric() ([]v1alpha1.NodeFabricReport, []topology.SwitchEdge) {
 	return reports, edges
 }
 
+// scaleSUs is the number of scalable units of a fabric of hosts hosts.
+func scaleSUs(hosts int) int { return (hosts + scaleHostsPerSU - 1) / scaleHostsPerSU }
+
 // BenchmarkMerge10kReports is the aggregator's pure work for 10,016 node reports on a 4-tier fabric: reports
 // to evidence, the tree, and the HyperNodes. Target: at most 2 s and 1 GiB.
-func BenchmarkMerge10kReports(b *testing.B) {
-	reports, edges := scaleFabric()
+func BenchmarkMerge10kReports(b *testing.B) { benchMerge(b, scaleHosts) }
+
+// BenchmarkMerge50kReports is BenchmarkMerge10kReports at 50,016 reports: the merge is linear when its CPU per
+// pass is at most 5.5 times the 10k one's (hack/bench.sh judges the ratio).
+func BenchmarkMerge50kReports(b *testing.B) { benchMerge(b, scaleHosts50k) }
+
+// benchMerge runs reports to evidence, the tree and the HyperNodes for a fabric of hosts hosts, and reports
+// the peak heap in use and the process's CPU per pass.
+func benchMerge(b *testing.B, hosts int) {
+	reports, edges := scaleFabric(hosts)
+	sus := scaleSUs(hosts)
+	want := sus + (sus+scaleSUsPerGroup-1)/scaleSUsPerGroup + 1 // SU leaf domains, spine groups, the core as root
 	var peak uint64
 	cpu0 := processCPU(b)
 	for b.Loop() {
@@ -84,9 +99,8 @@ func BenchmarkMerge10kReports(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		// 313 SU leaf domains, 40 spine groups, the core as root.
-		if len(hns) != 313+40+1 {
-			b.Fatalf("%d HyperNodes, want 354", len(hns))
+		if len(hns) != want {
+			b.Fatalf("%d HyperNodes, want %d", len(hns), want)
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -109,7 +123,7 @@ func processCPU(b *testing.B) time.Duration {
 // BenchmarkKeepNames10k is the aggregator's naming step on every rebuild at 10,016 hosts: the new tree keeps
 // the names of the tree before (topology.KeepNames), here with one host moved to another unit.
 func BenchmarkKeepNames10k(b *testing.B) {
-	reports, edges := scaleFabric()
+	reports, edges := scaleFabric(scaleHosts)
 	build := func() *topology.Tree {
 		in := topology.Input{SwitchLinks: edges, Nodes: make([]topology.NodeEvidence, 0, len(reports))}
 		for i := range reports {
