@@ -129,7 +129,7 @@ func (a *Agent) beatIfDue(ctx context.Context) {
 	if !a.Heartbeat.due(now) {
 		return
 	}
-	if err := a.Heartbeat.beat(ctx, a.Publisher.NodeName, now, a.Publisher.ownerRef); err != nil {
+	if err := a.Heartbeat.Beat(ctx, a.Publisher.NodeName, now, a.Publisher.ownerRef); err != nil {
 		a.Metrics.heartbeatErrors.Inc()
 		a.Log.Error("heartbeat failed; will retry", "err", err)
 		return

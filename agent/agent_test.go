@@ -201,7 +201,7 @@ func probeCondition(r *v1alpha1.NodeFabricReport, name string) v1alpha1.ProbeCon
 }
 
 // reportClient is the agent's own REST client, with the test administrator's credentials.
-func reportClient(t *testing.T) ReportClient {
+func reportClient(t testing.TB) ReportClient {
 	t.Helper()
 	c, err := NewReportClient(testenv.Shared.Config)
 	if err != nil {

@@ -20,6 +20,9 @@ type HeartbeatClient interface {
 	// ApplyHeartbeat server-side-applies the heartbeat Lease of node in namespace as fieldManager: holder node,
 	// renewed at renew, valid for duration, owned by owner when it is set.
 	ApplyHeartbeat(ctx context.Context, namespace, node string, renew time.Time, duration time.Duration, owner *metav1.OwnerReference, fieldManager string) error
+	// RenewHeartbeat sets only the renew time of node's existing heartbeat Lease in namespace, as fieldManager;
+	// a Lease that does not exist is an error for which apierrors.IsNotFound holds.
+	RenewHeartbeat(ctx context.Context, namespace, node string, renew time.Time, fieldManager string) error
 	// DeleteHeartbeat deletes the heartbeat Lease of node in namespace; one that does not exist is no error.
 	DeleteHeartbeat(ctx context.Context, namespace, node string) error
 }
@@ -30,6 +33,13 @@ const heartbeatRetry = 30 * time.Second
 // Heartbeat renews the node's heartbeat Lease (v1alpha1.HeartbeatLeaseName) every Interval. The report is
 // written only when it changes, so without the Lease the aggregator could not tell a quiet agent from a dead
 // one. One small write per interval per node, as the kubelet's node Lease.
+//
+// The first renewal of a Heartbeat is a server-side apply, which creates the Lease and sets everything in it;
+// later ones patch its renew time alone (a JSON merge patch), as the kubelet updates its node Lease. At 50,000
+// nodes the heartbeats are hundreds of writes a second, fabricmap's largest steady load on the API server,
+// and a patch of one field costs the API server far less than an apply, which it must merge field by field
+// and record in the managed fields (docs/scale.md has the measured cost of each). A patch that finds no Lease
+// (deleted meanwhile) falls back to an apply at once; after any failed renewal the next one applies again.
 type Heartbeat struct {
 	// Client writes the Lease.
 	Client HeartbeatClient
@@ -39,6 +49,8 @@ type Heartbeat struct {
 	Interval time.Duration
 
 	next time.Time
+	// applied is set once this Heartbeat's apply took: later renewals patch the renew time alone.
+	applied bool
 	// cleared is set once a turned-off heartbeat's old Lease is known gone.
 	cleared bool
 }
@@ -70,21 +82,36 @@ func (h *Heartbeat) until(now time.Time) (d time.Duration, ok bool) {
 	return max(h.next.Sub(now), 0), true
 }
 
-// beat renews the Lease at now, owned by what owner returns (the Node, so the Lease goes with it). The Lease is
-// valid for three intervals, as the kubelet's node Lease is (for readers: the aggregator judges silence by its
-// own --report-expiry). A failed renewal is tried again after heartbeatRetry, or the interval when that is
-// shorter.
-func (h *Heartbeat) beat(ctx context.Context, node string, now time.Time, owner func(context.Context) (*metav1.OwnerReference, error)) error {
-	ref, err := owner(ctx)
-	if err == nil {
-		err = h.Client.ApplyHeartbeat(ctx, h.Namespace, node, now, 3*h.Interval, ref, wellknown.AgentFieldManager)
-	}
+// Beat renews node's Lease at now. The first renewal (and the first after a failure) applies the whole Lease,
+// owned by what owner returns (the Node, so the Lease goes with it), valid for three intervals, as the
+// kubelet's node Lease is (for readers: the aggregator judges silence by its own --report-expiry); later ones
+// patch the renew time alone. A failed renewal is tried again after heartbeatRetry, or the interval when that
+// is shorter.
+func (h *Heartbeat) Beat(ctx context.Context, node string, now time.Time, owner func(context.Context) (*metav1.OwnerReference, error)) error {
+	err := h.renew(ctx, node, now, owner)
+	h.applied = err == nil
 	if err != nil {
 		h.next = now.Add(min(h.Interval, heartbeatRetry))
 		return err
 	}
 	h.next = now.Add(h.Interval)
 	return nil
+}
+
+// renew writes one renewal: a patch of the renew time once the Lease is applied, else (or when the patch finds
+// no Lease) an apply of all of it.
+func (h *Heartbeat) renew(ctx context.Context, node string, now time.Time, owner func(context.Context) (*metav1.OwnerReference, error)) error {
+	if h.applied {
+		err := h.Client.RenewHeartbeat(ctx, h.Namespace, node, now, wellknown.AgentFieldManager)
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	ref, err := owner(ctx)
+	if err != nil {
+		return err
+	}
+	return h.Client.ApplyHeartbeat(ctx, h.Namespace, node, now, 3*h.Interval, ref, wellknown.AgentFieldManager)
 }
 
 // clearIfOff deletes the node's Lease once when the heartbeat is off: a Lease left by an earlier run that had
@@ -109,6 +136,14 @@ func (c *RESTReportClient) DeleteHeartbeat(ctx context.Context, namespace, node 
 		return fmt.Errorf("deleting heartbeat Lease %q: %w", name, err)
 	}
 	return nil
+}
+
+// RenewHeartbeat implements HeartbeatClient with a JSON merge patch of spec.renewTime.
+func (c *RESTReportClient) RenewHeartbeat(ctx context.Context, namespace, node string, renew time.Time, fieldManager string) error {
+	name := v1alpha1.HeartbeatLeaseName(node)
+	body := fmt.Appendf(nil, `{"spec":{"renewTime":%q}}`, renew.UTC().Format(metav1.RFC3339Micro))
+	req := c.rest.Patch(types.MergePatchType).AbsPath("/apis/coordination.k8s.io/v1/namespaces", namespace, "leases", name)
+	return send(ctx, req, body, fieldManager, fmt.Sprintf("renewing heartbeat Lease %q", name), nil)
 }
 
 // ApplyHeartbeat implements HeartbeatClient with one server-side apply, which creates the Lease the first time.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -84,6 +85,11 @@ func (f *failingHeartbeats) ApplyHeartbeat(context.Context, string, string, time
 	return errors.New("connection refused")
 }
 
+func (f *failingHeartbeats) RenewHeartbeat(context.Context, string, string, time.Time, string) error {
+	f.calls++
+	return errors.New("connection refused")
+}
+
 func (f *failingHeartbeats) DeleteHeartbeat(context.Context, string, string) error {
 	return errors.New("connection refused")
 }
@@ -133,6 +139,11 @@ func TestRunRenewsTheHeartbeatBetweenCycles(t *testing.T) {
 type countingHeartbeats struct{ calls int }
 
 func (f *countingHeartbeats) ApplyHeartbeat(context.Context, string, string, time.Time, time.Duration, *metav1.OwnerReference, string) error {
+	f.calls++
+	return nil
+}
+
+func (f *countingHeartbeats) RenewHeartbeat(context.Context, string, string, time.Time, string) error {
 	f.calls++
 	return nil
 }
@@ -242,5 +253,59 @@ func TestRunPublishesNewsOfBackgroundProbesEarly(t *testing.T) {
 	waitFor("write of the new neighbour", func() bool { return count(a.Metrics.writes) == 2 })
 	if n := getReport(t, node).Spec.Neighbors; len(n) != 1 || n[0].ChassisID != "02:00:00:00:00:0a" {
 		t.Errorf("neighbours = %+v, want the one heard", n)
+	}
+}
+
+// After its first apply a Heartbeat patches the renew time alone; a Lease deleted meanwhile is applied again
+// whole at once, with its owner, labels and duration.
+func TestHeartbeatPatchesAfterItsFirstApply(t *testing.T) {
+	testenv.Require(t)
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "agent-heartbeat-patch"}}
+	if err := testenv.Shared.Client.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(context.Context) (*metav1.OwnerReference, error) {
+		return &metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}, nil
+	}
+	h := &Heartbeat{Client: reportClient(t).(HeartbeatClient), Namespace: "default", Interval: time.Minute}
+	now := time.Unix(1_800_000_000, 0)
+	// state is what a renewal left in the Lease: its managed-field operations, renew time and owner.
+	type state struct {
+		Operations []string
+		Renewed    time.Time
+		Owned      bool
+	}
+	read := func() state {
+		l := getLease(t, node.Name)
+		var s state
+		for _, m := range l.ManagedFields {
+			s.Operations = append(s.Operations, string(m.Operation))
+		}
+		s.Renewed = l.Spec.RenewTime.Time
+		s.Owned = len(l.OwnerReferences) == 1 && l.OwnerReferences[0].UID == node.UID
+		return s
+	}
+	var got []state
+	for i := range 3 {
+		if i == 2 {
+			if err := h.Client.DeleteHeartbeat(ctx, "default", node.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now = now.Add(time.Minute)
+		if err := h.Beat(ctx, node.Name, now, owner); err != nil {
+			t.Fatalf("renewal %d: %v", i, err)
+		}
+		got = append(got, read())
+	}
+	t0 := time.Unix(1_800_000_000, 0)
+	want := []state{
+		{Operations: []string{"Apply"}, Renewed: t0.Add(time.Minute), Owned: true},
+		{Operations: []string{"Apply", "Update"}, Renewed: t0.Add(2 * time.Minute), Owned: true},
+		{Operations: []string{"Apply"}, Renewed: t0.Add(3 * time.Minute), Owned: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the Lease after each renewal (-want +got):\n%s", diff)
 	}
 }

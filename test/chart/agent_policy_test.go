@@ -172,6 +172,14 @@ func TestAgentWritesOnlyItsOwnReport(t *testing.T) {
 		Namespace: namespace}}); err != nil {
 		t.Fatal(err)
 	}
+	// Renewals after the first are patches of the renew time: the same rule holds for them.
+	if err := beats.RenewHeartbeat(ctx, namespace, "policy-node-a", time.Now(), wellknown.AgentFieldManager); err != nil {
+		t.Fatalf("the agent on node A could not patch its own heartbeat Lease's renew time: %v", err)
+	}
+	err = beats.RenewHeartbeat(ctx, namespace, "policy-node-b", time.Now(), wellknown.AgentFieldManager)
+	if err == nil || !strings.Contains(err.Error(), "may write only its heartbeat Lease") {
+		t.Fatalf("node A's agent patched node B's heartbeat Lease, or was refused for another reason: %v", err)
+	}
 	if err := beats.DeleteHeartbeat(ctx, namespace, "policy-node-b"); err == nil || !strings.Contains(err.Error(), "may write only its heartbeat Lease") {
 		t.Fatalf("node A's agent deleted node B's heartbeat Lease, or was refused for another reason: %v", err)
 	}
