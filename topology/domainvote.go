@@ -11,8 +11,10 @@ type domainCandidate struct {
 	raw string
 	// fabricWide is set when a fabric-wide source gave it.
 	fabricWide bool
-	// nodes are the nodes whose reports gave it, each counted once however many switches it named.
-	nodes map[string]bool
+	// votes are the nodes' votes of each switch that chose it.
+	votes [][]nodeVote
+	// nodes counts the nodes whose reports gave it, each counted once however many switches it named.
+	nodes int
 }
 
 // domainVote weighs the names the switch votes chose for a domain's switches (nameSwitches) as one vote over
@@ -24,14 +26,14 @@ type domainCandidate struct {
 // down (a report's beside a fabric-wide name; one with less support than the best-supported name).
 func (g *switchGraph) domainVote(switches []string) (string, []string) {
 	byName := map[string]*domainCandidate{}
-	reporters := map[string]bool{}
+	var reporters [][]string
 	rejected := map[string]bool{}
 	for _, id := range switches {
 		v := g.votes[id]
 		if v == nil {
 			continue
 		}
-		maps.Copy(reporters, v.reporters)
+		reporters = append(reporters, v.reporters)
 		for _, r := range v.rejected {
 			rejected[r] = true
 		}
@@ -40,26 +42,28 @@ func (g *switchGraph) domainVote(switches []string) (string, []string) {
 		}
 		c := byName[v.chosen.safe]
 		if c == nil {
-			c = &domainCandidate{raw: v.chosen.raw, nodes: map[string]bool{}}
+			c = &domainCandidate{raw: v.chosen.raw}
 			byName[v.chosen.safe] = c
 		}
 		c.raw = min(c.raw, v.chosen.raw)
 		c.fabricWide = c.fabricWide || len(v.chosen.sources) > 0
-		for n := range v.chosen.nodes {
-			c.nodes[n] = true
-		}
+		c.votes = append(c.votes, v.chosen.nodes)
+	}
+	reporting := distinct(g, reporters, func(n string) string { return n })
+	for _, c := range byName {
+		c.nodes = distinct(g, c.votes, func(v nodeVote) string { return v.node })
 	}
 	fabricWide := false
 	top := 0
 	for _, c := range byName {
 		fabricWide = fabricWide || c.fabricWide
-		top = max(top, len(c.nodes))
+		top = max(top, c.nodes)
 	}
 	allowed := func(c *domainCandidate) bool {
 		if fabricWide {
 			return c.fabricWide
 		}
-		return 2*len(c.nodes) > len(reporters)
+		return 2*c.nodes > reporting
 	}
 	best := ""
 	for _, c := range byName {
@@ -71,7 +75,7 @@ func (g *switchGraph) domainVote(switches []string) (string, []string) {
 		switch {
 		case allowed(c):
 			delete(rejected, safe) // a name another switch's vote turned down, chosen here
-		case best != "" || len(c.nodes) < top:
+		case best != "" || c.nodes < top:
 			rejected[safe] = true // outvoted; names tied at the top of a vote nobody won are not
 		}
 	}
@@ -79,4 +83,26 @@ func (g *switchGraph) domainVote(switches []string) (string, []string) {
 		return best, nil
 	}
 	return best, slices.Sorted(maps.Keys(rejected))
+}
+
+// distinct counts the distinct keys of the elements of lists, each list holding an element of a key once. One
+// list is counted by its length; several through g.seen, a set kept between calls so that the domains' votes
+// allocate none each.
+func distinct[E any](g *switchGraph, lists [][]E, key func(E) string) int {
+	switch len(lists) {
+	case 0:
+		return 0
+	case 1:
+		return len(lists[0])
+	}
+	if g.seen == nil {
+		g.seen = map[string]struct{}{}
+	}
+	defer clear(g.seen)
+	for _, l := range lists {
+		for _, e := range l {
+			g.seen[key(e)] = struct{}{}
+		}
+	}
+	return len(g.seen)
 }

@@ -24,6 +24,8 @@ type switchGraph struct {
 	up map[string][]string
 	// votes is each switch's name vote, as nameSwitches held it (see domainName).
 	votes map[string]*switchVote
+	// seen is domainVote's scratch set (see distinct), empty between its calls.
+	seen map[string]struct{}
 }
 
 func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {

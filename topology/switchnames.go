@@ -41,26 +41,63 @@ type nameVotes struct {
 	raw string
 	// safe is SafeName(raw), the name as domains get it.
 	safe string
-	// sources are the fabric-wide sources that gave it.
+	// sources are the fabric-wide sources that gave it; nil until one does.
 	sources map[string]bool
-	// nodes are the nodes whose reports gave it, with their evidence's source.
-	nodes map[string]string
+	// nodes are the nodes whose reports gave it, each once, with their evidence's source: a list, not a map,
+	// because Build keeps one per name of every switch (hundreds of thousands of entries at 50,000 nodes).
+	nodes []nodeVote
+}
+
+// nodeVote is a node whose report gave a name, and its evidence's source.
+type nodeVote struct{ node, source string }
+
+// addNode counts node's report for the name. The links of one node are collected together, so a node that
+// gave the name already is the last one added.
+func (v *nameVotes) addNode(node, source string) {
+	if k := len(v.nodes); k == 0 || v.nodes[k-1].node != node {
+		v.nodes = append(v.nodes, nodeVote{node: node, source: source})
+	}
+}
+
+// addSource counts a fabric-wide source for the name.
+func (v *nameVotes) addSource(source string) {
+	if v.sources == nil {
+		v.sources = map[string]bool{}
+	}
+	v.sources[source] = true
+}
+
+// nodeNames returns the names of the nodes that gave the name, sorted.
+func (v *nameVotes) nodeNames() []string {
+	out := make([]string, len(v.nodes))
+	for i, n := range v.nodes {
+		out[i] = n.node
+	}
+	slices.Sort(out)
+	return out
 }
 
 // switchNaming is everything said about one switch's name.
 type switchNaming struct {
 	// names are the names given, by SafeName.
 	names map[string]*nameVotes
-	// reporters are the nodes whose reports reach the switch through a link that was not rejected.
-	reporters map[string]bool
+	// reporters are the nodes whose reports reach the switch through a link that was not rejected, each once.
+	reporters []string
+}
+
+// addReporter counts node's report for the switch; as nameVotes.addNode, a node already counted is the last.
+func (c *switchNaming) addReporter(node string) {
+	if k := len(c.reporters); k == 0 || c.reporters[k-1] != node {
+		c.reporters = append(c.reporters, node)
+	}
 }
 
 // switchVote is the outcome of one switch's vote, for the domain that holds it (domainName) and KeepNames.
 type switchVote struct {
 	// chosen is the name used, nil when none qualified.
 	chosen *nameVotes
-	// reporters are the nodes whose reports reach the switch.
-	reporters map[string]bool
+	// reporters are the nodes whose reports reach the switch, each once.
+	reporters []string
 	// rejected are the names the vote turned down, by SafeName.
 	rejected []string
 }
@@ -134,7 +171,7 @@ func collectNames(in Input, byNode map[string]NodeEvidence, strays map[string]st
 	of := func(id string) *switchNaming {
 		c := claims[id]
 		if c == nil {
-			c = &switchNaming{names: map[string]*nameVotes{}, reporters: map[string]bool{}}
+			c = &switchNaming{names: map[string]*nameVotes{}}
 			claims[id] = c
 		}
 		return c
@@ -146,38 +183,45 @@ func collectNames(in Input, byNode map[string]NodeEvidence, strays map[string]st
 			}
 			c := of(l.SwitchID)
 			if e.SelfReported {
-				c.reporters[n] = true
-				c.vote(l.SwitchName).nodes[n] = e.Source
-			} else {
-				c.vote(l.SwitchName).sources[e.Source] = true
+				c.addReporter(n)
+			}
+			switch v := c.vote(l.SwitchName); {
+			case v == nil:
+			case e.SelfReported:
+				v.addNode(n, e.Source)
+			default:
+				v.addSource(e.Source)
 			}
 		}
 	}
 	for _, e := range in.SwitchLinks {
 		if e.usable() {
-			of(e.A).vote(e.AName).sources[e.Source] = true
-			of(e.B).vote(e.BName).sources[e.Source] = true
+			if v := of(e.A).vote(e.AName); v != nil {
+				v.addSource(e.Source)
+			}
+			if v := of(e.B).vote(e.BName); v != nil {
+				v.addSource(e.Source)
+			}
 		}
 	}
 	for _, sn := range in.SwitchNames {
-		of(sn.SwitchID).vote(sn.Name).sources[sn.Source] = true
-	}
-	for _, c := range claims {
-		delete(c.names, "") // the votes of evidence that gave no name
+		if v := of(sn.SwitchID).vote(sn.Name); v != nil {
+			v.addSource(sn.Source)
+		}
 	}
 	return claims
 }
 
-// vote returns the votes for name, keeping its smallest spelling; the empty name collects the votes of
-// evidence that gave none.
+// vote returns the votes for name, keeping its smallest spelling; nil for the empty name (evidence that gave
+// none votes for nothing).
 func (c *switchNaming) vote(name string) *nameVotes {
-	safe := ""
-	if name != "" {
-		safe = SafeName(name)
+	if name == "" {
+		return nil
 	}
+	safe := SafeName(name)
 	v := c.names[safe]
 	if v == nil {
-		v = &nameVotes{raw: name, safe: safe, sources: map[string]bool{}, nodes: map[string]string{}}
+		v = &nameVotes{raw: name, safe: safe}
 		c.names[safe] = v
 	}
 	if name < v.raw {
@@ -290,7 +334,7 @@ func (v *nameVotes) by(reporters int) string {
 		}
 		return "sources " + strings.Join(srcs, ", ")
 	}
-	return fmt.Sprintf("the reports of %s (%d of the %d that reach the switch)", nameList(slices.Sorted(maps.Keys(v.nodes))), len(v.nodes), reporters)
+	return fmt.Sprintf("the reports of %s (%d of the %d that reach the switch)", nameList(v.nodeNames()), len(v.nodes), reporters)
 }
 
 // refusal is the Problem of a name v not used for switch id: a problem of the first node whose report gave
@@ -301,7 +345,7 @@ func refusal(id string, v *nameVotes, reporters int, why string) Problem {
 		p.Source = slices.Min(slices.Collect(maps.Keys(v.sources)))
 		return p
 	}
-	p.Node = slices.Min(slices.Collect(maps.Keys(v.nodes)))
-	p.Source = v.nodes[p.Node]
+	first := slices.MinFunc(v.nodes, func(a, b nodeVote) int { return strings.Compare(a.node, b.node) })
+	p.Node, p.Source = first.node, first.source
 	return p
 }
