@@ -14,12 +14,18 @@ type Options struct {
 	// "runtime-config": {"scheduling.k8s.io/v1alpha2=true"}} for an alpha API group. They hold across
 	// RestartAPIServer.
 	APIServerArgs map[string][]string
+	// EtcdFsync starts etcd with fsync on, as a real control plane runs it. envtest turns it off
+	// (--unsafe-no-fsync) so that tests run fast; a benchmark of what the control plane carries must not.
+	EtcdFsync bool
 }
 
-// configure sets o's flags on s before it starts.
-func (o Options) configure(s *envtest.APIServer) {
+// configure sets o's flags on the API server and etcd before they start.
+func (o Options) configure(s *envtest.APIServer, e *envtest.Etcd) {
 	for name, values := range o.APIServerArgs {
 		s.Configure().Set(name, values...)
+	}
+	if o.EtcdFsync {
+		e.Configure().Set("unsafe-no-fsync", "false")
 	}
 }
 

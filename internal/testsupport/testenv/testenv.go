@@ -60,7 +60,7 @@ func AssetsDir() (string, error) {
 // Start starts etcd and kube-apiserver and installs the CRDs.
 func Start() (*Env, error) { return StartWith(Options{}) }
 
-// StartWith is Start with opts: kube-apiserver flags of the caller's.
+// StartWith is Start with opts: kube-apiserver flags of the caller's, etcd with fsync.
 func StartWith(opts Options) (*Env, error) {
 	assets, err := AssetsDir()
 	if err != nil {
@@ -88,7 +88,7 @@ func StartWith(opts Options) (*Env, error) {
 	}
 	e.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}
 	e.ControlPlane.APIServer = &envtest.APIServer{CertDir: filepath.Join(dir, "apiserver")}
-	opts.configure(e.ControlPlane.APIServer)
+	opts.configure(e.ControlPlane.APIServer, e.ControlPlane.Etcd)
 	cfg, err := e.Start()
 	if err != nil {
 		_ = os.RemoveAll(dir)
