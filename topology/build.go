@@ -56,15 +56,15 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	if rootName == "" {
 		rootName = TierNameRoot
 	}
-	byNode, problems := indexNodes(in.Nodes)
-	g, edgeProblems := newSwitchGraph(byNode, in.SwitchLinks)
+	byNode, ordered, problems := indexNodes(in.Nodes)
+	g, edgeProblems := newSwitchGraph(ordered, in.SwitchLinks)
 	problems = append(problems, edgeProblems...)
 
 	t := NewTree()
-	leaves, unplaced, strays := g.groupLeaves(byNode)
+	leaves, unplaced, strays := g.groupLeaves(ordered)
 	t.Unplaced = unplaced
 	layer, cascadeProblems := g.layers(leaves)
-	nameProblems := g.nameSwitches(in, byNode, strays, layer, SafeName(rootName))
+	nameProblems := g.nameSwitches(in, ordered, strays, layer, SafeName(rootName))
 	g.addDomains(t, leaves, rootName)
 	problems = append(problems, g.strayProblems(strays, byNode)...)
 	problems = append(problems, cascadeProblems()...)
@@ -80,8 +80,10 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	return t, problems
 }
 
-// indexNodes keeps the first usable evidence of each node and reports the rest.
-func indexNodes(evidence []NodeEvidence) (map[string]NodeEvidence, []Problem) {
+// indexNodes keeps the first usable evidence of each node and reports the rest. It returns the evidence kept
+// by node, and as a list sorted by node: the passes over every node read the list, in an order whose
+// neighbours share switches, rather than a map of every node in no order.
+func indexNodes(evidence []NodeEvidence) (map[string]NodeEvidence, []NodeEvidence, []Problem) {
 	var problems []Problem
 	byNode := make(map[string]NodeEvidence, len(evidence))
 	for _, e := range evidence {
@@ -96,7 +98,11 @@ func indexNodes(evidence []NodeEvidence) (map[string]NodeEvidence, []Problem) {
 		}
 		byNode[e.Node] = e
 	}
-	return byNode, problems
+	ordered := make([]NodeEvidence, 0, len(byNode))
+	for _, n := range sortedKeys(byNode) {
+		ordered = append(ordered, byNode[n])
+	}
+	return byNode, ordered, problems
 }
 
 // collapseTop removes, from the top of each branch, domains that stand above a single domain only. They

@@ -28,10 +28,10 @@ type switchGraph struct {
 	seen map[string]struct{}
 }
 
-func newSwitchGraph(byNode map[string]NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {
+func newSwitchGraph(nodes []NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {
 	g := &switchGraph{names: map[string]string{}, adj: map[string][]string{}, source: map[string]string{}, storageOnly: map[string]bool{}}
 	compute := map[string]bool{}
-	for _, e := range byNode {
+	for _, e := range nodes {
 		for _, l := range e.Links {
 			if l.Storage {
 				g.storageOnly[l.SwitchID] = true

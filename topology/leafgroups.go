@@ -14,27 +14,28 @@ type strayLinks struct {
 // leafIndex is the compute side of the fabric with every switch and node numbered, so that grouping the
 // leaves hashes no string past the numbering: switches are numbered in identifier order (the smaller number,
 // the smaller identifier), nodes in name order, and each node's compute switches are kept, once each and in
-// link order, in one flat list. Grouping 50,000 nodes through maps keyed by name grew faster than the fabric
+// link order, in one flat list; sources holds each node's evidence source. Grouping 50,000 nodes through maps keyed by name grew faster than the fabric
 // (the maps outgrow the caches); numbered, it is linear but for the two sorts.
 type leafIndex struct {
 	// switches are the compute switches' identifiers, sorted; a switch's number is its index here.
 	switches []string
-	// nodes are the nodes with a compute link, sorted.
-	nodes []string
+	// nodes are the nodes with a compute link, sorted, and the sources of their evidence.
+	nodes, sources []string
 	// links holds each node's compute switches: those of nodes[i] are links[start[i]:start[i+1]].
 	links []int32
 	start []int32
 }
 
-// newLeafIndex numbers the compute switches and the nodes of byNode that reach one; the others are returned,
-// sorted, as unplaced.
-func newLeafIndex(byNode map[string]NodeEvidence) (*leafIndex, []string) {
-	x := &leafIndex{start: make([]int32, 0, len(byNode)+1)}
+// newLeafIndex numbers the compute switches and the nodes that reach one (nodes: the evidence sorted by node);
+// the others are returned, sorted, as unplaced.
+func newLeafIndex(nodes []NodeEvidence) (*leafIndex, []string) {
+	x := &leafIndex{start: make([]int32, 0, len(nodes)+1)}
 	number := map[string]int32{}
 	var unplaced []string
-	for _, n := range sortedKeys(byNode) {
+	for _, e := range nodes {
+		n := e.Node
 		first := len(x.links)
-		for _, l := range byNode[n].Links {
+		for _, l := range e.Links {
 			if l.Storage {
 				continue
 			}
@@ -53,6 +54,7 @@ func newLeafIndex(byNode map[string]NodeEvidence) (*leafIndex, []string) {
 			continue
 		}
 		x.nodes = append(x.nodes, n)
+		x.sources = append(x.sources, e.Source)
 		x.start = append(x.start, int32(first))
 	}
 	x.start = append(x.start, int32(len(x.links)))
@@ -80,9 +82,10 @@ func (x *leafIndex) of(i int) []int32 { return x.links[x.start[i]:x.start[i+1]] 
 
 // groupLeaves groups the nodes joined by shared compute switches into tier-1 domains, not yet named nor added
 // to a tree, ordered by their smallest switch. It also returns the nodes that reach no compute switch, and,
-// by node, the links of each node cabled to switches of different domains (see joinedSwitches).
-func (g *switchGraph) groupLeaves(byNode map[string]NodeEvidence) ([]*Domain, []string, map[string]strayLinks) {
-	x, unplaced := newLeafIndex(byNode)
+// by node, the links of each node cabled to switches of different domains (see joinedSwitches). nodes is the
+// evidence, sorted by node.
+func (g *switchGraph) groupLeaves(nodes []NodeEvidence) ([]*Domain, []string, map[string]strayLinks) {
+	x, unplaced := newLeafIndex(nodes)
 	uf := x.joinedSwitches()
 	strays := map[string]strayLinks{}
 	leafOf := make([]*Domain, len(x.switches)) // by group (its smallest switch): the domain of its nodes
@@ -108,7 +111,7 @@ func (g *switchGraph) groupLeaves(byNode map[string]NodeEvidence) ([]*Domain, []
 			leaves = append(leaves, d)
 		}
 		d.Nodes = append(d.Nodes, n) // in name order: sorted
-		d.Source = smallerSource(d.Source, byNode[n].Source)
+		d.Source = smallerSource(d.Source, x.sources[i])
 	}
 	for s, id := range x.switches {
 		if d := leafOf[uf.find(int32(s))]; d != nil {

@@ -133,12 +133,12 @@ func (c nameChoice) outranks(o nameChoice) bool {
 }
 
 // nameSwitches sets g.names and g.votes for the switches in play (the tree's switches) from what in and the
-// accepted evidence (byNode without stray links) say, and returns the names it did not use with the reason.
+// accepted evidence (nodes, sorted by node, without stray links) say, and returns the names it did not use with the reason.
 // reserved is the root's name.
-func (g *switchGraph) nameSwitches(in Input, byNode map[string]NodeEvidence, strays map[string]strayLinks,
+func (g *switchGraph) nameSwitches(in Input, nodes []NodeEvidence, strays map[string]strayLinks,
 	inPlay map[string]int, reserved string,
 ) []Problem {
-	claims := collectNames(in, byNode, strays)
+	claims := collectNames(in, nodes, strays)
 	g.votes = map[string]*switchVote{}
 	var problems []Problem
 	var chosen []nameChoice
@@ -166,7 +166,7 @@ func (g *switchGraph) nameSwitches(in Input, byNode map[string]NodeEvidence, str
 }
 
 // collectNames gathers every name given to a switch by evidence Build did not reject.
-func collectNames(in Input, byNode map[string]NodeEvidence, strays map[string]strayLinks) map[string]*switchNaming {
+func collectNames(in Input, nodes []NodeEvidence, strays map[string]strayLinks) map[string]*switchNaming {
 	claims := map[string]*switchNaming{}
 	of := func(id string) *switchNaming {
 		c := claims[id]
@@ -176,9 +176,10 @@ func collectNames(in Input, byNode map[string]NodeEvidence, strays map[string]st
 		}
 		return c
 	}
-	for n, e := range byNode {
+	for _, e := range nodes {
+		n, rejected := e.Node, strays[e.Node].stray
 		for _, l := range e.Links {
-			if slices.Contains(strays[n].stray, l.SwitchID) {
+			if slices.Contains(rejected, l.SwitchID) {
 				continue
 			}
 			c := of(l.SwitchID)
