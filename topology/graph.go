@@ -155,9 +155,10 @@ func (g *switchGraph) layers(leaves []*Domain) (map[string]int, func() []Problem
 	parent, problems := g.cascadeParents(leaves, plain, leafOf)
 	g.up = map[string][]string{}
 	for s, ns := range g.adj {
+		ps, ds := plain[s], leafOf[s]
 		for _, n := range ns {
-			above := plain[n] > plain[s] // a switch farther from the hosts, as in any fat tree
-			if ds, dn := leafOf[s], leafOf[n]; ds != nil && dn != nil {
+			above := plain[n] > ps // a switch farther from the hosts, as in any fat tree
+			if dn := leafOf[n]; ds != nil && dn != nil {
 				above = parent[ds] == dn // leaf to leaf: only the leaf it hangs below
 			}
 			if above {
@@ -361,18 +362,24 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int
 		top = max(top, l)
 	}
 	frontier := leaves
+	var ups []string // the switches of the next tier a domain is, or reaches: each joined once
 	for tier := 1; tier < top; tier++ {
 		uf := newUnionFind()
 		for _, d := range frontier {
+			ups = ups[:0]
 			for _, s := range d.Switches {
 				if layer[s] == tier+1 {
-					uf.union(ufKey{ufDomain, d.Name}, ufKey{ufSwitch, s}) // a cascaded leaf's hosts join the tier above them
+					ups = append(ups, s) // a cascaded leaf's hosts join the tier above them
 				}
 				for _, n := range g.up[s] {
 					if layer[n] == tier+1 {
-						uf.union(ufKey{ufDomain, d.Name}, ufKey{ufSwitch, n})
+						ups = append(ups, n)
 					}
 				}
+			}
+			slices.Sort(ups)
+			for _, s := range slices.Compact(ups) {
+				uf.union(ufKey{ufDomain, d.Name}, ufKey{ufSwitch, s})
 			}
 		}
 		sets := uf.sets()

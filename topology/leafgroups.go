@@ -29,7 +29,12 @@ type leafIndex struct {
 // newLeafIndex numbers the compute switches and the nodes that reach one (nodes: the evidence sorted by node);
 // the others are returned, sorted, as unplaced.
 func newLeafIndex(nodes []NodeEvidence) (*leafIndex, []string) {
-	x := &leafIndex{start: make([]int32, 0, len(nodes)+1)}
+	links := 0
+	for _, e := range nodes {
+		links += len(e.Links)
+	}
+	x := &leafIndex{start: make([]int32, 0, len(nodes)+1), links: make([]int32, 0, links),
+		nodes: make([]string, 0, len(nodes)), sources: make([]string, 0, len(nodes))}
 	number := map[string]int32{}
 	var unplaced []string
 	for _, e := range nodes {
