@@ -22,6 +22,9 @@ func EvidenceFromReport(r *v1alpha1.NodeFabricReport) topology.NodeEvidence {
 	e := topology.NodeEvidence{Node: r.Name, Source: SourceReports, SelfReported: true,
 		NVLinkDomain: r.Spec.NVLinkDomain, NVLinkSubDomain: r.Spec.NVLinkSubDomain}
 	neighbors := r.Spec.Neighbors[:min(len(r.Spec.Neighbors), v1alpha1.MaxNeighbors)]
+	if len(neighbors) > 0 {
+		e.Links = make([]topology.SwitchLink, 0, len(neighbors))
+	}
 	for _, n := range neighbors {
 		if len(n.ChassisID) > v1alpha1.MaxSwitchIDLength {
 			continue
@@ -32,6 +35,9 @@ func EvidenceFromReport(r *v1alpha1.NodeFabricReport) topology.NodeEvidence {
 			Port:       clip(n.PortID, v1alpha1.MaxSwitchIDLength),
 			Storage:    n.Class == v1alpha1.PortClassStorage,
 		})
+	}
+	if len(e.Links) == 0 {
+		e.Links = nil // as without the room made above: every neighbour left out
 	}
 	return e
 }

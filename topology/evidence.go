@@ -50,7 +50,11 @@ func SwitchID(kind, id string) string {
 		return id
 	}
 	if kind == "guid" {
-		id = NormalizeGUID(id)
+		hex, ok := guidDigits(id)
+		if ok {
+			return kind + ":" + zeros[:16-len(hex)] + hex // one allocation: Build's inputs hold hundreds of thousands
+		}
+		id = hex
 	}
 	return kind + ":" + id
 }
@@ -59,12 +63,25 @@ func SwitchID(kind, id string) string {
 // "000000000002c903"). Input that is not a hex number of at most 16 digits is returned lower-cased, unchanged
 // otherwise, so that it still compares equal to itself.
 func NormalizeGUID(s string) string {
+	hex, ok := guidDigits(s)
+	if !ok || len(hex) == 16 {
+		return hex
+	}
+	return zeros[:16-len(hex)] + hex
+}
+
+// zeros pads a GUID's digits to 16.
+const zeros = "0000000000000000"
+
+// guidDigits returns the hex digits of GUID s, lower case and without "0x", and whether s is a hex number of
+// at most 16 digits; when it is not, s lower-cased and trimmed.
+func guidDigits(s string) (string, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	hex := strings.TrimPrefix(s, "0x")
 	if hex == "" || len(hex) > 16 || strings.Trim(hex, "0123456789abcdef") != "" {
-		return s
+		return s, false
 	}
-	return strings.Repeat("0", 16-len(hex)) + hex
+	return hex, true
 }
 
 // NodeEvidence is what the sources know of one Kubernetes node's place in the fabric.
