@@ -29,6 +29,12 @@ func (r *Reconciler) noteForeignHyperNodes(ctx context.Context, foreign, owned [
 	nodes map[string]*metav1.PartialObjectMetadata) {
 	var found []hypernodegen.ForeignHyperNode
 	if len(foreign) > 0 {
+		resolved, err := r.liveLabelMembers(ctx, foreign) // selectors on keys the Node cache does not keep
+		if err != nil {
+			r.Log.Warn("foreign HyperNodes that select Nodes by label: their members are read from the cache alone", "err", err)
+		} else {
+			foreign = resolved
+		}
 		labels := make(map[string]map[string]string, len(placed))
 		for n := range placed {
 			if m := nodes[n]; m != nil {

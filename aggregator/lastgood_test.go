@@ -8,14 +8,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/topology"
 )
 
 // A report that cannot be used must not shrink a domain: the node's last good evidence stands in for it, and
 // a node whose report is gone drops out.
 func TestUnusableReportKeepsLastGoodEvidence(t *testing.T) {
 	r := &Reconciler{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: NewMetrics(prometheus.NewRegistry())}
-	r.lastGood = map[string]topology.NodeEvidence{}
+	r.lastGood = map[string]v1alpha1.NodeFabricReportSpec{}
 	good := []v1alpha1.NodeFabricReport{*report("n1", "01"), *report("n2", "01")}
 	if ev, _ := r.evidence(good, nil); len(ev) != 2 {
 		t.Fatalf("evidence of good reports = %v", ev)

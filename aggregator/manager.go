@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -73,6 +74,14 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 			Label:      labels.SelectorFromSet(labels.Set{v1alpha1.HeartbeatLabel: v1alpha1.HeartbeatLabelValue}),
 		}
 	}
+	// The reports and the Nodes' metadata are most of the cache at scale: each keeps only what the aggregator
+	// reads of it (reportcache.go, nodecache.go).
+	byObject[&v1alpha1.NodeFabricReport{}] = cache.ByObject{Transform: compactReport}
+	keys := nodeCacheKeys(conf, srcs)
+	nodeMeta := &metav1.PartialObjectMetadata{}
+	nodeMeta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	byObject[nodeMeta] = cache.ByObject{Transform: keys.transform}
+	log.Debug("Node labels cached", "keys", keys.sortedLabels(), "all", keys.labels == nil)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        kube.Scheme(),
 		Logger:                        logrFromSlog(log),
@@ -120,6 +129,7 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		Events:       mgr.GetEventRecorder("fabricmap-aggregator"),
 		Snapshot:     opts.Snapshot,
 		hyperNodeCRD: crd,
+		nodeKeys:     keys,
 	}
 	toFabric := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{Request}

@@ -53,11 +53,12 @@ func ownerNodeGone(rep *v1alpha1.NodeFabricReport, nodes map[string]*metav1.Part
 }
 
 // listNodes returns the metadata of every Node by name; read once per reconcile (from the manager's cache)
-// for both the orphan check and the node labels.
+// for both the orphan check and the node labels. They are the cache's own objects, not copies: read them,
+// never change them.
 func (r *Reconciler) listNodes(ctx context.Context) (map[string]*metav1.PartialObjectMetadata, error) {
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := r.Client.List(ctx, &list); err != nil {
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	out := make(map[string]*metav1.PartialObjectMetadata, len(list.Items))

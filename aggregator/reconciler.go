@@ -99,8 +99,13 @@ type Reconciler struct {
 	// nil: they are taken as served and read through Client.
 	hyperNodeCRD *hyperNodeCRD
 
-	// lastGood holds each node's last usable evidence, used when its current report cannot be used.
-	lastGood map[string]topology.NodeEvidence
+	// nodeKeys are the Node labels and annotations the manager's cache keeps (nodecache.go); the zero value,
+	// every one (a Reconciler not built by NewManager).
+	nodeKeys nodeKeys
+
+	// lastGood holds each node's last usable report spec, whose evidence is used when its current report cannot
+	// be (lastgood.go).
+	lastGood map[string]v1alpha1.NodeFabricReportSpec
 	polled   []*polledSource
 	// olderVersions holds, for each HyperNode written here, its resource versions from before the last write,
 	// which the cache may still show (applyHyperNode); writtenMu guards it (the writes run several at a time).
@@ -160,12 +165,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	start := r.now()
 	defer func() { r.Metrics.reconcileDuration.Observe(time.Since(start).Seconds()) }()
 	if r.lastGood == nil {
-		r.lastGood = map[string]topology.NodeEvidence{}
+		r.lastGood = map[string]v1alpha1.NodeFabricReportSpec{}
 		r.absentSince = map[string]time.Time{}
 		r.ages = map[string]reportAge{}
 	}
+	// The reports as the cache holds them, not a copy of each: at 50,000 nodes a copy per pass is tens of MiB.
+	// Nothing below changes a report (they are the cache's own objects, compactReport's).
 	var reports v1alpha1.NodeFabricReportList
-	if err := r.Client.List(ctx, &reports); err != nil {
+	if err := r.Client.List(ctx, &reports, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing reports: %w", err)
 	}
 	nodes, err := r.listNodes(ctx)
@@ -240,41 +247,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, err
-}
-
-// evidence turns reports into evidence, falling back to a node's last good evidence when its report cannot
-// be used, so that one bad report never shrinks a domain. Reports whose agent has been silent past the expiry
-// and the grace period are left out; their nodes are returned as dropped.
-func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) (out []topology.NodeEvidence, dropped []string) {
-	out = make([]topology.NodeEvidence, 0, len(reports))
-	seen := map[string]bool{}
-	for i := range reports {
-		e := pipeline.EvidenceFromReport(&reports[i])
-		seen[e.Node] = true
-		age, silent := r.age(e.Node)
-		r.noteAge(e.Node, age, silent, nodes)
-		if age == reportDropped {
-			dropped = append(dropped, e.Node)
-			continue
-		}
-		if reason := e.Check(); reason != "" {
-			prev, ok := r.lastGood[e.Node]
-			if ok {
-				out = append(out, prev)
-			}
-			r.rejectReport(e.Node, reason, ok, nodes)
-			continue
-		}
-		r.lastGood[e.Node] = e
-		out = append(out, e)
-	}
-	for n := range r.lastGood {
-		if !seen[n] {
-			delete(r.lastGood, n) // the report is gone (node deleted): its evidence goes with it
-		}
-	}
-	r.forgetAges(seen)
-	return out, dropped
 }
 
 // planWrites decides what a pass writes of the HyperNodes: the desired ones that differ from the existing owned

@@ -32,7 +32,7 @@ func (l *eventLog) Eventf(regarding runtime.Object, _ runtime.Object, eventtype,
 func TestRejectedEvidenceIsRecordedOnTheNode(t *testing.T) {
 	var events eventLog
 	r := &Reconciler{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: NewMetrics(prometheus.NewRegistry()), Events: &events}
-	r.lastGood = map[string]topology.NodeEvidence{}
+	r.lastGood = map[string]v1alpha1.NodeFabricReportSpec{}
 	nodes := map[string]*metav1.PartialObjectMetadata{}
 	for _, n := range []string{"n1", "n2", "n3"} {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, UID: types.UID("uid-" + n)}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,6 +68,12 @@ func (s *Source) UseNodes(list nodes.Lister) {
 	if s.Nodes == nil {
 		s.Nodes = list
 	}
+}
+
+// NodeLabelKeys returns the label keys Evidence reads of each Node: Keys, and the NVLink domain and rack labels
+// (CliqueLabel, SubDomainLabel). The aggregator's Node cache keeps these and drops the rest.
+func (s *Source) NodeLabelKeys() []string {
+	return append(slices.Clone(s.Keys), CliqueLabel, SubDomainLabel)
 }
 
 // Merge is the source's merge rule, MergeBelow: it places only the nodes no higher-priority source places.
