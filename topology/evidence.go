@@ -139,8 +139,10 @@ func (e NodeEvidence) Check() string {
 	if e.Node == "" {
 		return "empty node name"
 	}
-	if msgs := validation.IsDNS1123Subdomain(e.Node); len(msgs) > 0 {
-		return fmt.Sprintf("node name is not a DNS-1123 subdomain: %s", msgs[0])
+	if !plainSubdomain(e.Node) {
+		if msgs := validation.IsDNS1123Subdomain(e.Node); len(msgs) > 0 {
+			return fmt.Sprintf("node name is not a DNS-1123 subdomain: %s", msgs[0])
+		}
 	}
 	for i, l := range e.Links {
 		if l.SwitchID == "" {
@@ -148,4 +150,29 @@ func (e NodeEvidence) Check() string {
 		}
 	}
 	return ""
+}
+
+// plainSubdomain reports whether name is certainly a DNS-1123 subdomain: at most 253 characters, labels of
+// lower-case letters and digits with dashes inside, joined by dots. It reads the bytes once, where the
+// validation package's regular expression costs Build a tenth of its time at 50,000 nodes; a name it does not
+// accept is judged by that expression.
+func plainSubdomain(name string) bool {
+	if name == "" || len(name) > validation.DNS1123SubdomainMaxLength {
+		return false
+	}
+	start := 0 // of the current label
+	for i := 0; i <= len(name); i++ {
+		if i < len(name) && name[i] != '.' {
+			c := name[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+			continue
+		}
+		if i == start || name[start] == '-' || name[i-1] == '-' {
+			return false // an empty label, or one that begins or ends with a dash
+		}
+		start = i + 1
+	}
+	return true
 }
