@@ -12,7 +12,7 @@ type domainCandidate struct {
 	// fabricWide is set when a fabric-wide source gave it.
 	fabricWide bool
 	// votes are the nodes' votes of each switch that chose it.
-	votes [][]nodeVote
+	votes [][]int32
 	// nodes counts the nodes whose reports gave it, each counted once however many switches it named.
 	nodes int
 }
@@ -26,7 +26,7 @@ type domainCandidate struct {
 // down (a report's beside a fabric-wide name; one with less support than the best-supported name).
 func (g *switchGraph) domainVote(switches []string) (string, []string) {
 	byName := map[string]*domainCandidate{}
-	var reporters [][]string
+	var reporters [][]int32
 	rejected := map[string]bool{}
 	for _, id := range switches {
 		v := g.votes[id]
@@ -49,9 +49,9 @@ func (g *switchGraph) domainVote(switches []string) (string, []string) {
 		c.fabricWide = c.fabricWide || len(v.chosen.sources) > 0
 		c.votes = append(c.votes, v.chosen.nodes)
 	}
-	reporting := distinct(g, reporters, func(n string) string { return n })
+	reporting := g.distinct(reporters)
 	for _, c := range byName {
-		c.nodes = distinct(g, c.votes, func(v nodeVote) string { return v.node })
+		c.nodes = g.distinct(c.votes)
 	}
 	fabricWide := false
 	top := 0
@@ -85,24 +85,25 @@ func (g *switchGraph) domainVote(switches []string) (string, []string) {
 	return best, slices.Sorted(maps.Keys(rejected))
 }
 
-// distinct counts the distinct keys of the elements of lists, each list holding an element of a key once. One
-// list is counted by its length; several through g.seen, a set kept between calls so that the domains' votes
-// allocate none each.
-func distinct[E any](g *switchGraph, lists [][]E, key func(E) string) int {
+// distinct counts the distinct places in lists, each list holding a place once. One list is counted by its
+// length; several through g.seen, a mark per place that a new round (g.round) clears at once, so that the
+// domains' votes allocate and hash nothing.
+func (g *switchGraph) distinct(lists [][]int32) int {
 	switch len(lists) {
 	case 0:
 		return 0
 	case 1:
 		return len(lists[0])
 	}
-	if g.seen == nil {
-		g.seen = map[string]struct{}{}
-	}
-	defer clear(g.seen)
+	g.round++
+	n := 0
 	for _, l := range lists {
-		for _, e := range l {
-			g.seen[key(e)] = struct{}{}
+		for _, i := range l {
+			if g.seen[i] != g.round {
+				g.seen[i] = g.round
+				n++
+			}
 		}
 	}
-	return len(g.seen)
+	return n
 }

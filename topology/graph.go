@@ -24,8 +24,9 @@ type switchGraph struct {
 	up map[string][]string
 	// votes is each switch's name vote, as nameSwitches held it (see domainName).
 	votes map[string]*switchVote
-	// seen is domainVote's scratch set (see distinct), empty between its calls.
-	seen map[string]struct{}
+	// seen and round are domainVote's marks of the nodes counted (see distinct), a mark per node sorted by name.
+	seen  []uint32
+	round uint32
 }
 
 func newSwitchGraph(nodes []NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {

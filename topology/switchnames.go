@@ -43,19 +43,19 @@ type nameVotes struct {
 	safe string
 	// sources are the fabric-wide sources that gave it; nil until one does.
 	sources map[string]bool
-	// nodes are the nodes whose reports gave it, each once, with their evidence's source: a list, not a map,
-	// because Build keeps one per name of every switch (hundreds of thousands of entries at 50,000 nodes).
-	nodes []nodeVote
+	// nodes are the nodes whose reports gave it, each once, as their places in evidence (sorted by node, so
+	// the smaller place is the smaller name): a list of numbers, not a map of names, because Build keeps one
+	// per name of every switch (hundreds of thousands of entries at 50,000 nodes).
+	nodes []int32
+	// evidence is the evidence the places are of.
+	evidence []NodeEvidence
 }
 
-// nodeVote is a node whose report gave a name, and its evidence's source.
-type nodeVote struct{ node, source string }
-
-// addNode counts node's report for the name. The links of one node are collected together, so a node that
-// gave the name already is the last one added.
-func (v *nameVotes) addNode(node, source string) {
-	if k := len(v.nodes); k == 0 || v.nodes[k-1].node != node {
-		v.nodes = append(v.nodes, nodeVote{node: node, source: source})
+// addNode counts the report of the node at place i for the name. The links of one node are collected
+// together, so a node that gave the name already is the last one added.
+func (v *nameVotes) addNode(i int32) {
+	if k := len(v.nodes); k == 0 || v.nodes[k-1] != i {
+		v.nodes = append(v.nodes, i)
 	}
 }
 
@@ -70,10 +70,9 @@ func (v *nameVotes) addSource(source string) {
 // nodeNames returns the names of the nodes that gave the name, sorted.
 func (v *nameVotes) nodeNames() []string {
 	out := make([]string, len(v.nodes))
-	for i, n := range v.nodes {
-		out[i] = n.node
+	for k, i := range slices.Sorted(slices.Values(v.nodes)) {
+		out[k] = v.evidence[i].Node
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -81,14 +80,18 @@ func (v *nameVotes) nodeNames() []string {
 type switchNaming struct {
 	// names are the names given, by SafeName.
 	names map[string]*nameVotes
-	// reporters are the nodes whose reports reach the switch through a link that was not rejected, each once.
-	reporters []string
+	// reporters are the nodes whose reports reach the switch through a link that was not rejected, each once,
+	// as their places in evidence.
+	reporters []int32
+	// evidence is the evidence, sorted by node, the places are of.
+	evidence []NodeEvidence
 }
 
-// addReporter counts node's report for the switch; as nameVotes.addNode, a node already counted is the last.
-func (c *switchNaming) addReporter(node string) {
-	if k := len(c.reporters); k == 0 || c.reporters[k-1] != node {
-		c.reporters = append(c.reporters, node)
+// addReporter counts the report of the node at place i for the switch; as nameVotes.addNode, a node already
+// counted is the last.
+func (c *switchNaming) addReporter(i int32) {
+	if k := len(c.reporters); k == 0 || c.reporters[k-1] != i {
+		c.reporters = append(c.reporters, i)
 	}
 }
 
@@ -96,8 +99,8 @@ func (c *switchNaming) addReporter(node string) {
 type switchVote struct {
 	// chosen is the name used, nil when none qualified.
 	chosen *nameVotes
-	// reporters are the nodes whose reports reach the switch, each once.
-	reporters []string
+	// reporters are the nodes whose reports reach the switch, each once, as their places in the evidence.
+	reporters []int32
 	// rejected are the names the vote turned down, by SafeName.
 	rejected []string
 }
@@ -140,6 +143,7 @@ func (g *switchGraph) nameSwitches(in Input, nodes []NodeEvidence, strays map[st
 ) []Problem {
 	claims := collectNames(in, nodes, strays)
 	g.votes = map[string]*switchVote{}
+	g.seen = make([]uint32, len(nodes))
 	var problems []Problem
 	var chosen []nameChoice
 	for _, id := range sortedKeys(claims) {
@@ -171,13 +175,13 @@ func collectNames(in Input, nodes []NodeEvidence, strays map[string]strayLinks) 
 	of := func(id string) *switchNaming {
 		c := claims[id]
 		if c == nil {
-			c = &switchNaming{names: map[string]*nameVotes{}}
+			c = &switchNaming{names: map[string]*nameVotes{}, evidence: nodes}
 			claims[id] = c
 		}
 		return c
 	}
-	for _, e := range nodes {
-		n, rejected := e.Node, strays[e.Node].stray
+	for i, e := range nodes {
+		n, rejected := int32(i), strays[e.Node].stray
 		for _, l := range e.Links {
 			if slices.Contains(rejected, l.SwitchID) {
 				continue
@@ -189,7 +193,7 @@ func collectNames(in Input, nodes []NodeEvidence, strays map[string]strayLinks) 
 			switch v := c.vote(l.SwitchName); {
 			case v == nil:
 			case e.SelfReported:
-				v.addNode(n, e.Source)
+				v.addNode(n)
 			default:
 				v.addSource(e.Source)
 			}
@@ -222,7 +226,7 @@ func (c *switchNaming) vote(name string) *nameVotes {
 	safe := SafeName(name)
 	v := c.names[safe]
 	if v == nil {
-		v = &nameVotes{raw: name, safe: safe}
+		v = &nameVotes{raw: name, safe: safe, evidence: c.evidence}
 		c.names[safe] = v
 	}
 	if name < v.raw {
@@ -346,7 +350,7 @@ func refusal(id string, v *nameVotes, reporters int, why string) Problem {
 		p.Source = slices.Min(slices.Collect(maps.Keys(v.sources)))
 		return p
 	}
-	first := slices.MinFunc(v.nodes, func(a, b nodeVote) int { return strings.Compare(a.node, b.node) })
-	p.Node, p.Source = first.node, first.source
+	first := v.evidence[slices.Min(v.nodes)] // the smallest place is the smallest name
+	p.Node, p.Source = first.Node, first.Source
 	return p
 }
