@@ -61,31 +61,16 @@ func installChart(t *testing.T, c client.Client) release {
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(filepath.Join(testenv.RepoRoot(), "bin", "helm"), "template", "fabricmap",
-		filepath.Join(testenv.RepoRoot(), "charts", "fabricmap"), "--namespace", namespace, "--kube-version", "1.36.3",
-		"--set", "aggregator.deleteGracePeriod=20s", "--set", "aggregator.reportExpiry="+reportExpiry.String(),
+	objects := renderChart(t, "aggregator.deleteGracePeriod=20s", "aggregator.reportExpiry="+reportExpiry.String(),
 		// NVLink levels off: the cable moves, restarts and expiries below are judged on the switch tree alone
 		// (their write counts and UIDs), and the NVLink case checks that no output then states NVLink.
-		"--set", "aggregator.acceleratorDomains=false",
-		"--set", "placer.enabled=true").CombinedOutput()
-	if err != nil {
-		t.Fatalf("helm template: %v\n%s", err, out)
-	}
+		"aggregator.acceleratorDomains=false",
+		"placer.enabled=true")
 	apply := map[string]bool{"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true,
 		"RoleBinding": true, "ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true}
 	var rel release
 	deployments := map[string]*appsv1.Deployment{aggregatorDep: &rel.aggregator, placerDep: &rel.placer}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("decoding the rendered chart: %v", err)
-		}
-		if u.GetAnnotations()["helm.sh/hook"] != "" {
-			continue // helm test objects
-		}
+	for _, u := range objects {
 		switch {
 		case apply[u.GetKind()]:
 			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("e2e"), client.ForceOwnership); err != nil {
@@ -112,9 +97,39 @@ func installChart(t *testing.T, c client.Client) release {
 	return rel
 }
 
+// renderChart renders the chart as release "fabricmap" in namespace with bin/helm, each of sets a --set
+// value, and returns its objects but the helm test hooks.
+func renderChart(t testing.TB, sets ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := []string{"template", "fabricmap", filepath.Join(testenv.RepoRoot(), "charts", "fabricmap"), "--namespace", namespace,
+		"--kube-version", "1.36.3"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	out, err := exec.Command(filepath.Join(testenv.RepoRoot(), "bin", "helm"), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	var objects []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding the rendered chart: %v", err)
+		}
+		if u.Object == nil || u.GetAnnotations()["helm.sh/hook"] != "" {
+			continue // an empty document, or helm test objects
+		}
+		objects = append(objects, u)
+	}
+	return objects
+}
+
 // token returns a token of the service account; bound to a pod on node when node is set, as the kubelet
 // gives the DaemonSet's pod there.
-func token(t *testing.T, cs kubernetes.Interface, sa, node string) string {
+func token(t testing.TB, cs kubernetes.Interface, sa, node string) string {
 	t.Helper()
 	ctx := context.Background()
 	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}
@@ -141,7 +156,12 @@ func ptr[T any](v T) *T { return &v }
 // kubeconfig writes a kubeconfig that reaches the test API server with token, and returns its path.
 func kubeconfig(t *testing.T, name, token string) string {
 	t.Helper()
-	cfg := testenv.Shared.Config
+	return kubeconfigFor(t, testenv.Shared.Config, name, token)
+}
+
+// kubeconfigFor writes a kubeconfig that reaches the API server of cfg with token, and returns its path.
+func kubeconfigFor(t testing.TB, cfg *rest.Config, name, token string) string {
+	t.Helper()
 	ca := cfg.CAData
 	if len(ca) == 0 && cfg.CAFile != "" {
 		var err error
