@@ -145,7 +145,8 @@ if [ "${1:-}" = scale ]; then
 fi
 
 gotest -run '^$' -bench . -benchtime "${BENCHTIME:-50x}" -count 1 ./test/footprint/
-gotest -run '^$' -bench Merge10k -benchtime "${SCALE_BENCHTIME:-5x}" -count 1 ./topology/
+# The merge at 10,016 and 50,016 reports: its CPU per pass must grow no faster than the reports (linear).
+gotest -run '^$' -bench 'Merge(10|50)k' -benchtime "${SCALE_BENCHTIME:-5x}" -count 1 ./topology/
 gotest -run '^$' -bench Assess10k -benchtime "${SCALE_BENCHTIME:-5x}" -count 1 ./health/
 # ibnetdiscover captures of 15,000 hosts (1.1 million lines) and 50,016 (3.6 million): to a tree, and one agent's
 # probe run on the 15k one.
@@ -186,6 +187,15 @@ fi
 judge "agent binary, CPU net of baseline" "$net" cpu-ms/cycle 50
 ratio "merge 10k reports, wall" BenchmarkMerge10kReports ns/op 2000000000
 ratio "merge 10k reports, peak heap" BenchmarkMerge10kReports peak-heap-MiB 1024
+# Linear merge: 50,016 reports cost at most 5.5 times the CPU of 10,016 (5 times as many, with some room).
+m10=$(mean BenchmarkMerge10kReports cpu-ms/op)
+m50=$(mean BenchmarkMerge50kReports cpu-ms/op)
+growth=
+if [ -n "$m10" ] && [ -n "$m50" ]; then
+  growth=$(awk -v a="$m10" -v b="$m50" 'BEGIN { if (a > 0) printf "%.6g", b / a }')
+fi
+judge "merge 50k / 10k reports, CPU per pass" "$growth" times 5.5
+judge "merge 50k reports, CPU per pass" "$m50" cpu-ms/op
 ratio "merge and fabric health 10k nodes, wall" BenchmarkAssess10k ns/op 2000000000
 ratio "IB capture 15k hosts to tree, wall" BenchmarkCaptureToTree/15k ns/op 5000000000
 ratio "IB capture 50k hosts to tree, wall" BenchmarkCaptureToTree/50k ns/op 15000000000
