@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,28 +55,62 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
-// convergeLine is a BenchmarkConvergeScale result line as `go test -bench` prints it, with or without the
-// targets the benchmark reports for its size.
-func convergeLine(nodes string, targets bool) string {
-	l := "BenchmarkConvergeScale-2 1 1 ns/op " + nodes + " nodes 95 cold-converge-s 0 extra-writes 0 steady-writes 9 1pct-converge-s 900 peak-RSS-MiB 3000 apiserver-peak-RSS-MiB 400 etcd-peak-RSS-MiB"
+// convergeFigures are the figures of a BenchmarkConvergeScale run at 50,016 nodes, every target met, by unit.
+var convergeFigures = []struct{ value, unit string }{
+	{"95", "cold-converge-s"}, {"9", "moved-converge-s"}, {"480", "peak-RSS-MiB"}, {"416", "heartbeats-per-s"},
+	{"416.8", "heartbeats-target-per-s"}, {"5", "node-labels-per-node"}, {"0", "steady-writes"}, {"0", "writes-beyond-one"},
+	{"3000", "apiserver-peak-RSS-MiB"}, {"400", "etcd-peak-RSS-MiB"},
+}
+
+// convergeTargetFigures are the targets the benchmark reports for a size that has them.
+var convergeTargetFigures = []struct{ value, unit string }{{"120", "cold-target-s"}, {"10", "moved-target-s"}, {"512", "RSS-target-MiB"}}
+
+// convergeLine is a BenchmarkConvergeScale result line as `go test -bench` prints it: nodes, the figures but
+// the one of unit without (none when empty), with the targets for the size or not, and value in place of the
+// figure of unit replace (none when empty).
+func convergeLine(nodes string, targets bool, without, replace, value string) string {
+	l := "BenchmarkConvergeScale-2 1 1 ns/op " + nodes + " nodes"
+	figures := convergeFigures
 	if targets {
-		l += " 120 cold-target-s 10 1pct-target-s 1024 RSS-target-MiB"
+		figures = append(slices.Clone(figures), convergeTargetFigures...)
+	}
+	for _, f := range figures {
+		switch f.unit {
+		case without:
+		case replace:
+			l += " " + value + " " + f.unit
+		default:
+			l += " " + f.value + " " + f.unit
+		}
 	}
 	return l + "\n"
 }
 
 func TestJudgeConvergence(t *testing.T) {
-	for _, tc := range []struct {
+	type testCase struct {
 		name, output string
 		pass         bool
 		says         []string
-	}{
-		{name: "a size with targets, all met", output: convergeLine("50016", true), pass: true, says: []string{"all 5 targets met"}},
-		{name: "a size without targets fails", output: convergeLine("100016", false),
-			says: []string{"NOT MET: no target for this size", "3 of 5 targets missed"}},
+	}
+	cases := []testCase{
+		{name: "a size with targets, all met", output: convergeLine("50016", true, "", "", ""), pass: true, says: []string{"all 6 targets met"}},
+		{name: "a size without targets fails", output: convergeLine("100032", false, "", "", ""),
+			says: []string{"NOT MET: no target for this size", "3 of 6 targets missed"}},
 		{name: "no figure at all fails", output: "ok  \tgithub.com/fabricmap/fabricmap/test/e2e\t1s\n",
 			says: []string{"NOT MET: no figure", "targets missed"}},
-	} {
+		{name: "a write beyond one per object fails", output: convergeLine("50016", true, "", "writes-beyond-one", "3"),
+			says: []string{"writes beyond one per object", "1 of 6 targets missed"}},
+		{name: "heartbeats behind the agents' rate fail", output: convergeLine("50016", true, "", "heartbeats-per-s", "300"),
+			says: []string{"heartbeats short of the agents' rate", "1 of 6 targets missed"}},
+		{name: "1 % moved over its target fails", output: convergeLine("50016", true, "", "moved-converge-s", "13.2"),
+			says: []string{"1 % of nodes moved", "1 of 6 targets missed"}},
+	}
+	// Each figure missing fails the verdict, whether judged against a target or only printed.
+	for _, f := range convergeFigures {
+		cases = append(cases, testCase{name: "without " + f.unit, output: convergeLine("50016", true, f.unit, "", ""),
+			says: []string{"NOT MET: no figure", "targets missed"}})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			results := write(t, "results", "")
 			out, ok := runBench(t, results, "judge", write(t, "bench.out", tc.output))
