@@ -1,6 +1,8 @@
 package aggregator
 
 import (
+	"sync"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fabricmap/fabricmap/wellknown"
@@ -12,8 +14,8 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // trimForCache is the informers' transform: every object the aggregator caches (Nodes' metadata, reports,
 // heartbeat Leases, owned HyperNodes) keeps of its managed fields only the entries of the aggregator's own
-// field managers, which it reads to know what it owns (ownedLabels, ownedOf), and loses kubectl's
-// last-applied copy. At 50,000 nodes the other managers' entries (the kubelet's, the agents', controllers')
+// field managers, which it reads to know what it owns (ownedLabels, ownedOf), each entry's field set shared
+// with the objects that have the same one (sharedFields), and loses kubectl's last-applied copy. At 50,000 nodes the other managers' entries (the kubelet's, the agents', controllers')
 // are most of the cache. It changes the object in place: the informer hands over a freshly decoded one.
 func trimForCache(obj any) (any, error) {
 	o, ok := obj.(metav1.Object)
@@ -24,6 +26,10 @@ func trimForCache(obj any) (any, error) {
 		kept := fields[:0]
 		for _, f := range fields {
 			if f.Manager == wellknown.LabelFieldManager || f.Manager == wellknown.AggregatorFieldManager {
+				f.Manager, f.APIVersion, f.FieldsType = intern(f.Manager), intern(f.APIVersion), intern(f.FieldsType)
+				if f.FieldsV1 != nil {
+					f.FieldsV1 = sharedFields(f.FieldsV1)
+				}
 				kept = append(kept, f)
 			}
 		}
@@ -40,3 +46,26 @@ func trimForCache(obj any) (any, error) {
 	}
 	return obj, nil
 }
+
+// sharedFields returns the one copy of the field set f holds: an entry names keys, not values, so the 50,000
+// Nodes fabricmap labels alike hold a handful of distinct ones. The copies are read only (ownedKeys parses
+// them; nothing writes a cached object's managed fields); the memo is emptied when it reaches ownedMemoMax
+// entries, as ownedMemo is.
+func sharedFields(f *metav1.FieldsV1) *metav1.FieldsV1 {
+	fieldsMemo.Lock()
+	defer fieldsMemo.Unlock()
+	if shared, ok := fieldsMemo.m[string(f.Raw)]; ok {
+		return shared
+	}
+	if len(fieldsMemo.m) >= ownedMemoMax {
+		fieldsMemo.m = map[string]*metav1.FieldsV1{}
+	}
+	fieldsMemo.m[string(f.Raw)] = f
+	return f
+}
+
+// fieldsMemo holds the field sets sharedFields hands out.
+var fieldsMemo = struct {
+	sync.Mutex
+	m map[string]*metav1.FieldsV1
+}{m: map[string]*metav1.FieldsV1{}}

@@ -72,6 +72,7 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		byObject[&coordinationv1.Lease{}] = cache.ByObject{
 			Namespaces: map[string]cache.Config{opts.HeartbeatNamespace: {}},
 			Label:      labels.SelectorFromSet(labels.Set{v1alpha1.HeartbeatLabel: v1alpha1.HeartbeatLabelValue}),
+			Transform:  compactLease,
 		}
 	}
 	// The reports and the Nodes' metadata are most of the cache at scale: each keeps only what the aggregator
