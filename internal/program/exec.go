@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 
@@ -25,6 +26,22 @@ type Process struct {
 // error exits 1 after "name: error" on standard error. Every fabricmap main calls it.
 func Exec(name string, p Process, main func(ctx context.Context, args []string) error) {
 	os.Exit(run(name, p, os.Args[1:], main))
+}
+
+// ExecAs is Exec for a multi-call binary: it runs, of mains, the one named by the name the binary was started
+// as (os.Args[0]'s base name: a link named fabricmap-aggregator to cmd/fabricmap, as in the image), else the
+// one named fallback. Every program of a multi-call binary runs with Go's own GOGC (Process{}).
+func ExecAs(fallback string, mains map[string]func(ctx context.Context, args []string) error) {
+	name := calledAs(os.Args[0], fallback, mains)
+	Exec(name, Process{}, mains[name])
+}
+
+// calledAs names the main a binary started as arg0 runs: arg0's base name when mains has it, else fallback.
+func calledAs(arg0, fallback string, mains map[string]func(ctx context.Context, args []string) error) string {
+	if _, ok := mains[filepath.Base(arg0)]; ok {
+		return filepath.Base(arg0)
+	}
+	return fallback
 }
 
 // run is Exec without the exit, for tests.

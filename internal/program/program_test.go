@@ -113,3 +113,20 @@ func TestRunExitStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestCalledAs: a multi-call binary runs the main named by the base name it was started as, and its fallback
+// under any other name.
+func TestCalledAs(t *testing.T) {
+	mains := map[string]func(context.Context, []string) error{"fabricmap": nil, "fabricmap-aggregator": nil}
+	for _, tc := range []struct{ arg0, want string }{
+		{"fabricmap", "fabricmap"},
+		{"/usr/local/bin/fabricmap-aggregator", "fabricmap-aggregator"},
+		{"./bin/demo/fabricmap-aggregator", "fabricmap-aggregator"},
+		{"/tmp/go-build1/exe/fabricmap-demo", "fabricmap"},
+		{"kubectl-fabricmap", "fabricmap"},
+	} {
+		if got := calledAs(tc.arg0, "fabricmap", mains); got != tc.want {
+			t.Errorf("calledAs(%q) = %q, want %q", tc.arg0, got, tc.want)
+		}
+	}
+}
