@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/sources"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 	"github.com/fabricmap/fabricmap/sources/gcp/gcptest"
 )
 
@@ -44,7 +45,7 @@ func TestCloudSourceJoinsNodesByProviderID(t *testing.T) {
 		t.Cleanup(func() { deleteNodeNamed(t, n.name) })
 	}
 
-	var opts sources.Options
+	opts := sources.NewOptions(clouds.Kinds)
 	fs := pflag.NewFlagSet("fabricmap-aggregator", pflag.ContinueOnError)
 	opts.AddFlags(fs)
 	opts.AddPollFlags(fs)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/internal/cleanup/cleanuptest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 // TestCleanup runs `fabricmap cleanup` against a real API server holding what fabricmap made beside what others
@@ -175,7 +176,7 @@ func cleanupState(t *testing.T, c client.Client, ns string) []string {
 
 // runCleanupCmd runs the fabricmap command line with args; stderr also goes to extra when it is set.
 func runCleanupCmd(ctx context.Context, args []string, extra *signalWriter) (stdout, stderr string, err error) {
-	root := NewRoot()
+	root := NewRoot(clouds.Kinds)
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	if extra != nil {

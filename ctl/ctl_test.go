@@ -5,13 +5,15 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 // run executes the fabricmap command line with args and returns what it printed on stdout and stderr.
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	root := NewRoot()
+	root := NewRoot(clouds.Kinds)
 	root.SetArgs(args)
 	root.SetOut(&out)
 	root.SetErr(&errb)

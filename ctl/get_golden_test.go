@@ -22,6 +22,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -123,7 +124,7 @@ func TestGetGolden(t *testing.T) {
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			var out, errw syncBuffer
-			root := NewRoot()
+			root := NewRoot(clouds.Kinds)
 			root.SetArgs(append(tc.args, cluster...))
 			root.SetOut(&out)
 			root.SetErr(&errw)
@@ -164,7 +165,7 @@ func (tc goldenCase) check(t *testing.T, cluster []string) {
 // error and error when there are any.
 func runGolden(arg0 string, args []string, shown int) string {
 	var out, errw bytes.Buffer
-	root := NewRootAs(arg0)
+	root := NewRootAs(arg0, clouds.Kinds)
 	root.SetArgs(args)
 	root.SetOut(&out)
 	root.SetErr(&errw)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 func TestRootAsKubectlPlugin(t *testing.T) {
@@ -20,7 +22,7 @@ func TestRootAsKubectlPlugin(t *testing.T) {
 	} {
 		t.Run(tc.arg0, func(t *testing.T) {
 			var out bytes.Buffer
-			root := NewRootAs(tc.arg0)
+			root := NewRootAs(tc.arg0, clouds.Kinds)
 			root.SetOut(&out)
 			root.SetErr(&out)
 			for _, args := range [][]string{{"--help"}, {"get", "--help"}} {
@@ -57,7 +59,7 @@ func TestPluginTakesKubectlFlags(t *testing.T) {
 	} {
 		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
 			var out bytes.Buffer
-			root := NewRootAs(PluginBinary)
+			root := NewRootAs(PluginBinary, clouds.Kinds)
 			root.SetArgs(args)
 			root.SetOut(&out)
 			root.SetErr(&out)

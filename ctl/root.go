@@ -2,6 +2,7 @@
 package ctl
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -9,14 +10,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabricmap/fabricmap/internal/cli"
+	"github.com/fabricmap/fabricmap/internal/program"
 	"github.com/fabricmap/fabricmap/internal/version"
+	"github.com/fabricmap/fabricmap/sources"
 )
 
 // PluginBinary is the name kubectl looks for on PATH to run `kubectl fabricmap …`.
 const PluginBinary = "kubectl-fabricmap"
 
-// NewRoot returns the root "fabricmap" command with every subcommand attached.
-func NewRoot() *cobra.Command {
+// NewRoot returns the root "fabricmap" command with every subcommand attached; `fabricmap topology` reads
+// package sources' own sources and extra's (the released CLI gives clouds.Kinds; the demo's, nil).
+func NewRoot(extra sources.Extra) *cobra.Command {
 	// controller-runtime's warnings and errors (a watch's informers) on standard error, and no stack trace.
 	cli.SetControllerLogger(cli.CommandLogger(os.Stderr))
 	root := &cobra.Command{
@@ -27,7 +31,7 @@ func NewRoot() *cobra.Command {
 	}
 	// kubectl's usual flags, for every command (and the plugin): commands read them with restConfig.
 	new(cli.ClusterFlags).AddFlags(root.PersistentFlags())
-	root.AddCommand(newGet(), newProbe(), newTopology(), newPlace(), newSimulate(), newCheck())
+	root.AddCommand(newGet(), newProbe(), newTopology(extra), newPlace(), newSimulate(), newCheck())
 	root.AddCommand(newVersion())
 	root.AddCommand(newCleanup(), newCapture())
 	addVersionFlag(root)
@@ -69,10 +73,10 @@ func addVersionFlag(root *cobra.Command) {
 	root.SetVersionTemplate("{{.DisplayName}} {{.Version}}\n")
 }
 
-// NewRootAs returns the root command for a binary started as arg0 (os.Args[0]): run as kubectl-fabricmap (a
-// kubectl plugin), its help and usage read `kubectl fabricmap …`.
-func NewRootAs(arg0 string) *cobra.Command {
-	root := NewRoot()
+// NewRootAs returns the root command (NewRoot(extra)) for a binary started as arg0 (os.Args[0]): run as
+// kubectl-fabricmap (a kubectl plugin), its help and usage read `kubectl fabricmap …`.
+func NewRootAs(arg0 string, extra sources.Extra) *cobra.Command {
+	root := NewRoot(extra)
 	if IsPlugin(arg0) {
 		root.Use = PluginBinary
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl fabricmap"}
@@ -84,4 +88,17 @@ func NewRootAs(arg0 string) *cobra.Command {
 func IsPlugin(arg0 string) bool {
 	base := arg0[strings.LastIndexAny(arg0, `/\`)+1:] // either separator: the name may come from Windows
 	return strings.TrimSuffix(base, ".exe") == PluginBinary
+}
+
+// Main returns the CLI's main, for program.Exec: the operator's commands (NewRootAs(os.Args[0], extra)) on the
+// arguments, cancelled with ctx. Cobra has already printed any error (program.ErrReported).
+func Main(extra sources.Extra) func(ctx context.Context, args []string) error {
+	return func(ctx context.Context, args []string) error {
+		root := NewRootAs(os.Args[0], extra)
+		root.SetArgs(args)
+		if err := root.ExecuteContext(ctx); err != nil {
+			return fmt.Errorf("%w: %w", program.ErrReported, err)
+		}
+		return nil
+	}
 }

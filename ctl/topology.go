@@ -18,26 +18,35 @@ import (
 	"github.com/fabricmap/fabricmap/topology"
 )
 
+// ownSourceFlags are the ways to give `fabricmap topology` its evidence from a dump of reports and package
+// sources' own sources; topologySourceFlags adds an Extra's.
+const ownSourceFlags = "--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS"
+
 // topologySourceFlags are the ways to give `fabricmap topology` its evidence, as its usage line and its error
 // without one say them: every source of the registry, and a dump of reports.
-const topologySourceFlags = "--from-ibnetdiscover FILE | --from-reports DIR | --from-ufm URL | --from-ufm-dump DIR | --from-labels KEYS | " +
-	"--from-aws | --from-gcp PROJECT | --from-oci COMPARTMENT"
+func topologySourceFlags(srcs *sources.Options) string {
+	flags := []string{ownSourceFlags}
+	for _, k := range srcs.More {
+		flags = append(flags, k.Usage)
+	}
+	return strings.Join(flags, " | ")
+}
 
 // maxWarnings is how many parse warnings are printed one by one before they are only counted.
 const maxWarnings = 20
 
-func newTopology() *cobra.Command {
+func newTopology(extra sources.Extra) *cobra.Command {
 	var reportsDir, rootName, memberSelector, previous, kueueName string
 	var output *outputFlag
 	keys := hypernodegen.DefaultLabelKeys() // the aggregator's --label-style and key flags (Resolve after parsing)
 	var accelerators bool
 	var priority []string
-	var srcs sources.Options // the sources' flags, shared with fabricmap-aggregator
+	srcs := sources.NewOptions(extra) // the sources' flags, shared with fabricmap-aggregator
 	var outOpts outputs.Options
 	fromUFM := ufmFlags{opts: &srcs.UFM}
 	fromLabels := labelFlags{opts: &srcs.Labels}
 	cmd := &cobra.Command{
-		Use:   "topology (" + topologySourceFlags + ")",
+		Use:   "topology (" + topologySourceFlags(&srcs) + ")",
 		Short: "Print the HyperNodes, node labels, Kueue or KAI Topology, ClusterNetworkTopology, Slurm topology files or NFD NodeFeatures a fabric capture or a dump of node reports implies, as the aggregator would write them",
 		Long: "Infer the tree offline and print the Volcano HyperNodes as a Kubernetes List (-o yaml, json; -o tree, dot\n" +
 			"draw them), or what the aggregator writes beside them from the same tree: -o labels the node labels (a JSON\n" +
@@ -68,7 +77,7 @@ func newTopology() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if reportsDir == "" && !sourcesGiven(&srcs) {
-				return fmt.Errorf("give one of %s", topologySourceFlags)
+				return fmt.Errorf("give one of %s", topologySourceFlags(&srcs))
 			}
 			if err := output.check(); err != nil {
 				return err

@@ -17,6 +17,7 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/ib/ibtest"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 func TestTopologyFromIBNetDiscover(t *testing.T) {
@@ -185,7 +186,7 @@ func TestTopologyAcceleratorDomains(t *testing.T) {
 // runContext is run with a context and standard input, as cmd/fabricmap gives them.
 func runContext(ctx context.Context, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
 	var out, errb bytes.Buffer
-	root := NewRoot()
+	root := NewRoot(clouds.Kinds)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(&out)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/internal/version"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 // `version` and `--version` print the same line, named as the binary runs (the plugin as kubectl fabricmap);
@@ -25,7 +26,7 @@ func TestVersion(t *testing.T) {
 		{"kubectl-fabricmap", []string{"version", "-o", "text"}, "kubectl fabricmap " + details + "\n"},
 	} {
 		var out bytes.Buffer
-		root := NewRootAs(tc.arg0)
+		root := NewRootAs(tc.arg0, clouds.Kinds)
 		root.SetArgs(tc.args)
 		root.SetOut(&out)
 		if err := root.Execute(); err != nil {

@@ -13,6 +13,7 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 // TestGetWatch runs `get nodes --watch` and `get hypernodes --watch` against a real API server: both print the
@@ -65,7 +66,7 @@ func TestGetWatch(t *testing.T) {
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			var out, errw syncBuffer
-			root := NewRoot()
+			root := NewRoot(clouds.Kinds)
 			root.SetArgs(append(tc.args, "--kubeconfig", kubeconfig))
 			root.SetOut(&out)
 			root.SetErr(&errw)

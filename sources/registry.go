@@ -2,17 +2,13 @@ package sources
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/ib"
-	"github.com/fabricmap/fabricmap/sources/aws"
-	"github.com/fabricmap/fabricmap/sources/gcp"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/nodes"
-	"github.com/fabricmap/fabricmap/sources/oci"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 )
 
@@ -30,6 +26,25 @@ type Kind struct {
 	Settings Settings
 	// Spec builds the configured source; called only when Settings.Given().
 	Spec func(Deps) (Spec, error)
+	// Usage is how `fabricmap topology`'s usage line and its error without a source give the flag that turns
+	// the source on, with its argument ("--from-gcp PROJECT"). The sources of an Extra set it; this package's
+	// own have CLI aliases that ctl states itself.
+	Usage string
+}
+
+// Extra makes the sources a binary links beyond this package's own three (ufm, ibnetdiscover, labels), in the
+// order they rank below them, each call with settings of its own: sources/clouds.Kinds gives the clouds'
+// topology APIs. A main hands it to the aggregator and the CLI (aggregatorapp.Main, ctl.NewRoot), so that a
+// binary built without them, the demo's, compiles none of their SDKs. Nil gives none.
+type Extra func() []Kind
+
+// NewOptions returns the settings of this package's sources and of extra's (nil: this package's alone).
+func NewOptions(extra Extra) Options {
+	var o Options
+	if extra != nil {
+		o.More = extra()
+	}
+	return o
 }
 
 // Settings are what every source's options offer: their flags, shared by the aggregator and the CLI, the
@@ -54,45 +69,23 @@ type Deps struct {
 	Nodes nodes.Lister
 }
 
-// Kinds is the registry: every source, in the order they win conflicts after the reports. Adding a source is
-// its package, its settings in Options and one line here (and its chart values).
+// Kinds is the registry: every source, in the order they win conflicts after the reports: this package's own,
+// then o.More. Adding a source is its package, its settings in Options (or in an Extra's package, as the
+// clouds' are) and one line here or there (and its chart values).
 func (o *Options) Kinds() []Kind {
-	return []Kind{
+	return append([]Kind{
 		{Name: ufm.Name, Settings: &o.UFM, Spec: o.ufmSpec,
 			Doc: "NVIDIA UFM's REST API: the whole InfiniBand fabric, hosts, switches and cables"},
 		{Name: ibfabric.Name, Settings: &o.Capture, Spec: o.captureSpec,
 			Doc: "an ibnetdiscover capture of the whole fabric in a file or a folder of chunks (a mounted ConfigMap)"},
 		{Name: labels.Name, Settings: &o.Labels, Spec: o.labelsSpec, Below: true,
 			Doc: "node labels an admin or a managed Kubernetes service keeps, top of the network first"},
-		{Name: aws.Name, Settings: &o.AWS, Below: true, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.AWS.Source(d.Log, d.Nodes))(o.AWS.Interval) },
-			Doc: "EC2 DescribeInstanceTopology: network-node layers and UltraServer capacity blocks of the cluster's instances"},
-		{Name: gcp.Name, Settings: &o.GCP, Below: true, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.GCP.Source(d.Log, d.Nodes))(o.GCP.Interval) },
-			Doc: "Compute Engine instances' physical host topology: cluster, block, sub-block"},
-		{Name: oci.Name, Settings: &o.OCI, Below: true, Spec: func(d Deps) (Spec, error) { return cloudSpec(o.OCI.Source(d.Log, d.Nodes))(o.OCI.Interval) },
-			Doc: "OCI compute hosts: HPC island, network block, local block and GPU memory fabric"},
-	}
+	}, o.More...)
 }
 
-// cloudSource is what every cloud source offers beyond Source: the bound on one poll.
-type cloudSource interface {
-	Source
-	Timeout() time.Duration
-}
-
-// cloudSpec is the Spec of a cloud source built by its Options.Source, polled every interval: it joins Nodes
-// by their spec.providerID.
-func cloudSpec[S cloudSource](src S, err error) func(interval time.Duration) (Spec, error) {
-	return func(interval time.Duration) (Spec, error) {
-		if err != nil {
-			return Spec{}, err
-		}
-		return Spec{Source: src, Interval: interval, PollTimeout: src.Timeout(), ProviderIDs: true}, nil
-	}
-}
-
-// Names lists the registry's sources in priority order.
-func Names() []string {
-	var o Options
+// Names lists the registry's sources in priority order: this package's own, then extra's.
+func Names(extra Extra) []string {
+	o := NewOptions(extra)
 	out := []string{}
 	for _, k := range o.Kinds() {
 		out = append(out, k.Name)

@@ -8,10 +8,20 @@ import (
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
-// TestNamesAreWellKnownOrder: the registry's order is wellknown.SourceOrder, the default priority the pipeline
-// reads without linking the registry; a source added to one and not the other, or moved, fails here.
-func TestNamesAreWellKnownOrder(t *testing.T) {
-	if diff := cmp.Diff(wellknown.SourceOrder, Names()); diff != "" {
-		t.Errorf("the registry's sources differ from wellknown.SourceOrder (-wellknown +registry):\n%s", diff)
+// TestOwnNamesLeadWellKnownOrder: this package's own sources are the first of wellknown.SourceOrder, in its
+// order, and an Extra's rank after them (sources/clouds holds the whole list equal to it).
+func TestOwnNamesLeadWellKnownOrder(t *testing.T) {
+	extra := func() []Kind { return []Kind{{Name: "next"}} }
+	for _, tc := range []struct {
+		name  string
+		extra Extra
+		want  []string
+	}{
+		{name: "own", want: wellknown.SourceOrder[:3]},
+		{name: "with an extra", extra: extra, want: append(append([]string{}, wellknown.SourceOrder[:3]...), "next")},
+	} {
+		if diff := cmp.Diff(tc.want, Names(tc.extra)); diff != "" {
+			t.Errorf("%s: the registry's sources (-want +registry):\n%s", tc.name, diff)
+		}
 	}
 }

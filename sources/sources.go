@@ -2,7 +2,9 @@
 // each: ibfabric (an ibnetdiscover capture), ufm (NVIDIA UFM's REST API), labels (admin-kept node labels, or a
 // managed service's preset), and the clouds' topology APIs aws (EC2), gcp (Compute Engine) and oci.
 // Each exports its name, its settings with the flags that set them (the same in the aggregator and the CLI),
-// its poll (Evidence) and its merge rule. Options is the one list of them both binaries wire.
+// its poll (Evidence) and its merge rule. Options is the one list of them both binaries wire: the first three
+// are its own; the clouds, whose SDKs are most of what a cold build compiles, come from sources/clouds, which
+// only the released binaries link (Extra).
 package sources
 
 import (
@@ -14,17 +16,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/ib"
-	"github.com/fabricmap/fabricmap/sources/aws"
-	"github.com/fabricmap/fabricmap/sources/gcp"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/sources/labels"
-	"github.com/fabricmap/fabricmap/sources/oci"
 	"github.com/fabricmap/fabricmap/sources/ufm"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
-// Source is a source of evidence beside the node reports. ufm.Source, ibfabric.Capture and labels.Source are
-// the sources there are.
+// Source is a source of evidence beside the node reports: ufm.Source, ibfabric.Capture, labels.Source and the
+// clouds' (sources/clouds).
 type Source interface {
 	// Name names the source in logs, metrics, Events and the priority list.
 	Name() string
@@ -91,8 +90,9 @@ func (g ShrinkGuard) Validate() error {
 // Off tells whether the guard holds nothing.
 func (g ShrinkGuard) Off() bool { return g.MaxShare <= 0 || g.MaxShare >= 1 || g.ConfirmAfter <= 0 }
 
-// Options are the settings of every source. Kinds lists them in priority order: the one list of sources that
-// the aggregator, `fabricmap topology` and the docs read.
+// Options are the settings of every source a binary links. Kinds lists them in priority order: the one list of
+// sources that the aggregator, `fabricmap topology` and the docs read. The zero value holds this package's
+// sources alone; NewOptions adds an Extra's.
 type Options struct {
 	// UFM is NVIDIA UFM's settings.
 	UFM ufm.SourceOptions
@@ -100,10 +100,9 @@ type Options struct {
 	Capture ibfabric.CaptureOptions
 	// Labels is the label source's settings.
 	Labels labels.SourceOptions
-	// AWS, GCP and OCI are the cloud providers' topology APIs' settings.
-	AWS aws.Options
-	GCP gcp.Options
-	OCI oci.Options
+	// More are the sources of an Extra (sources/clouds: the cloud providers' topology APIs), each bound to its
+	// own settings, ranked below this package's own in their order.
+	More []Kind
 	// Shrink is the aggregator's guard against a source losing many nodes at once, the same for every source.
 	Shrink ShrinkGuard
 	// Reported, when set, names hosts by the GUIDs the reports give (see ReportedGUIDs): the capture and UFM

@@ -177,10 +177,14 @@ func (o *options) run(ctx context.Context, env program.Env) error {
 	return mgr.Start(ctx)
 }
 
-// Main runs the aggregator until ctx ends.
-func Main(ctx context.Context, args []string) error {
-	o := &options{}
-	return o.program().Main(ctx, args)
+// Main returns the aggregator's main: it runs the aggregator until ctx ends, with package sources' own sources
+// and extra's (cmd/fabricmap-aggregator and cmd/fabricmap give clouds.Kinds; the demo, which runs no cloud,
+// nil), each with its flags.
+func Main(extra sources.Extra) func(ctx context.Context, args []string) error {
+	return func(ctx context.Context, args []string) error {
+		o := &options{srcs: sources.NewOptions(extra)}
+		return o.program().Main(ctx, args)
+	}
 }
 
 // webPage is the read-only page of the tree. Only the leader builds one; with leader election on, a standby

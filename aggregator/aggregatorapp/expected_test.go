@@ -17,7 +17,7 @@ func TestExpectedTopologyIsCheckedAtStart(t *testing.T) {
 	}
 	for name, path := range map[string]string{"not a tree": bad, "missing": filepath.Join(dir, "absent.json")} {
 		t.Run(name, func(t *testing.T) {
-			err := Main(context.Background(), []string{"--expected-topology", path, "--web-addr=0", "--metrics-addr=0", "--health-addr=0"})
+			err := Main(nil)(context.Background(), []string{"--expected-topology", path, "--web-addr=0", "--metrics-addr=0", "--health-addr=0"})
 			if err == nil || !strings.Contains(err.Error(), "--expected-topology") || !strings.Contains(err.Error(), path) {
 				t.Fatalf("Main = %v, want an error naming --expected-topology and %s", err, path)
 			}

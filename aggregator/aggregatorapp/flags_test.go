@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/sources"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/ufm"
@@ -62,9 +63,30 @@ func TestUnplacedLabelHoldFlag(t *testing.T) {
 		{"not a duration", []string{"--unplaced-label-hold=soon"}, `invalid argument "soon" for "--unplaced-label-hold"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Main(t.Context(), tc.args)
+			err := Main(nil)(t.Context(), tc.args)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Main(%v) = %v, want an error with %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+// The aggregator takes the cloud sources' flags only from the Extra its main gives: the released binaries'
+// (clouds.Kinds) parse --from-aws and go on to the next check; the demo's (nil) refuse it as unknown.
+func TestExtraSourceFlags(t *testing.T) {
+	args := []string{"--from-aws", "--aws-region=us-east-1", "--unplaced-label-hold=-1m"}
+	for _, tc := range []struct {
+		name  string
+		extra sources.Extra
+		want  string
+	}{
+		{"clouds", clouds.Kinds, "--unplaced-label-hold -1m0s is negative"},
+		{"none", nil, "unknown flag: --from-aws"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Main(tc.extra)(t.Context(), args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Main(%v) = %v, want an error with %q", args, err, tc.want)
 			}
 		})
 	}

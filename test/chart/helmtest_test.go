@@ -17,6 +17,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/ctl"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 // TestHelmTestChecksReadinessAndReports runs the command of the chart's `helm test` Pod, as rendered, against
@@ -80,7 +81,7 @@ func TestHelmTestChecksReadinessAndReports(t *testing.T) {
 		args = append(args, a)
 	}
 	check := func() (string, error) {
-		root := ctl.NewRoot()
+		root := ctl.NewRoot(clouds.Kinds)
 		var out bytes.Buffer
 		root.SetOut(&out)
 		root.SetErr(&out)

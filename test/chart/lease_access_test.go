@@ -32,6 +32,7 @@ import (
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/placer/placerapp"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -451,7 +452,7 @@ func leaseNames(t *testing.T, objs []*unstructured.Unstructured) map[string][]st
 // aggregator and the placer are the defaults of their binaries' --leader-election-id, and follow that flag when
 // extraArgs (either form) or the aggregator's config file set it, the last one given winning.
 func TestLeaderLeasesAreTheBinariesDefaults(t *testing.T) {
-	if got := helpDefault(t, aggregatorapp.Main, "leader-election-id"); got != aggregatorLease {
+	if got := helpDefault(t, aggregatorapp.Main(clouds.Kinds), "leader-election-id"); got != aggregatorLease {
 		t.Errorf("fabricmap-aggregator's Lease by default: %s; the chart has %s", got, aggregatorLease)
 	}
 	if got := helpDefault(t, placerapp.Main, "leader-election-id"); got != placerLease {

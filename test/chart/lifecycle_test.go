@@ -31,6 +31,7 @@ import (
 	"github.com/fabricmap/fabricmap/ctl"
 	"github.com/fabricmap/fabricmap/internal/cleanup/cleanuptest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 // The CRDs the chart can install, by name.
@@ -455,7 +456,7 @@ func runCleanupHook(t *testing.T, env *testenv.Env, manifests string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := ctl.NewRoot()
+	root := ctl.NewRoot(clouds.Kinds)
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)

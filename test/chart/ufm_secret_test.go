@@ -27,6 +27,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/aggregator/aggregatorapp"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/sources/clouds"
 )
 
 // ufmOverTLS serves a sources/ufm fixture dump (the fixture named by fixture) under /ufmRest/resources/ over
@@ -225,7 +226,7 @@ func TestUFMCredentialsFromTheChartsSecret(t *testing.T) {
 		t.Fatalf("the Deployment does not point the aggregator at the mounted password: %v", container.Args)
 	}
 	done := make(chan error, 1)
-	go func() { done <- aggregatorapp.Main(ctx, args) }()
+	go func() { done <- aggregatorapp.Main(clouds.Kinds)(ctx, args) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
