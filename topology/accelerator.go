@@ -63,7 +63,7 @@ type leafPlan struct {
 // leaves are the leaf domains of t. Names do not depend on the order of the input: a name two accelerator
 // domains want goes to the one named after its node, then to the one with more nodes, then the domain's own
 // name before a part's, then by name (nameAccelerators).
-func addAcceleratorDomains(t *Tree, leaves []*Domain, byNode map[string]NodeEvidence) []Problem {
+func addAcceleratorDomains(t *Tree, leaves []*Domain, byNode nodeIndex) []Problem {
 	nvl, sub := canonicalNVLink(byNode)
 	var problems []Problem
 	plans := make([]*leafPlan, 0, len(leaves))
@@ -105,9 +105,10 @@ func addAcceleratorDomains(t *Tree, leaves []*Domain, byNode map[string]NodeEvid
 
 // canonicalNVLink returns each node's NVLink domain and, when it has one, its sub-domain, as CanonicalNVLinkID
 // writes them; nodes without an NVLink domain are in neither map.
-func canonicalNVLink(byNode map[string]NodeEvidence) (nvl, sub map[string]string) {
+func canonicalNVLink(byNode nodeIndex) (nvl, sub map[string]string) {
 	nvl, sub = map[string]string{}, map[string]string{}
-	for n, e := range byNode {
+	for _, e := range byNode.list {
+		n := e.Node
 		d := CanonicalNVLinkID(e.NVLinkDomain)
 		if d == "" {
 			continue
@@ -147,9 +148,9 @@ func (p *leafPlan) claimants() []string {
 
 // unusedProblem says that p's leaf, most of whose nodes have no NVLink domain, gets no accelerator domains:
 // a problem of its first node with one.
-func (p *leafPlan) unusedProblem(byNode map[string]NodeEvidence) Problem {
+func (p *leafPlan) unusedProblem(byNode nodeIndex) Problem {
 	claimed := p.claimants()
-	return Problem{Node: claimed[0], Source: byNode[claimed[0]].Source, Reason: fmt.Sprintf(
+	return Problem{Node: claimed[0], Source: byNode.source(claimed[0]), Reason: fmt.Sprintf(
 		"leaf domain %q gets no accelerator domains: %d of its %d nodes have no NVLink domain, more than half, and a domain holds either nodes or domains; the NVLink domains of the others (%s) are not used there, and every node stays directly in the leaf",
 		p.leaf.Name, len(p.bare), p.size, nameList(claimed))}
 }
@@ -157,7 +158,7 @@ func (p *leafPlan) unusedProblem(byNode map[string]NodeEvidence) Problem {
 // specs returns the accelerator domains and sub-domains below p's leaf, not yet named nor added: one per NVLink
 // domain of its nodes, one per node without one, and below them the sub-domains subs allows.
 func (p *leafPlan) specs(claims map[string]*nvlinkClaims, subs subDomainPlan, sub map[string]string, tier int,
-	byNode map[string]NodeEvidence,
+	byNode nodeIndex,
 ) []*acceleratorSpec {
 	var out []*acceleratorSpec
 	for _, nv := range slices.Sorted(maps.Keys(p.parts)) {
@@ -204,9 +205,9 @@ func (p *leafPlan) specs(claims map[string]*nvlinkClaims, subs subDomainPlan, su
 
 // alone is the spec of a domain below parent that holds node n alone, named after it: a node without an NVLink
 // domain (or sub-domain) beside nodes that have one.
-func alone(n string, parent *Domain, tier int, tierName, nvl string, byNode map[string]NodeEvidence) *acceleratorSpec {
+func alone(n string, parent *Domain, tier int, tierName, nvl string, byNode nodeIndex) *acceleratorSpec {
 	return &acceleratorSpec{parent: parent, raw: n, node: n, count: 1, d: &Domain{
-		Tier: tier, TierName: tierName, Nodes: []string{n}, NVLinkDomain: nvl, Source: byNode[n].Source,
+		Tier: tier, TierName: tierName, Nodes: []string{n}, NVLinkDomain: nvl, Source: byNode.source(n),
 	}}
 }
 
@@ -214,7 +215,7 @@ func alone(n string, parent *Domain, tier int, tierName, nvl string, byNode map[
 // without an NVLink domain (or sub-domain) beside nodes that have one, those whose sub-domains are not used,
 // and those of a suspect part (see nvlinkClaims.suspect).
 func (p *leafPlan) problems(claims map[string]*nvlinkClaims, subs subDomainPlan, sub map[string]string,
-	byNode map[string]NodeEvidence,
+	byNode nodeIndex,
 ) []Problem {
 	var out []Problem
 	for _, s := range p.built {
@@ -227,7 +228,7 @@ func (p *leafPlan) problems(claims map[string]*nvlinkClaims, subs subDomainPlan,
 	}
 	for _, s := range p.built {
 		if s.node != "" && s.parent == p.leaf {
-			out = append(out, Problem{Node: s.node, Source: byNode[s.node].Source, Reason: fmt.Sprintf(
+			out = append(out, Problem{Node: s.node, Source: byNode.source(s.node), Reason: fmt.Sprintf(
 				"has no NVLink domain, while %d of the %d nodes of its leaf domain %q have one: it stands alone in accelerator domain %q, named after it, since a domain holds either nodes or domains; the others keep theirs",
 				p.size-len(p.bare), p.size, p.leaf.Name, s.d.Name)})
 		}

@@ -56,7 +56,8 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	if rootName == "" {
 		rootName = TierNameRoot
 	}
-	byNode, ordered, problems := indexNodes(in.Nodes)
+	byNode, problems := indexNodes(in.Nodes)
+	ordered := byNode.list
 	g, edgeProblems := newSwitchGraph(ordered, in.SwitchLinks)
 	problems = append(problems, edgeProblems...)
 
@@ -80,29 +81,47 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	return t, problems
 }
 
-// indexNodes keeps the first usable evidence of each node and reports the rest. It returns the evidence kept
-// by node, and as a list sorted by node: the passes over every node read the list, in an order whose
-// neighbours share switches, rather than a map of every node in no order.
-func indexNodes(evidence []NodeEvidence) (map[string]NodeEvidence, []NodeEvidence, []Problem) {
+// nodeIndex is the evidence Build keeps, one per node: sorted by node, and each node's place in that list. The
+// passes over every node read the list, in an order whose neighbours share switches, rather than a map of
+// every node in no order.
+type nodeIndex struct {
+	list []NodeEvidence
+	at   map[string]int32
+}
+
+// source is the source of node n's evidence; "" when it has none.
+func (x nodeIndex) source(n string) string {
+	if i, ok := x.at[n]; ok {
+		return x.list[i].Source
+	}
+	return ""
+}
+
+// indexNodes keeps the first usable evidence of each node and reports the rest.
+func indexNodes(evidence []NodeEvidence) (nodeIndex, []Problem) {
 	var problems []Problem
-	byNode := make(map[string]NodeEvidence, len(evidence))
-	for _, e := range evidence {
+	at := make(map[string]int32, len(evidence)) // first by place in evidence, then in the sorted list
+	kept := make([]int32, 0, len(evidence))
+	for i, e := range evidence {
 		if reason := e.Check(); reason != "" {
 			problems = append(problems, Problem{Node: e.Node, Source: e.Source, Reason: reason})
 			continue
 		}
-		if prev, dup := byNode[e.Node]; dup {
+		if prev, dup := at[e.Node]; dup {
 			problems = append(problems, Problem{Node: e.Node, Source: e.Source,
-				Reason: "evidence given twice for the node; the one from source " + prev.Source + " is kept"})
+				Reason: "evidence given twice for the node; the one from source " + evidence[prev].Source + " is kept"})
 			continue
 		}
-		byNode[e.Node] = e
+		at[e.Node] = int32(i)
+		kept = append(kept, int32(i))
 	}
-	ordered := make([]NodeEvidence, 0, len(byNode))
-	for _, n := range sortedKeys(byNode) {
-		ordered = append(ordered, byNode[n])
+	slices.SortFunc(kept, func(a, b int32) int { return strings.Compare(evidence[a].Node, evidence[b].Node) })
+	x := nodeIndex{list: make([]NodeEvidence, len(kept)), at: at}
+	for i, k := range kept {
+		x.list[i] = evidence[k]
+		at[evidence[k].Node] = int32(i)
 	}
-	return byNode, ordered, problems
+	return x, problems
 }
 
 // collapseTop removes, from the top of each branch, domains that stand above a single domain only. They

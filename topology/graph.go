@@ -31,18 +31,21 @@ type switchGraph struct {
 
 func newSwitchGraph(nodes []NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {
 	g := &switchGraph{names: map[string]string{}, adj: map[string][]string{}, source: map[string]string{}, storageOnly: map[string]bool{}}
-	compute := map[string]bool{}
 	for _, e := range nodes {
 		for _, l := range e.Links {
 			if l.Storage {
 				g.storageOnly[l.SwitchID] = true
-			} else {
-				compute[l.SwitchID] = true
 			}
 		}
 	}
-	for id := range compute {
-		delete(g.storageOnly, id)
+	if len(g.storageOnly) > 0 { // storage links are few: the compute links are read again only when there are some
+		for _, e := range nodes {
+			for _, l := range e.Links {
+				if !l.Storage {
+					delete(g.storageOnly, l.SwitchID)
+				}
+			}
+		}
 	}
 	var problems []Problem
 	for i, e := range edges {
@@ -55,8 +58,10 @@ func newSwitchGraph(nodes []NodeEvidence, edges []SwitchEdge) (*switchGraph, []P
 		}
 		g.adj[e.A] = append(g.adj[e.A], e.B)
 		g.adj[e.B] = append(g.adj[e.B], e.A)
-		for _, s := range []string{e.A, e.B} {
-			g.source[s] = smallerSource(g.source[s], e.Source)
+		for _, s := range [2]string{e.A, e.B} {
+			if cur := g.source[s]; smallerSource(cur, e.Source) != cur {
+				g.source[s] = e.Source // written only when it changes: once per switch, not once per cable
+			}
 		}
 	}
 	for s, n := range g.adj {
@@ -80,21 +85,21 @@ func smallerSource(cur, src string) string {
 }
 
 // nodesSource is the smallest source of the evidence of nodes: the source of a domain that holds them.
-func nodesSource(nodes []string, byNode map[string]NodeEvidence) string {
+func nodesSource(nodes []string, byNode nodeIndex) string {
 	src := ""
 	for _, n := range nodes {
-		src = smallerSource(src, byNode[n].Source)
+		src = smallerSource(src, byNode.source(n))
 	}
 	return src
 }
 
 // strayProblems reports, in node order, each node cabled to switches of different domains; it is said once
 // the switches have their names.
-func (g *switchGraph) strayProblems(strays map[string]strayLinks, byNode map[string]NodeEvidence) []Problem {
+func (g *switchGraph) strayProblems(strays map[string]strayLinks, byNode nodeIndex) []Problem {
 	var problems []Problem
 	for _, n := range sortedKeys(strays) {
 		s := strays[n]
-		problems = append(problems, Problem{Node: n, Source: byNode[n].Source, Reason: fmt.Sprintf(
+		problems = append(problems, Problem{Node: n, Source: byNode.source(n), Reason: fmt.Sprintf(
 			"cabled to switches of different domains: kept with %s (most of its links), not with %s, whose hosts it hardly shares; check those cables",
 			g.labels(s.kept), g.labels(s.stray))})
 	}

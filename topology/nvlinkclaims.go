@@ -52,7 +52,7 @@ func claimsByDomain(plans []*leafPlan) map[string]*nvlinkClaims {
 
 // suspect returns a Problem for each node of c's part behind leaf l, named part, when that part has fewer than
 // minNVLinkPart nodes and another leaf is the domain's home; nil otherwise.
-func (c *nvlinkClaims) suspect(l *Domain, part string, byNode map[string]NodeEvidence) []Problem {
+func (c *nvlinkClaims) suspect(l *Domain, part string, byNode nodeIndex) []Problem {
 	nodes := c.byLeaf[l]
 	if c.home == nil || c.home == l || len(nodes) >= minNVLinkPart {
 		return nil
@@ -60,7 +60,7 @@ func (c *nvlinkClaims) suspect(l *Domain, part string, byNode map[string]NodeEvi
 	homeNodes := c.byLeaf[c.home]
 	out := make([]Problem, 0, len(nodes))
 	for _, n := range slices.Sorted(slices.Values(nodes)) {
-		out = append(out, Problem{Node: n, Source: byNode[n].Source, Reason: fmt.Sprintf(
+		out = append(out, Problem{Node: n, Source: byNode.source(n), Reason: fmt.Sprintf(
 			"claims NVLink domain %q, but %d of the %d nodes that claim it sit in leaf domain %q (%s) and this node does not; the claim places this node only: it stands in accelerator domain %q, a part of that domain below its own leaf domain %q, and the nodes of %q keep their accelerator domain",
 			c.domain, len(homeNodes), c.total, c.home.Name, nameList(homeNodes), part, l.Name, c.home.Name)})
 	}

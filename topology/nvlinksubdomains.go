@@ -55,11 +55,11 @@ func (s subDomainPlan) builds(nodes []string, sub map[string]string) bool {
 
 // unusedProblem says, when the tree has no sub-domain tier though some nodes gave a sub-domain, that theirs
 // are not used: a problem of the first of them.
-func (s subDomainPlan) unusedProblem(byNode map[string]NodeEvidence) []Problem {
+func (s subDomainPlan) unusedProblem(byNode nodeIndex) []Problem {
 	if s.tier || len(s.with) == 0 {
 		return nil
 	}
-	return []Problem{{Node: s.with[0], Source: byNode[s.with[0]].Source, Reason: fmt.Sprintf(
+	return []Problem{{Node: s.with[0], Source: byNode.source(s.with[0]), Reason: fmt.Sprintf(
 		"NVLink sub-domains are not used: %d of the %d nodes in accelerator domains give one (%s), fewer than half, so the tree has no sub-domain tier; they stay directly in their accelerator domains",
 		len(s.with), s.all, nameList(s.with))}}
 }
@@ -68,7 +68,7 @@ func (s subDomainPlan) unusedProblem(byNode map[string]NodeEvidence) []Problem {
 // sub-domain tier: each node without a sub-domain that stands alone in one named after it, or, when most of
 // its nodes have none, the nodes whose sub-domains are not used. specs are the domains below l.
 func (s subDomainPlan) partProblems(l *Domain, part *acceleratorSpec, nodes []string, sub map[string]string,
-	specs []*acceleratorSpec, byNode map[string]NodeEvidence,
+	specs []*acceleratorSpec, byNode nodeIndex,
 ) []Problem {
 	if !s.tier {
 		return nil
@@ -84,13 +84,13 @@ func (s subDomainPlan) partProblems(l *Domain, part *acceleratorSpec, nodes []st
 	}
 	var out []Problem
 	if len(part.d.Children) == 0 {
-		return []Problem{{Node: with[0], Source: byNode[with[0]].Source, Reason: fmt.Sprintf(
+		return []Problem{{Node: with[0], Source: byNode.source(with[0]), Reason: fmt.Sprintf(
 			"NVLink domain %q gets no sub-domains in leaf domain %q: %d of its %d nodes there have no NVLink sub-domain, more than half, and a domain holds either nodes or domains; the sub-domains of the others (%s) are not used, and its nodes stay directly in accelerator domain %q",
 			part.d.NVLinkDomain, l.Name, len(nodes)-len(with), len(nodes), nameList(with), part.d.Name)}}
 	}
 	for _, c := range specs {
 		if c.node != "" && c.parent == part.d {
-			out = append(out, Problem{Node: c.node, Source: byNode[c.node].Source, Reason: fmt.Sprintf(
+			out = append(out, Problem{Node: c.node, Source: byNode.source(c.node), Reason: fmt.Sprintf(
 				"has no NVLink sub-domain, while %d of the %d nodes of NVLink domain %q in leaf domain %q have one: it stands alone in accelerator sub-domain %q, named after it, since a domain holds either nodes or domains; the others keep theirs",
 				len(with), len(nodes), part.d.NVLinkDomain, l.Name, c.d.Name)})
 		}
