@@ -143,3 +143,42 @@ func BenchmarkKeepNames10k(b *testing.B) {
 	}
 	reports[5].Spec.Neighbors = moved
 }
+
+// BenchmarkRebuild50kMoved is the aggregator's pure work on the pass after 1 % of 50,016 nodes moved to the
+// next scalable unit: every report to evidence, the tree, its names kept from the tree before
+// (topology.KeepNames), the HyperNodes and the node labels.
+func BenchmarkRebuild50kMoved(b *testing.B) {
+	reports, edges := scaleFabric(scaleHosts50k)
+	evidence := func() []topology.NodeEvidence {
+		out := make([]topology.NodeEvidence, 0, len(reports))
+		for i := range reports {
+			out = append(out, pipeline.EvidenceFromReport(&reports[i]))
+		}
+		return out
+	}
+	prev, _ := topology.Build(topology.Input{SwitchLinks: edges, Nodes: evidence()}, topology.BuildOptions{})
+	sus := scaleSUs(len(reports))
+	for h := 0; h < len(reports); h += 100 {
+		to := (h/scaleHostsPerSU + 1) % sus * scaleHostsPerSU
+		reports[h].Spec.Neighbors = reports[to].Spec.Neighbors
+	}
+	keys := hypernodegen.DefaultLabelKeys()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		nodes := evidence()
+		tree, problems := topology.Build(topology.Input{SwitchLinks: edges, Nodes: nodes}, topology.BuildOptions{})
+		if len(problems) > 0 {
+			b.Fatalf("problems %v", problems[:min(3, len(problems))])
+		}
+		if replaced := topology.KeepNames(tree, prev); len(replaced) > 0 {
+			b.Fatalf("names replaced: %v", replaced)
+		}
+		if _, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		if labels := hypernodegen.DesiredNodeLabels(tree, nodes, keys); len(labels) != len(reports) {
+			b.Fatalf("labels for %d nodes, want %d", len(labels), len(reports))
+		}
+	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+}
