@@ -13,7 +13,7 @@ import (
 )
 
 func newProbe() *cobra.Command {
-	var cfg discovery.Config
+	var cfg discovery.Options
 	var probes []string
 	var output *outputFlag
 	cmd := &cobra.Command{
@@ -34,7 +34,7 @@ func newProbe() *cobra.Command {
 				}
 				cfg.NodeName = host
 			}
-			ps, err := discovery.New(cfg, probes...)
+			ps, err := cfg.Probes(probes...)
 			if err != nil {
 				return err
 			}

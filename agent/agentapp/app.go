@@ -36,7 +36,7 @@ type options struct {
 	heartbeat   time.Duration
 	heartbeatNS string
 	addr        string
-	probeConfig discovery.Config
+	probeOpts   discovery.Options // every linked probe's settings, and what they share
 }
 
 // program is fabricmap-agent on the binaries' scaffold.
@@ -73,13 +73,13 @@ func (o *options) flags(fs *pflag.FlagSet) {
 		"e.g. $(NODE_IP):9464 with NODE_IP from the downward API's status.hostIP (an IPv6 address in brackets: [$(NODE_IP)]:9464, "+
 		"which an IPv4 one takes too); 127.0.0.1:9464 keeps it to the node itself, out of the kubelet's probes' reach. "+
 		"An address that cannot be bound stops the agent at start")
-	o.probeConfig.AddFlags(fs)
+	o.probeOpts.AddFlags(fs)
 }
 
 // validate completes what follows from the flags: the probes' node, and no heartbeat for a single run unless
 // one is asked for.
 func (o *options) validate(fs *pflag.FlagSet) error {
-	o.probeConfig.NodeName = o.nodeName
+	o.probeOpts.NodeName = o.nodeName
 	if o.once && !fs.Changed("heartbeat-interval") {
 		o.heartbeat = 0
 	}
@@ -108,7 +108,7 @@ func (o *options) run(ctx context.Context, env program.Env) error {
 		}
 		defer ln.Close() //nolint:errcheck // already closed when the server ran; here for the early returns
 	}
-	probes, err := discovery.New(o.probeConfig, o.probes...)
+	probes, err := o.probeOpts.Probes(o.probes...)
 	if err != nil {
 		return err
 	}

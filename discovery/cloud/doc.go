@@ -4,7 +4,7 @@
 //
 // Whether the node is on a cloud is decided without the network: DMI (class/dmi/id under the sysfs root) names
 // Amazon EC2, Google Compute Engine or Oracle Cloud. A node DMI names no cloud is not applicable, at once and
-// without a request, unless --cloud-metadata says otherwise (discovery.CloudMetadataModes).
+// without a request, unless --cloud-metadata says otherwise (Modes).
 //
 // What each provider's metadata service gives:
 //

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fabricmap/fabricmap/discovery"
 	"github.com/fabricmap/fabricmap/discovery/cloud"
 	"github.com/fabricmap/fabricmap/discovery/cloud/cloudtest"
 )
@@ -35,7 +34,7 @@ func TestHangingMetadataService(t *testing.T) {
 		{name: "aws", dmi: cloudtest.DMIAWS, want: []string{"cloud: aws metadata at URL: instance-id: no answer within 200ms"}, requests: 1},
 		{name: "gcp", dmi: cloudtest.DMIGCP, want: []string{"cloud: gcp metadata at URL: instance/id: no answer within 200ms"}, requests: 1},
 		{name: "oci", dmi: cloudtest.DMIOCI, want: []string{"cloud: oci metadata at URL: instance/id: no answer within 200ms"}, requests: 1},
-		{name: "each in turn", dmi: cloudtest.DMIOnPrem, mode: discovery.CloudMetadataOn, requests: 3, want: []string{
+		{name: "each in turn", dmi: cloudtest.DMIOnPrem, mode: cloud.ModeOn, requests: 3, want: []string{
 			"cloud: DMI names no known cloud and no provider's metadata service answered: ",
 			"aws metadata at URL: instance-id: no answer within 200ms", "; gcp metadata at URL: instance/id: no answer within 200ms",
 			"; oci metadata at URL: instance/id: no answer within 200ms"}},

@@ -22,19 +22,13 @@ const DefaultTimeout = 2 * time.Second
 // failed first request to each of the others, when --cloud-metadata=on asks them in turn.
 const runRequests = 6
 
-func init() {
-	discovery.Register(Name, func(cfg discovery.Config) (discovery.Probe, error) {
-		return New(Options{SysfsRoot: cfg.SysfsRoot, Mode: cfg.CloudMetadata, Endpoint: cfg.CloudMetadataEndpoint})
-	})
-}
-
 // Options configure the probe.
 type Options struct {
 	// SysfsRoot is where sysfs is mounted, whose DMI says which cloud the node is on; "/sys" when empty.
 	SysfsRoot string
-	// Mode is one of discovery.CloudMetadataModes; empty means discovery.CloudMetadataAuto.
+	// Mode is one of Modes; empty means ModeAuto.
 	Mode string
-	// Endpoint is the metadata service's base URL; empty means discovery.DefaultCloudMetadataEndpoint.
+	// Endpoint is the metadata service's base URL; empty means DefaultEndpoint.
 	Endpoint string
 	// Timeout bounds each request; zero means DefaultTimeout.
 	Timeout time.Duration
@@ -55,21 +49,21 @@ var order = []v1alpha1.CloudProvider{v1alpha1.CloudAWS, v1alpha1.CloudGCP, v1alp
 // New builds the probe; it refuses an unknown mode, a negative timeout or an endpoint that is not an http URL.
 func New(opts Options) (*Probe, error) {
 	if opts.SysfsRoot == "" {
-		opts.SysfsRoot = "/sys"
+		opts.SysfsRoot = discovery.DefaultSysfsRoot
 	}
 	if opts.Mode == "" {
-		opts.Mode = discovery.CloudMetadataAuto
+		opts.Mode = ModeAuto
 	}
 	if opts.Endpoint == "" {
-		opts.Endpoint = discovery.DefaultCloudMetadataEndpoint
+		opts.Endpoint = DefaultEndpoint
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
 	opts.Endpoint = strings.TrimRight(opts.Endpoint, "/")
 	switch {
-	case !slices.Contains(discovery.CloudMetadataModes, opts.Mode):
-		return nil, fmt.Errorf("cloud: metadata mode %q: want one of %s", opts.Mode, strings.Join(discovery.CloudMetadataModes, ", "))
+	case !slices.Contains(Modes, opts.Mode):
+		return nil, fmt.Errorf("cloud: metadata mode %q: want one of %s", opts.Mode, strings.Join(Modes, ", "))
 	case opts.Timeout < 0:
 		return nil, fmt.Errorf("cloud: request timeout %s is negative", opts.Timeout)
 	case !strings.HasPrefix(opts.Endpoint, "http://") && !strings.HasPrefix(opts.Endpoint, "https://"):
@@ -125,14 +119,14 @@ func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 // not applicable.
 func (p *Probe) providers() ([]v1alpha1.CloudProvider, string) {
 	switch p.opts.Mode {
-	case discovery.CloudMetadataOff:
+	case ModeOff:
 		return nil, "instance metadata is off (--cloud-metadata=off)"
-	case discovery.CloudMetadataAuto, discovery.CloudMetadataOn:
+	case ModeAuto, ModeOn:
 		found, why := Detect(p.opts.SysfsRoot)
 		switch {
 		case found != "":
 			return []v1alpha1.CloudProvider{found}, ""
-		case p.opts.Mode == discovery.CloudMetadataAuto:
+		case p.opts.Mode == ModeAuto:
 			return nil, "not on a known cloud: " + why
 		}
 		return order, ""

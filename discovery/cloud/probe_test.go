@@ -136,13 +136,13 @@ func TestProbe(t *testing.T) {
 	}, {
 		name:  "off: not applicable on a cloud too, without any request",
 		dmi:   cloudtest.DMIAWS,
-		mode:  discovery.CloudMetadataOff,
+		mode:  cloud.ModeOff,
 		serve: func(t testing.TB) *cloudtest.Server { return cloudtest.NewAWS(t, cloudtest.AWS{InstanceID: ec2ID}) },
 		want:  discovery.Result{NotApplicable: "instance metadata is off (--cloud-metadata=off)"},
 	}, {
 		name: "on: DMI names no cloud, so each provider is asked in turn until one answers",
 		dmi:  cloudtest.DMIOnPrem,
-		mode: discovery.CloudMetadataOn,
+		mode: cloud.ModeOn,
 		serve: func(t testing.TB) *cloudtest.Server {
 			return cloudtest.NewGCP(t, cloudtest.GCP{ID: gceID, Zone: gceZone})
 		},

@@ -16,20 +16,20 @@ import (
 	"github.com/fabricmap/fabricmap/discovery/cloud/cloudtest"
 )
 
-// The probe is registered as "cloud" and takes the sysfs root, the mode and the endpoint from the shared
-// configuration, as the flags set them.
+// The probe is registered as "cloud" and takes the sysfs root from the shared settings, the mode and the
+// endpoint from its own, as the flags set them.
 func TestRegisteredFromFlags(t *testing.T) {
 	if !slices.Contains(discovery.Names(), cloud.Name) {
 		t.Fatalf("registered probes %v lack %q", discovery.Names(), cloud.Name)
 	}
 	srv := cloudtest.NewOCI(t, cloudtest.OCI{ID: ociID, AvailabilityDomain: ociAD})
-	var cfg discovery.Config
+	var opts discovery.Options
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
-	cfg.AddFlags(fs)
+	opts.AddFlags(fs)
 	if err := fs.Parse([]string{"--sysfs-root", cloudtest.SysfsWithDMI(t, cloudtest.DMIOCI), "--cloud-metadata-endpoint", srv.URL}); err != nil {
 		t.Fatal(err)
 	}
-	probes, err := discovery.New(cfg, cloud.Name)
+	probes, err := opts.Probes(cloud.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +59,10 @@ func TestCloudMetadataFlags(t *testing.T) {
 		{args: []string{"--cloud-metadata=azure"}, wantErr: `"azure": want one of auto, on, off, aws, gcp, oci`},
 		{args: []string{"--cloud-metadata=AWS"}, wantErr: `"AWS": want one of auto, on, off, aws, gcp, oci`},
 	} {
-		var cfg discovery.Config
+		s := cloud.DefaultSettings()
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		cfg.AddFlags(fs)
+		s.AddFlags(fs)
 		err := fs.Parse(tc.args)
 		switch {
 		case tc.wantErr != "":
@@ -71,8 +71,8 @@ func TestCloudMetadataFlags(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%q: %v", tc.args, err)
-		case cfg.CloudMetadata != tc.wantMode || cfg.CloudMetadataEndpoint != tc.wantEndpoint:
-			t.Errorf("%q: mode %q, endpoint %q; want %q, %q", tc.args, cfg.CloudMetadata, cfg.CloudMetadataEndpoint, tc.wantMode, tc.wantEndpoint)
+		case s.Mode != tc.wantMode || s.Endpoint != tc.wantEndpoint:
+			t.Errorf("%q: mode %q, endpoint %q; want %q, %q", tc.args, s.Mode, s.Endpoint, tc.wantMode, tc.wantEndpoint)
 		}
 	}
 }

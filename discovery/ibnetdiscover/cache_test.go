@@ -23,7 +23,7 @@ func TestProbeSweepsAtMostOncePerInterval(t *testing.T) {
 	count, broken := filepath.Join(dir, "count"), filepath.Join(dir, "broken")
 	tool := fakeTool(t, "echo x >> '"+count+"'\n[ -e '"+broken+"' ] && exit 1\ncat '"+fixture+"'")
 	now := time.Unix(1_800_000_000, 0)
-	p := New(discovery.Config{NodeName: "dgx-a01", SysfsRoot: fakeSysfs(t, "InfiniBand"), IBNetDiscoverInterval: 10 * time.Minute})
+	p := New(discovery.Config{NodeName: "dgx-a01", SysfsRoot: fakeSysfs(t, "InfiniBand")}, Settings{Interval: 10 * time.Minute})
 	p.Runner.Path = tool
 	p.Now = func() time.Time { return now }
 	runs := func() int {
@@ -75,7 +75,7 @@ func TestProbeParsesFileOnlyWhenChanged(t *testing.T) {
 	if err := os.WriteFile(path, small, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := New(discovery.Config{NodeName: "dgx-a01", IBNetDiscoverFile: path})
+	p := New(discovery.Config{NodeName: "dgx-a01"}, Settings{File: path})
 	first, err := p.Run(context.Background())
 	if err != nil || len(first.Neighbors) != 2 {
 		t.Fatalf("first run: %+v, %v", first, err)

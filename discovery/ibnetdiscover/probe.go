@@ -24,15 +24,13 @@ const ProbeName = "ibnetdiscover"
 // maxResultWarnings bounds the parse warnings copied into a Result.
 const maxResultWarnings = 20
 
-func init() {
-	discovery.Register(ProbeName, func(cfg discovery.Config) (discovery.Probe, error) { return New(cfg), nil })
-}
-
 // Probe reports the switch ports that the node's InfiniBand HCAs are cabled to, as ibnetdiscover sees them.
 type Probe struct {
-	// Config supplies NodeName, IBNetDiscoverFile and SysfsRoot.
+	// Config supplies NodeName and SysfsRoot.
 	Config discovery.Config
-	// Runner runs the tool when Config.IBNetDiscoverFile is empty.
+	// Settings are the probe's own: the capture file, or how often the tool sweeps.
+	Settings Settings
+	// Runner runs the tool when Settings.File is empty.
 	Runner Runner
 	// Now is the clock that spaces the tool's sweeps; time.Now when nil.
 	Now func() time.Time
@@ -41,15 +39,16 @@ type Probe struct {
 	sweep sweepCache
 }
 
-// New builds the probe with a default Runner (ibnetdiscover on PATH).
-func New(cfg discovery.Config) *Probe {
-	return &Probe{Config: cfg}
+// New builds the probe for the shared node name and sysfs root with the settings s, and a default Runner
+// (ibnetdiscover on PATH).
+func New(shared discovery.Config, s Settings) *Probe {
+	return &Probe{Config: shared, Settings: s}
 }
 
 // Name returns "ibnetdiscover".
 func (p *Probe) Name() string { return ProbeName }
 
-// Run reads the fabric (from Config.IBNetDiscoverFile, else by running the tool) and returns one
+// Run reads the fabric (from Settings.File, else by running the tool) and returns one
 // LinkNeighbor per port of the node's HCAs that is cabled to a switch.
 //
 // The node is found by host name: a CA belongs to the node whose name, lower-cased, is the first word of the
@@ -92,13 +91,13 @@ func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 // fabric gets the part of the topology the node needs (see nodeOnly) from the configured file or from the
 // tool. na is set when there is nothing to see.
 func (p *Probe) fabric(ctx context.Context) (f *ib.Fabric, warns []ib.Warning, na string, err error) {
-	if path := p.Config.IBNetDiscoverFile; path != "" {
+	if path := p.Settings.File; path != "" {
 		f, warns, err = p.parseFile(ctx, path)
 		return f, warns, "", err
 	}
 	root := p.Config.SysfsRoot
 	if root == "" {
-		root = "/sys"
+		root = discovery.DefaultSysfsRoot
 	}
 	if has, known := hasInfiniBandPort(root); known && !has {
 		return nil, nil, "no InfiniBand port under " + filepath.Join(root, "class/infiniband"), nil
@@ -107,7 +106,7 @@ func (p *Probe) fabric(ctx context.Context) (f *ib.Fabric, warns []ib.Warning, n
 	if p.Now != nil {
 		now = p.Now()
 	}
-	if f, warns, ok := p.sweep.get(now, p.Config.IBNetDiscoverInterval); ok {
+	if f, warns, ok := p.sweep.get(now, p.Settings.Interval); ok {
 		return f, warns, "", nil
 	}
 	opts := p.nodeOnly()

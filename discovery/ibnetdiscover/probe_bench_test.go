@@ -41,13 +41,13 @@ func BenchmarkProbeFabric(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			capture := writeScaleCapture(b, tc.hosts)
 			node := ibtest.Scale(tc.hosts).HostName(tc.hosts / 2)
-			fromTool := New(discovery.Config{NodeName: node, SysfsRoot: fakeSysfs(b, "InfiniBand")})
+			fromTool := New(discovery.Config{NodeName: node, SysfsRoot: fakeSysfs(b, "InfiniBand")}, Settings{})
 			fromTool.Runner.Path = fakeTool(b, "exec cat '"+capture+"'")
 			for _, run := range []struct {
 				name  string
 				probe func() *Probe
 			}{
-				{"file", func() *Probe { return New(discovery.Config{NodeName: node, IBNetDiscoverFile: capture}) }},
+				{"file", func() *Probe { return New(discovery.Config{NodeName: node}, Settings{File: capture}) }},
 				{"tool", func() *Probe { p := *fromTool; return &p }},
 			} {
 				b.Run(run.name, func(b *testing.B) {

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/discovery"
@@ -21,13 +23,27 @@ func leafNeighbor(iface, port string) v1alpha1.LinkNeighbor {
 	}
 }
 
+// The registered probe takes its file and sweep interval from its own flags, the node from the shared
+// settings.
 func TestProbeRegistered(t *testing.T) {
-	probes, err := discovery.New(discovery.Config{NodeName: "dgx-a01", IBNetDiscoverFile: "../../ib/testdata/small.txt"}, ProbeName)
+	opts := discovery.Options{Config: discovery.Config{NodeName: "dgx-a01"}}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if got := fs.Lookup("ibnetdiscover-interval").DefValue; got != "30m0s" {
+		t.Errorf("--ibnetdiscover-interval defaults to %s, want 30m0s", got)
+	}
+	if err := fs.Parse([]string{"--ibnetdiscover-file", "../../ib/testdata/small.txt", "--ibnetdiscover-interval", "1m"}); err != nil {
+		t.Fatal(err)
+	}
+	probes, err := opts.Probes(ProbeName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(probes) != 1 || probes[0].Name() != "ibnetdiscover" {
 		t.Fatalf("probes = %v", probes)
+	}
+	if diff := cmp.Diff(Settings{File: "../../ib/testdata/small.txt", Interval: time.Minute}, probes[0].(*Probe).Settings); diff != "" {
+		t.Errorf("the probe's settings (-want +got):\n%s", diff)
 	}
 	res, err := probes[0].Run(context.Background())
 	if err != nil || len(res.Neighbors) != 2 {
@@ -53,7 +69,7 @@ func TestProbeNeighborsFromFile(t *testing.T) {
 		{node: "mellanox", na: `node "mellanox" has no HCA cabled to a switch in the fabric (3 hosts, 2 switches)`},
 	} {
 		t.Run(tc.node, func(t *testing.T) {
-			res, err := New(discovery.Config{NodeName: tc.node, IBNetDiscoverFile: "../../ib/testdata/small.txt"}).Run(context.Background())
+			res, err := New(discovery.Config{NodeName: tc.node}, Settings{File: "../../ib/testdata/small.txt"}).Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +87,7 @@ func TestProbeNeighborsFromFile(t *testing.T) {
 }
 
 func TestProbeSuperPODHost(t *testing.T) {
-	res, err := New(discovery.Config{NodeName: "dgx-021", IBNetDiscoverFile: superPODFixture}).Run(context.Background())
+	res, err := New(discovery.Config{NodeName: "dgx-021"}, Settings{File: superPODFixture}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +105,15 @@ func TestProbeSuperPODHost(t *testing.T) {
 }
 
 func TestProbeFileErrors(t *testing.T) {
-	for name, cfg := range map[string]discovery.Config{
-		"missing file": {NodeName: "dgx-a01", IBNetDiscoverFile: "../../ib/testdata/does-not-exist.txt"},
-		"garbage file": {NodeName: "dgx-a01", IBNetDiscoverFile: "../../ib/testdata/garbage.txt"},
-		"no node name": {IBNetDiscoverFile: "../../ib/testdata/small.txt"},
+	for name, tc := range map[string]struct {
+		node, file string
+	}{
+		"missing file": {node: "dgx-a01", file: "../../ib/testdata/does-not-exist.txt"},
+		"garbage file": {node: "dgx-a01", file: "../../ib/testdata/garbage.txt"},
+		"no node name": {file: "../../ib/testdata/small.txt"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if res, err := New(cfg).Run(context.Background()); err == nil {
+			if res, err := New(discovery.Config{NodeName: tc.node}, Settings{File: tc.file}).Run(context.Background()); err == nil {
 				t.Fatalf("Run = %+v, want an error", res)
 			}
 		})
@@ -138,7 +156,7 @@ func TestProbeRunsTool(t *testing.T) {
 		{name: "tool fails", sysfs: fakeSysfs(t, "InfiniBand"), tool: fails, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := New(discovery.Config{NodeName: "dgx-a01", SysfsRoot: tc.sysfs})
+			p := New(discovery.Config{NodeName: "dgx-a01", SysfsRoot: tc.sysfs}, Settings{})
 			p.Runner.Path = tc.tool
 			res, err := p.Run(context.Background())
 			if (err != nil) != tc.wantErr {
@@ -154,7 +172,7 @@ func TestProbeRunsTool(t *testing.T) {
 // The probe keeps, between runs, only the part of the fabric its node needs: its own HCAs and their cables,
 // not every host's (see BenchmarkProbeFabric for what that saves).
 func TestProbeKeepsOnlyItsNode(t *testing.T) {
-	p := New(discovery.Config{NodeName: "dgx-021.cluster.local", IBNetDiscoverFile: superPODFixture})
+	p := New(discovery.Config{NodeName: "dgx-021.cluster.local"}, Settings{File: superPODFixture})
 	res, err := p.Run(context.Background())
 	if err != nil || len(res.Neighbors) != 7 {
 		t.Fatalf("Run = %d neighbours, %v; want dgx-021's 7", len(res.Neighbors), err)
@@ -182,7 +200,7 @@ const superPODFixture = "../../ib/testdata/superpod.txt"
 // and name), with the port qualified by the card, as the capture and UFM sources name it.
 func TestProbeDirectorIsOneSwitch(t *testing.T) {
 	for node, port := range map[string]string{"gpu-01": "L01/U1/1", "gpu-03": "L02/U1/1"} {
-		res, err := New(discovery.Config{NodeName: node, IBNetDiscoverFile: "../../sources/ibfabric/testdata/director.txt"}).Run(context.Background())
+		res, err := New(discovery.Config{NodeName: node}, Settings{File: "../../sources/ibfabric/testdata/director.txt"}).Run(context.Background())
 		if err != nil || len(res.Neighbors) != 1 {
 			t.Fatalf("%s: Run = %+v, %v", node, res, err)
 		}

@@ -22,20 +22,16 @@ const lldpcliTimeout = 10 * time.Second
 // maxLLDPCLIOutput caps what is read from lldpcli: a node with hundreds of neighbours prints well under this.
 const maxLLDPCLIOutput = 8 << 20
 
-func init() {
-	discovery.Register(LLDPDProbeName, func(cfg discovery.Config) (discovery.Probe, error) { return NewLLDPD(cfg), nil })
-}
-
 // LLDPDProbe reports the neighbours a host's lldpd has seen, through "lldpcli -f json show neighbors details"
-// (with "-u <socket>" first when Config.LLDPDSocket names lldpd's control socket). It is the choice on hosts
+// (with "-u <socket>" first when LLDPDSettings.Socket names lldpd's control socket). It is the choice on hosts
 // that already run lldpd, whose raw socket would otherwise compete with the lldp probe's. Without lldpcli, or
 // with lldpd not running, it is not applicable.
 type LLDPDProbe struct {
-	cfg discovery.Config
+	cfg LLDPDSettings
 }
 
-// NewLLDPD returns the lldpd probe for cfg.
-func NewLLDPD(cfg discovery.Config) *LLDPDProbe { return &LLDPDProbe{cfg: cfg} }
+// NewLLDPD returns the lldpd probe with the settings s.
+func NewLLDPD(s LLDPDSettings) *LLDPDProbe { return &LLDPDProbe{cfg: s} }
 
 // Name implements discovery.Probe.
 func (p *LLDPDProbe) Name() string { return LLDPDProbeName }
@@ -54,8 +50,8 @@ func (p *LLDPDProbe) Run(ctx context.Context) (discovery.Result, error) {
 }
 
 func (p *LLDPDProbe) origin() string {
-	if p.cfg.LLDPCLIFile != "" {
-		return p.cfg.LLDPCLIFile
+	if p.cfg.CLIFile != "" {
+		return p.cfg.CLIFile
 	}
 	return "lldpcli"
 }
@@ -63,11 +59,11 @@ func (p *LLDPDProbe) origin() string {
 // output returns lldpcli's JSON, from the configured file or by running the tool; na says why there is
 // nothing to probe.
 func (p *LLDPDProbe) output(ctx context.Context) (data []byte, na string, err error) {
-	if p.cfg.LLDPCLIFile != "" {
-		data, err = os.ReadFile(p.cfg.LLDPCLIFile)
+	if p.cfg.CLIFile != "" {
+		data, err = os.ReadFile(p.cfg.CLIFile)
 		return data, "", err
 	}
-	bin := p.cfg.LLDPCLIPath
+	bin := p.cfg.CLIPath
 	if bin == "" {
 		bin = "lldpcli"
 	}
@@ -79,8 +75,8 @@ func (p *LLDPDProbe) output(ctx context.Context) (data []byte, na string, err er
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	var args []string
-	if p.cfg.LLDPDSocket != "" {
-		args = append(args, "-u", p.cfg.LLDPDSocket)
+	if p.cfg.Socket != "" {
+		args = append(args, "-u", p.cfg.Socket)
 	}
 	args = append(args, "-f", "json", "show", "neighbors", "details")
 	cmd := exec.CommandContext(ctx, path, args...)

@@ -61,7 +61,7 @@ func TestLLDPDProbeRealDaemon(t *testing.T) {
 	})
 	node := startLLDPD(t, netlab.LLDPDConfig{Namespace: nodeNS, Interface: "node0", ReceiveOnly: true})
 
-	probe := NewLLDPD(discovery.Config{LLDPCLIPath: lldpcliBin, LLDPDSocket: node.Socket()})
+	probe := NewLLDPD(LLDPDSettings{CLIPath: lldpcliBin, Socket: node.Socket()})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -126,7 +126,7 @@ func TestLLDPDProbeNoDaemon(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			socket := tc.socket(t)
-			res, err := NewLLDPD(discovery.Config{LLDPCLIPath: lldpcliBin, LLDPDSocket: socket}).Run(context.Background())
+			res, err := NewLLDPD(LLDPDSettings{CLIPath: lldpcliBin, Socket: socket}).Run(context.Background())
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -160,7 +160,7 @@ func TestLLDPDSocketOption(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := script(t, `[ "$*" = "`+tc.wantArgs+`" ] || { echo "unexpected arguments: $*" >&2; exit 9; }; cat `+fixture)
-			res, err := NewLLDPD(discovery.Config{LLDPCLIPath: bin, LLDPDSocket: tc.socket}).Run(context.Background())
+			res, err := NewLLDPD(LLDPDSettings{CLIPath: bin, Socket: tc.socket}).Run(context.Background())
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}

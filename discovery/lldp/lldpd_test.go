@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/discovery"
 )
 
 // script writes an executable shell script standing in for lldpcli and returns its path.
@@ -34,17 +33,17 @@ func TestLLDPDProbe(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		cfg     discovery.Config
+		cfg     LLDPDSettings
 		wantNA  string // substring of NotApplicable
 		wantErr string // substring of the error
 		wantN   int
 	}{
-		{name: "file", cfg: discovery.Config{LLDPCLIFile: fixture}, wantN: 1},
-		{name: "running lldpcli", cfg: discovery.Config{LLDPCLIPath: script(t, `[ "$*" = "-f json show neighbors details" ] || exit 9; cat `+fixture)}, wantN: 1},
-		{name: "not installed", cfg: discovery.Config{LLDPCLIPath: "/nonexistent/lldpcli"}, wantNA: "not installed"},
-		{name: "lldpd not running", cfg: discovery.Config{LLDPCLIPath: script(t, `echo "unable to connect to lldpd daemon" >&2; exit 1`)}, wantNA: "lldpd is not running"},
-		{name: "lldpcli fails", cfg: discovery.Config{LLDPCLIPath: script(t, `echo "permission denied" >&2; exit 1`)}, wantErr: "permission denied"},
-		{name: "garbage output", cfg: discovery.Config{LLDPCLIFile: garbage}, wantErr: "garbage.json"},
+		{name: "file", cfg: LLDPDSettings{CLIFile: fixture}, wantN: 1},
+		{name: "running lldpcli", cfg: LLDPDSettings{CLIPath: script(t, `[ "$*" = "-f json show neighbors details" ] || exit 9; cat `+fixture)}, wantN: 1},
+		{name: "not installed", cfg: LLDPDSettings{CLIPath: "/nonexistent/lldpcli"}, wantNA: "not installed"},
+		{name: "lldpd not running", cfg: LLDPDSettings{CLIPath: script(t, `echo "unable to connect to lldpd daemon" >&2; exit 1`)}, wantNA: "lldpd is not running"},
+		{name: "lldpcli fails", cfg: LLDPDSettings{CLIPath: script(t, `echo "permission denied" >&2; exit 1`)}, wantErr: "permission denied"},
+		{name: "garbage output", cfg: LLDPDSettings{CLIFile: garbage}, wantErr: "garbage.json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ func TestNetnsLLDP(t *testing.T) {
 
 	// The node: a one-shot Run hears the switch.
 	enter(t, nodeNS)
-	p, err := New(discovery.Config{LLDPInterfaces: []string{"node0"}, LLDPListenSeconds: 3}) // generous: CI machines are loaded
+	p, err := New(discovery.Config{}, Settings{Interfaces: []string{"node0"}, ListenSeconds: 3}) // generous: CI machines are loaded
 	if err != nil {
 		t.Fatal(err)
 	}

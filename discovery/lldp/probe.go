@@ -23,8 +23,8 @@ import (
 // ProbeName is the name the probe registers under.
 const ProbeName = "lldp"
 
-// DefaultListen is how long a live Run listens when Config.LLDPListenSeconds is 0: a little more than the
-// customary 30 s interval between a switch's frames.
+// DefaultListen is how long a live Run listens when Settings.ListenSeconds is 0 (and --lldp-listen's
+// default): a little more than the customary 30 s interval between a switch's frames.
 const DefaultListen = 35 * time.Second
 
 // rescanInterval is how often a started probe looks for uplinks it is not listening on yet.
@@ -33,15 +33,12 @@ const rescanInterval = time.Minute
 // pcapInterface names the local interface of frames read from a capture that does not record one.
 const pcapInterface = "pcap"
 
-func init() {
-	discovery.Register(ProbeName, func(cfg discovery.Config) (discovery.Probe, error) { return New(cfg) })
-}
-
-// Probe reports a node's LLDP neighbours. Each Run either reads Config.LLDPPcap, or listens live on the
-// node's uplinks (Config.LLDPInterfaces when set) for Config.LLDPListenSeconds; after Start, listeners keep
+// Probe reports a node's LLDP neighbours. Each Run either reads Settings.Pcap, or listens live on the
+// node's uplinks (Settings.Interfaces when set) for Settings.ListenSeconds; after Start, listeners keep
 // running in the background and Run returns the current neighbours at once.
 type Probe struct {
-	cfg      discovery.Config
+	sysfs    string // where the uplinks are looked up (the shared --sysfs-root)
+	cfg      Settings
 	table    *Table
 	warnings warningLog
 
@@ -51,12 +48,12 @@ type Probe struct {
 	idle      string          // why a started probe has nothing to listen on
 }
 
-// New returns a probe for cfg.
-func New(cfg discovery.Config) (*Probe, error) {
-	if cfg.LLDPListenSeconds < 0 {
-		return nil, fmt.Errorf("LLDP listen time %d s is negative", cfg.LLDPListenSeconds)
+// New returns a probe with the settings s, finding the uplinks under shared.SysfsRoot.
+func New(shared discovery.Config, s Settings) (*Probe, error) {
+	if s.ListenSeconds < 0 {
+		return nil, fmt.Errorf("LLDP listen time %d s is negative", s.ListenSeconds)
 	}
-	return &Probe{cfg: cfg, table: NewTable(nil), listening: map[string]bool{}}, nil
+	return &Probe{sysfs: shared.SysfsRoot, cfg: s, table: NewTable(nil), listening: map[string]bool{}}, nil
 }
 
 // Name returns "lldp".
@@ -67,7 +64,7 @@ func (p *Probe) Name() string { return ProbeName }
 // sockets on the calling goroutine's OS thread, so a caller that locked its thread into a network namespace
 // listens in that namespace.
 func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
-	if p.cfg.LLDPPcap != "" {
+	if p.cfg.Pcap != "" {
 		return p.runPcap()
 	}
 	p.mu.Lock()
@@ -91,7 +88,7 @@ func (p *Probe) Changed() <-chan struct{} { return p.table.Changed() }
 // thread; later scans, every minute, pick up uplinks that came up since, in that same namespace. Start fails
 // when no LLDP socket can be opened; a node without uplinks is not an error (Run says NotApplicable).
 func (p *Probe) Start(ctx context.Context) error {
-	if p.cfg.LLDPPcap != "" {
+	if p.cfg.Pcap != "" {
 		return nil // a capture has nothing to listen to
 	}
 	p.mu.Lock()
@@ -218,19 +215,19 @@ func (p *Probe) listenOnce(ctx context.Context) (discovery.Result, error) {
 
 // listenTime is how long a live Run listens.
 func (p *Probe) listenTime() time.Duration {
-	if p.cfg.LLDPListenSeconds == 0 {
+	if p.cfg.ListenSeconds == 0 {
 		return DefaultListen
 	}
-	return time.Duration(p.cfg.LLDPListenSeconds) * time.Second
+	return time.Duration(p.cfg.ListenSeconds) * time.Second
 }
 
 // openListeners opens a listener on each interface to watch, except those in skip, on the calling
 // goroutine's thread (and so in its network namespace). With nothing to open it says why in idle. It fails
 // when it found interfaces but could open a socket on none of them.
 func (p *Probe) openListeners(skip map[string]bool) (listeners []*Listener, idle string, err error) {
-	names := p.cfg.LLDPInterfaces
+	names := p.cfg.Interfaces
 	if len(names) == 0 {
-		if names, err = Uplinks(p.cfg.SysfsRoot); err != nil {
+		if names, err = Uplinks(p.sysfs); err != nil {
 			return nil, "", err
 		}
 		if len(names) == 0 {
@@ -263,12 +260,12 @@ func (p *Probe) openListeners(skip map[string]bool) (listeners []*Listener, idle
 
 // runPcap reports the neighbours in the configured capture as they stood when its last frame was captured.
 func (p *Probe) runPcap() (discovery.Result, error) {
-	frames, err := ReadPcapFile(p.cfg.LLDPPcap)
+	frames, err := ReadPcapFile(p.cfg.Pcap)
 	if err != nil {
 		return discovery.Result{}, err
 	}
 	if len(frames) == 0 {
-		return discovery.Result{NotApplicable: fmt.Sprintf("capture %s holds no LLDP frame", p.cfg.LLDPPcap)}, nil
+		return discovery.Result{NotApplicable: fmt.Sprintf("capture %s holds no LLDP frame", p.cfg.Pcap)}, nil
 	}
 	var captureTime time.Time
 	table := NewTable(func() time.Time { return captureTime })
@@ -288,8 +285,8 @@ func (p *Probe) captureInterface(f CapturedFrame) string {
 	switch {
 	case f.Interface != "":
 		return f.Interface
-	case len(p.cfg.LLDPInterfaces) == 1:
-		return p.cfg.LLDPInterfaces[0]
+	case len(p.cfg.Interfaces) == 1:
+		return p.cfg.Interfaces[0]
 	default:
 		return pcapInterface
 	}

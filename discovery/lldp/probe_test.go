@@ -25,7 +25,7 @@ func TestRegistered(t *testing.T) {
 	if _, ok := probes[0].(*Probe); !ok || probes[0].Name() != ProbeName {
 		t.Errorf("discovery.New built %T named %q", probes[0], probes[0].Name())
 	}
-	if _, err := New(discovery.Config{LLDPListenSeconds: -1}); err == nil {
+	if _, err := New(discovery.Config{}, Settings{ListenSeconds: -1}); err == nil {
 		t.Error("New accepted a negative listen time")
 	}
 }
@@ -41,7 +41,7 @@ func TestRunPcap(t *testing.T) {
 		{"single configured interface", []string{"ens1f0np0"}, "ens1f0np0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(discovery.Config{LLDPPcap: pcap, LLDPInterfaces: tc.interfaces})
+			p, err := New(discovery.Config{}, Settings{Pcap: pcap, Interfaces: tc.interfaces})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,14 +71,14 @@ func TestRunPcap(t *testing.T) {
 }
 
 func TestRunPcapMissing(t *testing.T) {
-	p, _ := New(discovery.Config{LLDPPcap: filepath.Join(t.TempDir(), "none.pcap")})
+	p, _ := New(discovery.Config{}, Settings{Pcap: filepath.Join(t.TempDir(), "none.pcap")})
 	if _, err := p.Run(context.Background()); err == nil {
 		t.Error("Run succeeded on a missing capture")
 	}
 }
 
 func TestRunWithoutInterfaces(t *testing.T) {
-	p, _ := New(discovery.Config{LLDPInterfaces: []string{"nosuchif0"}, LLDPListenSeconds: 1})
+	p, _ := New(discovery.Config{}, Settings{Interfaces: []string{"nosuchif0"}, ListenSeconds: 1})
 	res, err := p.Run(context.Background())
 	if err != nil {
 		t.Fatalf("Run: %v", err)

@@ -9,9 +9,6 @@ import (
 // or unset means the dynamic loader's usual search for libnvidia-ml.so.1.
 const LibraryPathEnv = "FABRICMAP_NVML_LIBRARY"
 
-// defaultSysfsRoot is where sysfs lives on a real node.
-const defaultSysfsRoot = "/sys"
-
 // Options configure a Probe.
 type Options struct {
 	// Library is the NVML implementation to query. Nil means go-nvml's own binding, which loads the library

@@ -37,7 +37,7 @@ func New(opts Options) *Probe {
 		p.libName = "libnvidia-ml.so.1"
 	}
 	if p.sysfsRoot == "" {
-		p.sysfsRoot = defaultSysfsRoot
+		p.sysfsRoot = discovery.DefaultSysfsRoot
 	}
 	if p.lib == nil {
 		if opts.LibraryPath != "" {

@@ -9,7 +9,7 @@
 // paths of /sys; the rest the probe reads itself under its root. A fixture tree elsewhere is read by the probe
 // alone, without counters or character devices (see view; rdmatest mounts a fixture at /sys for tests).
 //
-// Link health is judged per port from run to run, as discovery.LinkHealthConfig sets it: Down
+// Link health is judged per port from run to run, as LinkHealthConfig sets it: Down
 // when the port is not ACTIVE and LinkUp; Degraded when its link went down (LinkDowned; Flapping when
 // repeatedly) or an error counter climbed faster than its threshold within the window; else Healthy. Sub-
 // functions and SR-IOV virtual functions of a physical function on the node share its cable: they are scanned

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/discovery"
 )
 
 // Reasons of a port's link health (v1alpha1.LinkHealth.Reason). An error counter's reason is errorReasons' word
@@ -43,7 +42,7 @@ const samplesPerWindow = 60
 // linkJudge judges each port's link health from its state and from how its counters climbed across runs. It
 // keeps, per port, the counters of the runs within the window (thinned), and the counter reason it last gave.
 type linkJudge struct {
-	cfg discovery.LinkHealthConfig
+	cfg LinkHealthConfig
 	// counters are the counters judged: link_downed, then the thresholds' in reporting order.
 	counters []string
 	reasons  []string // reason of counters[i]
@@ -66,8 +65,8 @@ type counterSample struct {
 	values []int64
 }
 
-func newLinkJudge(cfg discovery.LinkHealthConfig) *linkJudge {
-	j := &linkJudge{cfg: cfg, counters: []string{discovery.LinkDownedCounter}, reasons: []string{ReasonLinkDowned},
+func newLinkJudge(cfg LinkHealthConfig) *linkJudge {
+	j := &linkJudge{cfg: cfg, counters: []string{LinkDownedCounter}, reasons: []string{ReasonLinkDowned},
 		ports: map[string]*portHistory{}}
 	for _, er := range errorReasons {
 		if _, ok := cfg.ErrorsPerHour[er.counter]; ok {
@@ -172,7 +171,7 @@ func (j *linkJudge) counterReason(h *portHistory, counters map[string]uint64, no
 	}
 	if downs := climb(0); downs > 0 {
 		h.reason = ReasonLinkDowned
-		msg = fmt.Sprintf("%s rose by %d in %s: the link went down", discovery.LinkDownedCounter, downs, span)
+		msg = fmt.Sprintf("%s rose by %d in %s: the link went down", LinkDownedCounter, downs, span)
 		if downs >= int64(j.cfg.FlapCount) {
 			h.reason = ReasonFlapping
 			msg += fmt.Sprintf(" %d times (%d or more within %s is flapping)", downs, j.cfg.FlapCount, j.cfg.Window)

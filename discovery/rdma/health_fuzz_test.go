@@ -10,7 +10,6 @@ import (
 	"github.com/Mellanox/rdmamap"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/discovery"
 )
 
 // FuzzCounterHealth feeds the counter parser and the judge runs of a port whose counters rdmamap could have
@@ -25,7 +24,7 @@ func FuzzCounterHealth(f *testing.F) {
 	f.Add("symbol_error\nsymbol_error", []byte{5, 0, 255, 255, 255, 255, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0})
 	reason := regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	f.Fuzz(func(t *testing.T, names string, data []byte) {
-		cfg := discovery.DefaultLinkHealth()
+		cfg := DefaultLinkHealth()
 		cfg.ErrorsPerHour["out_of_sequence"] = 0
 		j := newLinkJudge(cfg)
 		list := strings.Split(names, "\n")

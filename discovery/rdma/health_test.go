@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/discovery"
 )
 
 // run is one probe run of a port in a judge test: when (minutes after the first), its state and counters, and
@@ -35,7 +34,7 @@ func TestLinkJudge(t *testing.T) {
 	const healthy, degraded, down = v1alpha1.LinkHealthy, v1alpha1.LinkDegraded, v1alpha1.LinkDown
 	tests := []struct {
 		name string
-		cfg  discovery.LinkHealthConfig // zero: the defaults
+		cfg  LinkHealthConfig // zero: the defaults
 		runs []run
 	}{{
 		name: "steady counters stay healthy; the first run has nothing to compare",
@@ -109,7 +108,7 @@ func TestLinkJudge(t *testing.T) {
 		},
 	}, {
 		name: "a counter of the thresholds without a name of its own, over a window of a day",
-		cfg:  discovery.LinkHealthConfig{ErrorsPerHour: map[string]int64{"out_of_sequence": 1}, FlapCount: 2, Window: 24 * time.Hour},
+		cfg:  LinkHealthConfig{ErrorsPerHour: map[string]int64{"out_of_sequence": 1}, FlapCount: 2, Window: 24 * time.Hour},
 		runs: []run{
 			up(0, map[string]uint64{"out_of_sequence": 0, "symbol_error": 0}, healthy, ""),
 			up(60, map[string]uint64{"out_of_sequence": 24, "symbol_error": 9000}, healthy, ""), // 1 per hour over the day
@@ -118,14 +117,14 @@ func TestLinkJudge(t *testing.T) {
 		},
 	}, {
 		name: "a threshold of 0 takes any error",
-		cfg:  discovery.LinkHealthConfig{ErrorsPerHour: map[string]int64{"port_rcv_errors": 0}, FlapCount: 3, Window: time.Hour},
+		cfg:  LinkHealthConfig{ErrorsPerHour: map[string]int64{"port_rcv_errors": 0}, FlapCount: 3, Window: time.Hour},
 		runs: []run{up(0, map[string]uint64{"port_rcv_errors": 7}, healthy, ""), up(1, map[string]uint64{"port_rcv_errors": 8}, degraded, "ReceiveErrors")},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			if cfg.Window == 0 {
-				cfg = discovery.DefaultLinkHealth()
+				cfg = DefaultLinkHealth()
 			}
 			j := newLinkJudge(cfg)
 			start := time.Unix(1_800_000_000, 0)
@@ -149,7 +148,7 @@ func TestLinkJudge(t *testing.T) {
 // TestLinkJudgeKeepsHistoryBounded runs a port every 100 ms for two windows: its history stays near
 // samplesPerWindow samples, and the burst of the first window is forgotten in the second.
 func TestLinkJudgeKeepsHistoryBounded(t *testing.T) {
-	j := newLinkJudge(discovery.DefaultLinkHealth())
+	j := newLinkJudge(DefaultLinkHealth())
 	start := time.Unix(1_800_000_000, 0)
 	var last *v1alpha1.LinkHealth
 	for i := 0; i < 2*36000; i++ {
@@ -172,7 +171,7 @@ func TestLinkJudgeKeepsHistoryBounded(t *testing.T) {
 }
 
 func TestJudgeAllSkipsVirtualDevicesAndForgetsGonePorts(t *testing.T) {
-	j := newLinkJudge(discovery.DefaultLinkHealth())
+	j := newLinkJudge(DefaultLinkHealth())
 	now := time.Unix(1_800_000_000, 0)
 	port := func(state string) []Port {
 		return []Port{{Number: 1, State: state, PhysState: "LinkUp", Counters: sym(0, 0)}}

@@ -13,26 +13,16 @@ import (
 const Name = "rdma"
 
 // DefaultSysfsRoot is where sysfs is read when the configuration names no root.
-const DefaultSysfsRoot = "/sys"
+const DefaultSysfsRoot = discovery.DefaultSysfsRoot
 
-func init() {
-	discovery.Register(Name, func(cfg discovery.Config) (discovery.Probe, error) {
-		rules, err := ParseClassRules(cfg.RDMAClassRules)
-		if err != nil {
-			return nil, fmt.Errorf("RDMA class rules %q: %w", cfg.RDMAClassRules, err)
-		}
-		return New(cfg, Options{ClassRules: rules, Health: linkHealth(cfg), CharDevices: true})
-	})
-}
-
-// Options tune the probe beyond the shared discovery.Config.
+// Options tune the probe beyond the shared discovery.Config (Settings, from the flags, make them).
 type Options struct {
 	// ClassRules give ports their class; the first rule that matches wins.
 	ClassRules []ClassRule
 	// DefaultClass is the class of ports no rule matches; empty means compute.
 	DefaultClass v1alpha1.PortClass
-	// Health tunes how Run judges link health; the zero value means discovery.DefaultLinkHealth.
-	Health discovery.LinkHealthConfig
+	// Health tunes how Run judges link health; the zero value means DefaultLinkHealth.
+	Health LinkHealthConfig
 	// Now is Run's clock for counter rates; time.Now when nil.
 	Now func() time.Time
 	// CharDevices makes Scan read each device's character devices (Device.CharDevices) from rdmamap. The
@@ -42,9 +32,9 @@ type Options struct {
 }
 
 // health is o.Health, or the defaults when it is the zero value.
-func (o Options) health() discovery.LinkHealthConfig {
+func (o Options) health() LinkHealthConfig {
 	if o.Health.ErrorsPerHour == nil && o.Health.FlapCount == 0 && o.Health.Window == 0 {
-		return discovery.DefaultLinkHealth()
+		return DefaultLinkHealth()
 	}
 	return o.Health
 }
@@ -68,7 +58,8 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Probe is the RDMA probe. The registered factory builds it with the --rdma-class-rules and --link-* flags.
+// Probe is the RDMA probe. The registered probe is built by Settings, from the --rdma-class-rules and --link-*
+// flags.
 // It remembers its ports' counters from run to run, to judge their link health.
 type Probe struct {
 	root  string
@@ -125,12 +116,4 @@ func (p *Probe) Run(ctx context.Context) (discovery.Result, error) {
 	warns := append([]string(nil), rep.Warnings...)
 	warns = append(warns, truncated...)
 	return discovery.Result{RDMADevices: devs, Warnings: warns}, nil
-}
-
-// linkHealth is cfg's link-health settings, or their defaults when cfg was not made from flags.
-func linkHealth(cfg discovery.Config) discovery.LinkHealthConfig {
-	if cfg.LinkHealth.Window == 0 {
-		return discovery.DefaultLinkHealth()
-	}
-	return cfg.LinkHealth
 }

@@ -81,15 +81,14 @@ func TestProbeRunError(t *testing.T) {
 // TestRegisteredProbeTakesLinkHealthFlags parses the --link-* flags as the agent and `fabricmap probe` do: the
 // registered probe judges with them, and --help prints the thresholds in name order.
 func TestRegisteredProbeTakesLinkHealthFlags(t *testing.T) {
-	parse := func(args ...string) (*pflag.FlagSet, discovery.Config, error) {
-		cfg := discovery.Config{SysfsRoot: fixtureRoot("roce")}
+	parse := func(args ...string) (*pflag.FlagSet, *discovery.Options, error) {
+		var opts discovery.Options
 		fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
-		cfg.AddFlags(fs)
-		cfg.SysfsRoot = fixtureRoot("roce")
-		err := fs.Parse(args)
-		return fs, cfg, err
+		opts.AddFlags(fs)
+		err := fs.Parse(append([]string{"--sysfs-root", fixtureRoot("roce")}, args...))
+		return fs, &opts, err
 	}
-	fs, cfg, err := parse("--link-error-thresholds", "symbol_error=5", "--link-error-thresholds", "out_of_sequence=0",
+	fs, opts, err := parse("--link-error-thresholds", "symbol_error=5", "--link-error-thresholds", "out_of_sequence=0",
 		"--link-flap-count", "2", "--link-health-window", "30m")
 	if err != nil {
 		t.Fatal(err)
@@ -97,11 +96,11 @@ func TestRegisteredProbeTakesLinkHealthFlags(t *testing.T) {
 	if got := fs.Lookup("link-error-thresholds").Value.String(); got != "out_of_sequence=0,symbol_error=5" {
 		t.Errorf("--link-error-thresholds prints %q", got)
 	}
-	probes, err := discovery.New(cfg, "rdma")
+	probes, err := opts.Probes("rdma")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := discovery.LinkHealthConfig{ErrorsPerHour: map[string]int64{"symbol_error": 5, "out_of_sequence": 0},
+	want := LinkHealthConfig{ErrorsPerHour: map[string]int64{"symbol_error": 5, "out_of_sequence": 0},
 		FlapCount: 2, Window: 30 * time.Minute}
 	if diff := cmp.Diff(want, probes[0].(*Probe).judge.cfg); diff != "" {
 		t.Errorf("the probe's link health settings (-want +got):\n%s", diff)
@@ -115,11 +114,11 @@ func TestRegisteredProbeTakesLinkHealthFlags(t *testing.T) {
 		{"--link-error-thresholds", "link_downed=1"}, {"--link-error-thresholds", "symbol_error=-1"},
 		{"--link-error-thresholds", "../x=1"},
 	} {
-		_, cfg, err := parse(args...)
+		_, opts, err := parse(args...)
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)
 		}
-		if _, err := discovery.New(cfg, "rdma"); err == nil ||
+		if _, err := opts.Probes("rdma"); err == nil ||
 			!strings.Contains(err.Error(), "link health") {
 			t.Errorf("%q: error %v", args, err)
 		}

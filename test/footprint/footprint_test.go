@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,22 +68,25 @@ func fixtureFlags(root string) []string {
 	}
 }
 
-func fixtureConfig(root string) discovery.Config {
-	return discovery.Config{
-		NodeName:          "dgx-001",
-		SysfsRoot:         sysfsRoot(root),
-		IBNetDiscoverFile: filepath.Join(root, "ib/testdata/superpod.txt"),
-		LLDPPcap:          filepath.Join(root, "discovery/lldp/testdata/switches.pcap"),
-		LLDPCLIFile:       filepath.Join(root, "discovery/lldp/testdata/lldpcli-multi.json"),
+// fixtureProbes are every probe built as the agent builds them from fixtureFlags, for node dgx-001.
+func fixtureProbes(tb testing.TB, root string) []discovery.Probe {
+	var opts discovery.Options
+	fs := pflag.NewFlagSet("fabricmap-agent", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse(fixtureFlags(root)); err != nil {
+		tb.Fatal(err)
 	}
+	opts.NodeName = "dgx-001"
+	probes, err := opts.Probes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return probes
 }
 
 // BenchmarkProbeCycle is one full cycle of every probe on the fixtures, merged into the node's report.
 func BenchmarkProbeCycle(b *testing.B) {
-	probes, err := discovery.New(fixtureConfig(testenv.RepoRoot()))
-	if err != nil {
-		b.Fatal(err)
-	}
+	probes := fixtureProbes(b, testenv.RepoRoot())
 	if os.Geteuid() == 0 {
 		sysfs := rdmatest.Mount(b, filepath.Join(testenv.RepoRoot(), dgxSysfs))
 		for i, p := range probes {
