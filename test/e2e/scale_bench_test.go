@@ -155,6 +155,11 @@ func convergeBench(b *testing.B, hosts int) {
 	}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	defer p.stop(9)
+	b.Cleanup(func() {
+		if b.Failed() {
+			b.Logf("--- the aggregator's output ---\n%s", lastLines(p.output(), 40))
+		}
+	})
 	alive := func() {
 		select {
 		case <-p.done:
@@ -176,6 +181,7 @@ func convergeBench(b *testing.B, hosts int) {
 
 	coldDone := awaitOutputs(b, o, cold, "cold convergence", limit, alive)
 	coldTime := coldDone.Sub(start)
+	firstWrite := o.firstWrite().Sub(start)
 	hbRate := heartbeatRate(hbBefore, hb.sent.Load(), time.Since(start))
 	settle(o, allWrites, time.Minute)
 	coldWrites := o.phase()
@@ -237,6 +243,7 @@ func convergeBench(b *testing.B, hosts int) {
 	hb.halt()
 	rss := peakRSSMiB(b, cmd.Process.Pid)
 	apiRSS, etcdRSS, fsyncs := controlPlaneFigures(b, bc.env.Config.Host)
+	apfDispatched, apfRejected, apfWait := bc.flowControl(b)
 
 	f := figures{
 		hosts: hosts, domains: cold.domains, load: loadTime, cold: coldTime, moved: changeTime, movedNodes: len(moves),
@@ -248,7 +255,8 @@ func convergeBench(b *testing.B, hosts int) {
 		steady: steady, quietReconciles: quietReconciles,
 		movedApplies: changed["apply"] - beforeMove["apply"], movedStatus: changed["status"] - beforeMove["status"],
 		movedLabels: changed["node-labels"] - beforeMove["node-labels"], rebuilds: rebuilds, rebuildSeconds: passSeconds - passSecondsBefore,
-		rss: rss, apiRSS: apiRSS, etcdRSS: etcdRSS, etcdFsyncs: fsyncs,
+		rss: rss, apiRSS: apiRSS, etcdRSS: etcdRSS, etcdFsyncs: fsyncs, firstWrite: firstWrite,
+		apfDispatched: apfDispatched, apfRejected: apfRejected, apfWait: apfWait,
 	}
 	f.print()
 	for b.Loop() {

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,6 +45,8 @@ type benchCluster struct {
 	agents *rest.Config
 	// labelKeys are the node-label keys of the chart's --label-style.
 	labelKeys hypernodegen.LabelKeys
+	// priorityLevel is the aggregator's PriorityLevelConfiguration.
+	priorityLevel string
 }
 
 // startBenchCluster starts the bench's control plane and installs the chart's identities: it renders the chart
@@ -114,6 +118,7 @@ func startBenchCluster(b *testing.B) *benchCluster {
 	bc.aggregatorKubeconfig = kubeconfigFor(b, env.Config, "aggregator", aggToken)
 	bc.agents = tokenConfig(env.Config, token(b, cs, agentSA, ""))
 	checkAggregatorIdentity(b, env.Config, aggToken, admin, plc)
+	bc.priorityLevel = plc
 	return bc
 }
 
@@ -202,4 +207,39 @@ func (v chartValues) softLimit() int64 {
 // wins): local addresses, a text log.
 func (bc *benchCluster) aggregatorArgsWith(extra ...string) []string {
 	return append(append(slices.Clone(bc.aggregatorArgs), "--kubeconfig", bc.aggregatorKubeconfig), extra...)
+}
+
+// flowControl is what the API server's Priority and Fairness did with the aggregator's requests so far: those
+// dispatched and refused in its priority level, and their mean wait in its queues.
+func (bc *benchCluster) flowControl(b *testing.B) (dispatched, rejected, meanWait float64) {
+	b.Helper()
+	raw, err := kubernetes.NewForConfigOrDie(bc.env.Config).RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatalf("the API server's metrics: %v", err)
+	}
+	var waitSum, waitCount float64
+	level := fmt.Sprintf("priority_level=%q", bc.priorityLevel)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.Contains(line, level) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "apiserver_flowcontrol_dispatched_requests_total{"):
+			dispatched += v
+		case strings.HasPrefix(line, "apiserver_flowcontrol_rejected_requests_total{"):
+			rejected += v
+		case strings.HasPrefix(line, "apiserver_flowcontrol_request_wait_duration_seconds_sum{"):
+			waitSum += v
+		case strings.HasPrefix(line, "apiserver_flowcontrol_request_wait_duration_seconds_count{"):
+			waitCount += v
+		}
+	}
+	if waitCount > 0 {
+		meanWait = waitSum / waitCount
+	}
+	return dispatched, rejected, meanWait
 }

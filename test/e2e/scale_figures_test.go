@@ -21,6 +21,8 @@ import (
 type figures struct {
 	hosts, domains, movedNodes int
 	load, cold, moved          time.Duration
+	// firstWrite is the time from the aggregator's start to its first write seen.
+	firstWrite time.Duration
 
 	heartbeatsPerS, heartbeatTarget float64
 	heartbeatFailures, renewedQuiet int64
@@ -40,6 +42,10 @@ type figures struct {
 	movedApplies, movedStatus, movedLabels, rebuilds, rebuildSeconds float64
 
 	rss, apiRSS, etcdRSS, etcdFsyncs float64
+
+	// apfDispatched, apfRejected and apfWait are the aggregator's requests in its priority level: served,
+	// refused, and their mean wait in its queues (s).
+	apfDispatched, apfRejected, apfWait float64
 }
 
 // print writes the figures as a table, each with the target for the size (targetsFor).
@@ -73,6 +79,7 @@ func (f figures) print() {
 		fmt.Printf("  last heartbeat error: %v\n", f.heartbeatErr)
 	}
 	row("cold start to every HyperNode, status and label", f.cold.Seconds(), "s", targets.cold.Seconds())
+	row("  first write seen after", f.firstWrite.Seconds(), "s", -1)
 	row("  writes: HyperNode applies", f.coldCounters["apply"], "", -1)
 	row("  writes: HyperNode status", f.coldCounters["status"], "", -1)
 	row("  writes: node labels", f.coldCounters["node-labels"], "", -1)
@@ -93,6 +100,9 @@ func (f figures) print() {
 	row("kube-apiserver peak RSS", f.apiRSS, "MiB", -1)
 	row("etcd peak RSS", f.etcdRSS, "MiB", -1)
 	row("etcd WAL fsyncs (etcd runs with fsync)", f.etcdFsyncs, "", -1)
+	row("aggregator requests served in its priority level", f.apfDispatched, "", -1)
+	row("  refused by priority and fairness (429)", f.apfRejected, "", -1)
+	row("  mean wait in its queues", f.apfWait*1000, "ms", -1)
 }
 
 // report reports the figures as the benchmark's metrics, and the targets for the size, so that hack/bench.sh
@@ -120,6 +130,7 @@ func (f figures) report(b *testing.B) {
 		{f.coldCounters["node-labels"], "cold-label-writes"},
 		{f.apiRSS, "apiserver-peak-RSS-MiB"},
 		{f.etcdRSS, "etcd-peak-RSS-MiB"},
+		{f.apfRejected, "apf-rejected"},
 	} {
 		b.ReportMetric(m.v, m.unit)
 	}

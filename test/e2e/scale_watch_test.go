@@ -33,10 +33,10 @@ type observer struct {
 	// owned holds, per node, the labels wellknown.LabelFieldManager owns; each event replaces a node's map.
 	owned  map[string]map[string]string
 	writes map[objectKey]int
-	// gen counts the events applied; last is when the latest arrived.
-	gen  int64
-	last time.Time
-	err  error
+	// gen counts the events applied; first is when the first arrived, last when the latest did.
+	gen         int64
+	first, last time.Time
+	err         error
 }
 
 // watchObjects starts watching Nodes and HyperNodes from now on (from the latest resourceVersion of each, so
@@ -118,6 +118,16 @@ func (o *observer) apply(t watch.EventType, obj client.Object) {
 	}
 	o.gen++
 	o.last = time.Now()
+	if o.first.IsZero() {
+		o.first = o.last
+	}
+}
+
+// firstWrite is when the first write was seen; zero before.
+func (o *observer) firstWrite() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.first
 }
 
 // ownedLabels are the labels of node whose field manager is the aggregator's label writer.
