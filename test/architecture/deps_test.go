@@ -13,7 +13,8 @@ import (
 var (
 	// clients are the Kubernetes client frameworks.
 	clients = []string{"k8s.io/client-go", "sigs.k8s.io/controller-runtime"}
-	// cloudSDKs are the cloud providers' SDKs, which only the cloud sources (sources/aws, gcp, oci) link.
+	// cloudSDKs are the cloud providers' SDKs, which only the cloud sources (sources/aws, gcp, oci) link, and of
+	// AWS's the instance-metadata client (instanceMetadata) the node's cloud probe reads.
 	cloudSDKs = []string{"github.com/aws/", "cloud.google.com/", "google.golang.org/api", "github.com/oracle/"}
 	// apiTypes are the Kubernetes, Volcano and Kueue API types and machinery.
 	apiTypes = []string{"k8s.io/api", "volcano.sh", "sigs.k8s.io/kueue", "k8s.io/apimachinery"}
@@ -83,11 +84,18 @@ func TestUnder(t *testing.T) {
 // deps lists what the module's package pkg links (go list -deps), itself included.
 func deps(t *testing.T, pkg string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "./"+pkg)
+	return listDeps(t, "./"+pkg)
+}
+
+// listDeps lists what the package at importPath (a module's own "./…", or any the module requires) links, itself
+// included.
+func listDeps(t *testing.T, importPath string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", importPath)
 	cmd.Dir = testenv.RepoRoot()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go list -deps ./%s: %v\n%s", pkg, err, out)
+		t.Fatalf("go list -deps %s: %v\n%s", importPath, err, out)
 	}
 	return strings.Fields(string(out))
 }
