@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
@@ -37,7 +38,7 @@ func newReconciler(t *testing.T, grace time.Duration, clock *fakeClock) *Reconci
 	t.Helper()
 	c := testenv.Shared.Client
 	return &Reconciler{
-		Client: c, Live: c,
+		Client: c, Live: c, NodeMetadata: metadata.NewForConfigOrDie(testenv.Shared.Config),
 		Config: Config{Inference: pipeline.Inference{RootName: "fabric"}, DeleteGracePeriod: grace, NodeLabels: true,
 			LabelKeys: hypernodegen.DefaultLabelKeys()},
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -11,8 +11,11 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/workers"
@@ -111,12 +114,29 @@ func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want, annota
 		metadata["annotations"] = set
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": metadata}}
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership); err != nil {
+	if err := r.applyNodeMetadata(ctx, u); err != nil {
 		return fmt.Errorf("labelling node %q: %w", n, err)
 	}
 	r.Metrics.writes.WithLabelValues("node-labels").Inc()
 	r.Log.Debug("node labels applied", "node", n, "labels", want, "annotations", set)
 	return nil
+}
+
+// applyNodeMetadata server-side-applies u, a Node's metadata, as LabelFieldManager. Through NodeMetadata, the
+// API server answers with the Node's metadata alone, in protobuf; through Client, with the whole Node, which is
+// decoded and dropped: at a cold start that is one GPU node's labels, status and images per node of the
+// cluster.
+func (r *Reconciler) applyNodeMetadata(ctx context.Context, u *unstructured.Unstructured) error {
+	if r.NodeMetadata == nil {
+		return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership)
+	}
+	body, err := u.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = r.NodeMetadata.Resource(corev1.SchemeGroupVersion.WithResource("nodes")).Patch(ctx, u.GetName(), types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: wellknown.LabelFieldManager, Force: ptr.To(true)})
+	return err
 }
 
 // labelsDiffer reports whether node lacks a wanted label value, or carries a fabricmap key that is no longer
