@@ -119,6 +119,47 @@ func TestKeepNames(t *testing.T) {
 	}
 }
 
+// TestKeepNamesByNodes: a domain of either tree that stands for no switches (a tree read back from HyperNodes
+// written without them) is paired by the nodes it shares, both ways; two domains with switches are not, even
+// when they share every node.
+func TestKeepNamesByNodes(t *testing.T) {
+	prevIn := Input{Nodes: []NodeEvidence{host("h1", "ra", "rb"), host("h2", "ra", "rb"), host("x", "lx")}}
+	nextIn := Input{Nodes: []NodeEvidence{host("h1", "rc"), host("h2", "rc"), host("x", "lx")}}
+	bare := func(tr *Tree) {
+		for _, d := range tr.Domains {
+			d.Switches = nil
+		}
+	}
+	tests := []struct {
+		name       string
+		bare       func(prev, next *Tree)
+		wantOutline []string
+	}{{
+		name:       "both with switches: no switch shared, no name kept",
+		bare:       func(_, _ *Tree) {},
+		wantOutline: []string{"fabric(2)lx,rc", "lx(1)x", "rc(1)h1,h2"},
+	}, {
+		name:       "the previous tree without switches: kept by nodes",
+		bare:       func(prev, _ *Tree) { bare(prev) },
+		wantOutline: []string{"fabric(2)lx,ra-rails", "lx(1)x", "ra-rails(1)h1,h2"},
+	}, {
+		name:       "the new tree without switches: kept by nodes",
+		bare:       func(_, next *Tree) { bare(next) },
+		wantOutline: []string{"fabric(2)lx,ra-rails", "lx(1)x", "ra-rails(1)h1,h2"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			prev, _ := Build(prevIn, BuildOptions{})
+			next, _ := Build(nextIn, BuildOptions{})
+			tc.bare(prev, next)
+			KeepNames(next, prev)
+			if diff := cmp.Diff(tc.wantOutline, next.Outline()); diff != "" {
+				t.Errorf("tree after KeepNames (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestKeepNamesWithoutPreviousTree(t *testing.T) {
 	in := railUnit(2, 2, "")
 	want, _ := Build(in, BuildOptions{})
