@@ -131,20 +131,20 @@ func TestKeepNamesByNodes(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name       string
-		bare       func(prev, next *Tree)
+		name        string
+		bare        func(prev, next *Tree)
 		wantOutline []string
 	}{{
-		name:       "both with switches: no switch shared, no name kept",
-		bare:       func(_, _ *Tree) {},
+		name:        "both with switches: no switch shared, no name kept",
+		bare:        func(_, _ *Tree) {},
 		wantOutline: []string{"fabric(2)lx,rc", "lx(1)x", "rc(1)h1,h2"},
 	}, {
-		name:       "the previous tree without switches: kept by nodes",
-		bare:       func(prev, _ *Tree) { bare(prev) },
+		name:        "the previous tree without switches: kept by nodes",
+		bare:        func(prev, _ *Tree) { bare(prev) },
 		wantOutline: []string{"fabric(2)lx,ra-rails", "lx(1)x", "ra-rails(1)h1,h2"},
 	}, {
-		name:       "the new tree without switches: kept by nodes",
-		bare:       func(_, next *Tree) { bare(next) },
+		name:        "the new tree without switches: kept by nodes",
+		bare:        func(_, next *Tree) { bare(next) },
 		wantOutline: []string{"fabric(2)lx,ra-rails", "lx(1)x", "ra-rails(1)h1,h2"},
 	}}
 	for _, tc := range tests {
