@@ -131,18 +131,32 @@ func (g *switchGraph) groupLeaves(nodes []NodeEvidence) ([]*Domain, []string, ma
 // more than half of the hosts of the one with fewer hosts reach both. Rail leaves of a scalable unit share
 // (nearly) all their hosts, as do the two switches of a dual-homed pair, so they join even with some cables
 // down; a host cabled by mistake to a leaf of another unit shares too few hosts with it to join the two.
+//
+// Nodes next to each other by name mostly share their switches (the hosts of one rack or unit): a run of nodes
+// with the same switches is counted once, times its length, so that the pairs cost per run rather than per node.
 func (x *leafIndex) joinedSwitches() numberedSets {
 	hosts := make([]int32, len(x.switches))
 	shared := map[uint64]int32{}
-	for i := range x.nodes {
-		ids := x.of(i)
+	count := func(ids []int32, n int32) {
 		for k, a := range ids {
-			hosts[a]++
+			hosts[a] += n
 			for _, b := range ids[k+1:] {
-				shared[uint64(min(a, b))<<32|uint64(max(a, b))]++
+				shared[uint64(min(a, b))<<32|uint64(max(a, b))] += n
 			}
 		}
 	}
+	var run []int32
+	n := int32(0)
+	for i := range x.nodes {
+		ids := x.of(i)
+		if n > 0 && slices.Equal(ids, run) {
+			n++
+			continue
+		}
+		count(run, n)
+		run, n = ids, 1
+	}
+	count(run, n)
 	uf := newNumberedSets(len(x.switches))
 	for pair, n := range shared {
 		a, b := int32(pair>>32), int32(uint32(pair))
