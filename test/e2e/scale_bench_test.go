@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/agent"
@@ -26,14 +25,14 @@ import (
 func BenchmarkConverge10k(b *testing.B) { convergeBench(b, 10_016) }
 
 // BenchmarkConvergeScale is the convergence bench at FABRICMAP_BENCH_NODES nodes (rounded up to whole
-// scalable units of 32; 50,016 when unset): `make bench-scale NODES=50000`. At 50,016 nodes it takes several
-// minutes and about 4 GiB for the API server.
+// scalable units of 32, at least two so that 1 % can move between them; 50,016 when unset): `make bench-scale
+// NODES=50000`. At 50,016 nodes it takes several minutes and about 4 GiB for the API server.
 func BenchmarkConvergeScale(b *testing.B) {
 	nodes := 50_016
 	if v := os.Getenv(benchNodesEnv); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < loadHostsPerSU {
-			b.Fatalf("%s=%q: want a node count of at least %d", benchNodesEnv, v, loadHostsPerSU)
+		if err != nil || n <= loadHostsPerSU {
+			b.Fatalf("%s=%q: want a node count above %d (two scalable units, for nodes to move between)", benchNodesEnv, v, loadHostsPerSU)
 		}
 		nodes = n
 	}
@@ -94,8 +93,7 @@ func convergeBench(b *testing.B, hosts int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hb := &heartbeats{client: hbClient, namespace: namespace, interval: values.Agent.HeartbeatInterval.Duration,
-		nodes: make([]string, hosts), uids: make([]types.UID, hosts)}
+	hb := newHeartbeats(hbClient, namespace, values.Agent.HeartbeatInterval.Duration, hosts)
 	reports := loadReports(hosts, nil)
 	load := time.Now()
 	parallel(b, hosts, func(h int) error {
@@ -248,7 +246,7 @@ func convergeBench(b *testing.B, hosts int) {
 	f := figures{
 		hosts: hosts, domains: cold.domains, load: loadTime, cold: coldTime, moved: changeTime, movedNodes: len(moves),
 		heartbeatsPerS: hbRate, heartbeatTarget: hb.targetPerSecond(), heartbeatFailures: hb.failed.Load(),
-		heartbeatErr: hb.err(), renewedQuiet: renewed, labelsPerNode: labelsPer,
+		heartbeatErr: hb.err(), renewedQuiet: renewed, heartbeatsLate: hb.late.Load(), labelsPerNode: labelsPer,
 		coldCounters: coldCounters, sentBeyond: sentBeyond,
 		beyond: beyond(coldWrites, writesNeeded) + beyond(movedWrites, writesNeeded), coldBeyond: beyond(coldWrites, writesNeeded),
 		coldObjectWrites: total(coldWrites), movedObjectWrites: total(movedWrites),

@@ -30,8 +30,16 @@ type expectation struct {
 
 // expect infers the tree of the reports and UFM's switches and cables, as the aggregator does (the chart's
 // --root-name=fabric and --accelerator-domains).
-func expect(b *testing.B, reports []*v1alpha1.NodeFabricReport, systems []ufm.System, links []ufm.Link, keys hypernodegen.LabelKeys) expectation {
-	b.Helper()
+func expect(tb testing.TB, reports []*v1alpha1.NodeFabricReport, systems []ufm.System, links []ufm.Link, keys hypernodegen.LabelKeys) expectation {
+	tb.Helper()
+	t, evidence := loadTree(tb, reports, systems, links)
+	return expectation{shape: shape(t), domains: len(t.Domains), evidence: evidence, keys: keys}
+}
+
+// loadTree is the tree the aggregator's inference gives the reports and UFM's switches and cables, and the
+// reports' evidence.
+func loadTree(tb testing.TB, reports []*v1alpha1.NodeFabricReport, systems []ufm.System, links []ufm.Link) (*topology.Tree, []topology.NodeEvidence) {
+	tb.Helper()
 	in := topology.Input{}
 	for _, r := range reports {
 		in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(r))
@@ -40,9 +48,9 @@ func expect(b *testing.B, reports []*v1alpha1.NodeFabricReport, systems []ufm.Sy
 	in.SwitchLinks = u.SwitchLinks
 	t, err := topology.Build(in, topology.BuildOptions{RootName: "fabric", AcceleratorDomains: true})
 	if err != nil {
-		b.Fatalf("inferring the load's tree: %v", err)
+		tb.Fatalf("inferring the load's tree: %v", err)
 	}
-	return expectation{shape: shape(t), domains: len(t.Domains), evidence: in.Nodes, keys: keys}
+	return t, in.Nodes
 }
 
 // shape counts a tree's domains by what they are, whatever their names: tier, tier name and the nodes at or
