@@ -58,7 +58,7 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	}
 	byNode, problems := indexNodes(in.Nodes)
 	ordered := byNode.list
-	g, edgeProblems := newSwitchGraph(ordered, in.SwitchLinks)
+	g, edgeProblems := newSwitchGraph(byNode, in.SwitchLinks)
 	problems = append(problems, edgeProblems...)
 
 	t := NewTree()
@@ -87,6 +87,8 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 type nodeIndex struct {
 	list []NodeEvidence
 	at   map[string]int32
+	// storage holds the switches some node's storage link reaches; nil when no link is a storage link.
+	storage map[string]bool
 }
 
 // source is the source of node n's evidence; "" when it has none.
@@ -102,6 +104,7 @@ func indexNodes(evidence []NodeEvidence) (nodeIndex, []Problem) {
 	var problems []Problem
 	at := make(map[string]int32, len(evidence)) // first by place in evidence, then in the sorted list
 	kept := make([]int32, 0, len(evidence))
+	var storage map[string]bool
 	for i, e := range evidence {
 		if reason := e.Check(); reason != "" {
 			problems = append(problems, Problem{Node: e.Node, Source: e.Source, Reason: reason})
@@ -114,9 +117,17 @@ func indexNodes(evidence []NodeEvidence) (nodeIndex, []Problem) {
 		}
 		at[e.Node] = int32(i)
 		kept = append(kept, int32(i))
+		for _, l := range e.Links { // read while Check brought them into the cache: one pass less over every link
+			if l.Storage {
+				if storage == nil {
+					storage = map[string]bool{}
+				}
+				storage[l.SwitchID] = true
+			}
+		}
 	}
 	slices.SortFunc(kept, func(a, b int32) int { return strings.Compare(evidence[a].Node, evidence[b].Node) })
-	x := nodeIndex{list: make([]NodeEvidence, len(kept)), at: at}
+	x := nodeIndex{list: make([]NodeEvidence, len(kept)), at: at, storage: storage}
 	for i, k := range kept {
 		x.list[i] = evidence[k]
 		at[evidence[k].Node] = int32(i)

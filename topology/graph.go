@@ -3,6 +3,7 @@ package topology
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -29,17 +30,11 @@ type switchGraph struct {
 	round uint32
 }
 
-func newSwitchGraph(nodes []NodeEvidence, edges []SwitchEdge) (*switchGraph, []Problem) {
+func newSwitchGraph(byNode nodeIndex, edges []SwitchEdge) (*switchGraph, []Problem) {
 	g := &switchGraph{names: map[string]string{}, adj: map[string][]string{}, source: map[string]string{}, storageOnly: map[string]bool{}}
-	for _, e := range nodes {
-		for _, l := range e.Links {
-			if l.Storage {
-				g.storageOnly[l.SwitchID] = true
-			}
-		}
-	}
-	if len(g.storageOnly) > 0 { // storage links are few: the compute links are read again only when there are some
-		for _, e := range nodes {
+	if len(byNode.storage) > 0 { // storage links are few: the compute links are read again only when there are some
+		maps.Copy(g.storageOnly, byNode.storage)
+		for _, e := range byNode.list {
 			for _, l := range e.Links {
 				if !l.Storage {
 					delete(g.storageOnly, l.SwitchID)

@@ -180,17 +180,34 @@ func collectNames(in Input, nodes []NodeEvidence, strays map[string]strayLinks) 
 		}
 		return c
 	}
+	// The nodes are sorted, and neighbours mostly reach the same switches under the same names in the same link
+	// order: the switch and the name of the node before, at the same link, are compared before they are looked up.
+	var last [16]struct {
+		id, name string
+		c        *switchNaming
+		v        *nameVotes
+	}
 	for i, e := range nodes {
 		n, rejected := int32(i), strays[e.Node].stray
-		for _, l := range e.Links {
+		for k, l := range e.Links {
 			if slices.Contains(rejected, l.SwitchID) {
 				continue
 			}
-			c := of(l.SwitchID)
+			if k >= len(last) {
+				k = len(last) - 1 // the last place serves every link beyond it
+			}
+			at := &last[k]
+			if at.c == nil || at.id != l.SwitchID {
+				at.id, at.c = l.SwitchID, of(l.SwitchID)
+				at.name, at.v = l.SwitchName, at.c.vote(l.SwitchName)
+			} else if at.name != l.SwitchName {
+				at.name, at.v = l.SwitchName, at.c.vote(l.SwitchName)
+			}
+			c := at.c
 			if e.SelfReported {
 				c.addReporter(n)
 			}
-			switch v := c.vote(l.SwitchName); {
+			switch v := at.v; {
 			case v == nil:
 			case e.SelfReported:
 				v.addNode(n)
