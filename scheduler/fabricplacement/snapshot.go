@@ -1,0 +1,101 @@
+package fabricplacement
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/wellknown"
+)
+
+// snapshot is one PodGroup cycle's view of the cluster for placement: the fabric read from the nodes' labels,
+// their free capacity, and the scheduler's NodeInfo of each node by name.
+type snapshot struct {
+	lt      *labelTree
+	fabric  *placement.Fabric
+	cluster *placement.Cluster
+	infos   map[string]fwk.NodeInfo
+}
+
+// newSnapshot builds the snapshot of nodes (the parent placement's) for the gang whose pods are like pod: the
+// tree from their labels, each node's allocatable and requested resources as the scheduler's cache has them
+// (assumed pods included), and as unavailable a node the pod may not use (cordoned, its node selector or
+// required node affinity unmet, a NoSchedule or NoExecute taint it does not tolerate) or whose compute link
+// fabric health judged sick (wellknown.LinkHealthLabel degraded or down: the placer's --avoid-degraded, on by
+// default).
+func newSnapshot(logger klog.Logger, nodes []fwk.NodeInfo, pod *corev1.Pod) (*snapshot, error) {
+	labels := make(map[string]map[string]string, len(nodes))
+	infos := make(map[string]fwk.NodeInfo, len(nodes))
+	for _, ni := range nodes {
+		if n := ni.Node(); n != nil {
+			labels[n.Name] = n.Labels
+			infos[n.Name] = ni
+		}
+	}
+	lt, err := treeFromLabels(labels)
+	if err != nil {
+		return nil, err
+	}
+	f, err := placement.NewFabric(lt.tree)
+	if err != nil {
+		return nil, err
+	}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	var pn []placement.Node
+	for _, name := range f.Nodes() {
+		ni := infos[name]
+		n := ni.Node()
+		used := resources(ni.GetRequested())
+		used[string(corev1.ResourcePods)] = int64(len(ni.GetPods()))
+		pn = append(pn, placement.Node{
+			Name: name, Allocatable: resources(ni.GetAllocatable()), Used: used,
+			Unavailable: n.Spec.Unschedulable || sickLink(n) || !podMayUse(logger, pod, affinity, n),
+		})
+	}
+	c, _, err := placement.NewCluster(f, pn, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &snapshot{lt: lt, fabric: f, cluster: c, infos: infos}, nil
+}
+
+// podMayUse says whether pod may run on n as far as its required node affinity (node selector included) and the
+// node's NoSchedule and NoExecute taints go; the pod's filters check the rest once a placement is tried.
+func podMayUse(logger klog.Logger, pod *corev1.Pod, affinity nodeaffinity.RequiredNodeAffinity, n *corev1.Node) bool {
+	if ok, err := affinity.Match(n); !ok || err != nil {
+		return false
+	}
+	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, n.Spec.Taints, pod.Spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, true)
+	return !untolerated
+}
+
+// sickLink says whether fabric health judged the node's compute link degraded or down.
+func sickLink(n *corev1.Node) bool {
+	switch n.Labels[wellknown.LinkHealthLabel] {
+	case wellknown.LinkHealthDegraded, wellknown.LinkHealthDown:
+		return true
+	}
+	return false
+}
+
+// resources converts the scheduler's resource view to placement's (cpu in millicores, the rest in base units,
+// "pods" the number of pods).
+func resources(r fwk.Resource) placement.Resources {
+	out := placement.Resources{
+		string(corev1.ResourceCPU):    r.GetMilliCPU(),
+		string(corev1.ResourceMemory): r.GetMemory(),
+		string(corev1.ResourcePods):   int64(r.GetAllowedPodNumber()),
+	}
+	if e := r.GetEphemeralStorage(); e > 0 {
+		out[string(corev1.ResourceEphemeralStorage)] = e
+	}
+	for k, v := range r.GetScalarResources() {
+		out[string(k)] = v
+	}
+	return out
+}

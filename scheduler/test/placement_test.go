@@ -1,0 +1,115 @@
+package test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/scheduler/fabricplacement"
+)
+
+// placementCase is one PodGroup submitted to fabricmap-scheduler in its own pool of nodes.
+type placementCase struct {
+	name string
+	pool string
+	gang func(keys) gang
+	// leaves is how many of the gang's pods each leaf must hold, exactly; nil: the gang must stay pending.
+	leaves map[string]int
+	// reason is what the PodGroupScheduled condition's message of a pending gang must contain.
+	reason string
+}
+
+// TestFabricmapScheduler runs fabricmap-scheduler with the workload-aware scheduling gates on the node labels
+// fabricmap writes for an inferred fabric, and reads from the pods' bindings where each gang landed: a gang of
+// 4 x 8 GPUs that may span the spine lands in the lowest and tightest leaf that holds it; a DP 2 x PP 2 gang
+// that fits no leaf lands under the one spine with room, 2 + 2, so that each pipeline group stays inside a
+// leaf; a leaf with a degraded link is avoided although it fits tighter; and PodGroups that name a tier that
+// does not exist or are larger than the cluster stay pending with fabricmap's reason.
+func TestFabricmapScheduler(t *testing.T) {
+	testenv.Require(t)
+	ctx := t.Context()
+	labels, k := fabricLabels(t)
+	createNodes(t, ctx, labels)
+	startScheduler(t)
+
+	for _, tc := range []placementCase{
+		{name: "lowest leaf that holds it", pool: "lowest",
+			gang:   func(k keys) gang { return gang{name: "lowest", pods: 4, key: k.spine} },
+			leaves: map[string]int{"leaf-a1": 4}},
+		{name: "fragmented: pipeline groups inside leaves", pool: "fragmented",
+			gang:   func(k keys) gang { return gang{name: "pipeline", pods: 4, dp: 2, pp: 2, key: k.spine} },
+			leaves: map[string]int{"leaf-b1": 2, "leaf-b2": 2}},
+		{name: "degraded leaf avoided", pool: "degraded",
+			gang:   func(k keys) gang { return gang{name: "healthy", pods: 4, key: k.spine} },
+			leaves: map[string]int{"leaf-c2": 4}},
+		{name: "no such tier", pool: "bad",
+			gang: func(keys) gang {
+				return gang{name: "no-tier", pods: 2, annotations: map[string]string{fabricplacement.HighestTierAnnotation: "galaxy"}}
+			},
+			reason: "galaxy"},
+		{name: "larger than the cluster", pool: "bad",
+			gang:   func(keys) gang { return gang{name: "too-large", pods: 40} },
+			reason: "40 pods do not fit even in the empty cluster"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			runCase(t, tc, k)
+		})
+	}
+}
+
+// runCase submits tc's gang in a namespace of its own and checks where it landed, or that it did not.
+func runCase(t *testing.T, tc placementCase, k keys) {
+	ctx := t.Context()
+	g := tc.gang(k)
+	ns := "fs-" + g.name
+	g.submit(t, ctx, ns, tc.pool)
+
+	if tc.leaves == nil {
+		testenv.Eventually(t, time.Minute, "the scheduler to find the gang unschedulable", func() (bool, string) {
+			c, err := scheduledCondition(ctx, ns, g.name)
+			if err != nil || c == nil {
+				return false, fmt.Sprintf("condition %v, %v", c, err)
+			}
+			if c.Status == metav1.ConditionTrue {
+				nodes, _, _ := boundNodes(ctx, ns)
+				t.Fatalf("a gang that cannot be placed was scheduled (bound to %v): %+v", nodes, *c)
+			}
+			return c.Status == metav1.ConditionFalse && c.Reason == podGroupUnschedulable && strings.Contains(c.Message, tc.reason),
+				fmt.Sprintf("%+v", *c)
+		})
+		nodes, pending, err := boundNodes(ctx, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(nodes) > 0 || pending != g.pods {
+			t.Fatalf("an unschedulable gang has pods bound to %v (%d unbound)", nodes, pending)
+		}
+		return
+	}
+
+	var nodes []string
+	testenv.Eventually(t, time.Minute, "every pod of the gang bound", func() (bool, string) {
+		var pending int
+		var err error
+		nodes, pending, err = boundNodes(ctx, ns)
+		if err != nil {
+			return false, err.Error()
+		}
+		c, _ := scheduledCondition(ctx, ns, g.name)
+		return pending == 0 && len(nodes) == g.pods, fmt.Sprintf("bound to %v, %d unbound; PodGroupScheduled %+v", nodes, pending, c)
+	})
+	leaves, err := countBy(ctx, nodes, k.leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tc.leaves, leaves); diff != "" {
+		t.Errorf("gang bound to %v: pods per leaf (-want +got):\n%s", nodes, diff)
+	}
+	t.Logf("bound to %v", nodes)
+}
