@@ -170,7 +170,7 @@ func TestGeneratePlacements(t *testing.T) {
 // assignment proposes a pod for a node.
 type assignment struct{ node string }
 
-func (a assignment) GetPod() *corev1.Pod  { return nil }
+func (a assignment) GetPod() *corev1.Pod { return nil }
 func (a assignment) GetNodeName() string { return a.node }
 
 // TestScorePlacement scores placements of a gang of 3 after GeneratePlacements planned it in leaf-1: the plan
