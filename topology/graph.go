@@ -12,17 +12,28 @@ import (
 type switchGraph struct {
 	// names maps switch ID to its name, as nameSwitches chose it; a switch without one is named after its ID.
 	names map[string]string
-	// adj lists each switch's switch neighbours.
-	adj map[string][]string
-	// source maps switch ID to the smallest source that named it in a switch link.
-	source map[string]string
+	// num numbers the switches the graph knows (those of the switch links, then the leaves', see number): the
+	// passes over every cable read numbers, not maps of switch IDs, which grew slower than the fabric. ids
+	// holds each number's switch ID, adj its switch neighbours (each once, by number), source the smallest
+	// source that named it in a switch link.
+	num    map[string]int32
+	ids    []string
+	adj    [][]int32
+	source []string
+	// last is the switch number looks up most recently: the cables of a switch mostly come together.
+	last struct {
+		id  string
+		num int32
+	}
 	// storageOnly holds switches that nodes reach only through storage links.
 	storageOnly map[string]bool
 	// cascaded holds the leaf switches that have other leaves cabled below them (see cascadeParents); each
 	// also stands for a domain above its own hosts' leaf.
 	cascaded map[string]bool
-	// up lists each switch's neighbours that stand above it (see layers).
-	up map[string][]string
+	// up lists each switch's neighbours that stand above it (see layers), and layer each switch's tier (0:
+	// none), by number.
+	up    [][]int32
+	layer []int32
 	// votes is each switch's name vote, as nameSwitches held it (see domainName).
 	votes map[string]*switchVote
 	// seen and round are domainVote's marks of the nodes counted (see distinct), a mark per node sorted by name.
@@ -31,7 +42,7 @@ type switchGraph struct {
 }
 
 func newSwitchGraph(byNode nodeIndex, edges []SwitchEdge) (*switchGraph, []Problem) {
-	g := &switchGraph{names: map[string]string{}, adj: map[string][]string{}, source: map[string]string{}, storageOnly: map[string]bool{}}
+	g := &switchGraph{names: map[string]string{}, num: map[string]int32{}, storageOnly: map[string]bool{}}
 	if len(byNode.storage) > 0 { // storage links are few: the compute links are read again only when there are some
 		maps.Copy(g.storageOnly, byNode.storage)
 		for _, e := range byNode.list {
@@ -51,19 +62,42 @@ func newSwitchGraph(byNode nodeIndex, edges []SwitchEdge) (*switchGraph, []Probl
 		if e.A == e.B || g.storageOnly[e.A] || g.storageOnly[e.B] {
 			continue
 		}
-		g.adj[e.A] = append(g.adj[e.A], e.B)
-		g.adj[e.B] = append(g.adj[e.B], e.A)
-		for _, s := range [2]string{e.A, e.B} {
-			if cur := g.source[s]; smallerSource(cur, e.Source) != cur {
-				g.source[s] = e.Source // written only when it changes: once per switch, not once per cable
-			}
-		}
+		a, b := g.number(e.A), g.number(e.B)
+		g.adj[a] = append(g.adj[a], b)
+		g.adj[b] = append(g.adj[b], a)
+		g.source[a] = smallerSource(g.source[a], e.Source)
+		g.source[b] = smallerSource(g.source[b], e.Source)
 	}
 	for s, n := range g.adj {
 		slices.Sort(n)
 		g.adj[s] = slices.Compact(n)
 	}
 	return g, problems
+}
+
+// number returns switch id's number, numbering it when it is new.
+func (g *switchGraph) number(id string) int32 {
+	if g.last.id == id && len(g.ids) > 0 {
+		return g.last.num
+	}
+	i, ok := g.num[id]
+	if !ok {
+		i = int32(len(g.ids))
+		g.num[id] = i
+		g.ids = append(g.ids, id)
+		g.adj = append(g.adj, nil)
+		g.source = append(g.source, "")
+	}
+	g.last.id, g.last.num = id, i
+	return i
+}
+
+// sourceOf is the smallest source that named switch id in a switch link; "" when none did.
+func (g *switchGraph) sourceOf(id string) string {
+	if i, ok := g.num[id]; ok {
+		return g.source[i]
+	}
+	return ""
 }
 
 // usable reports whether Build can use e: both ends are known.
@@ -146,15 +180,20 @@ func (g *switchGraph) addDomains(t *Tree, ds []*Domain, rootName string) []*Doma
 // stands one tier above the highest switch below it. It returns the tiers and a Problem for each part of the
 // switch graph that is not a tree of cascades, to be said once the switches have their names.
 func (g *switchGraph) layers(leaves []*Domain) (map[string]int, func() []Problem) {
-	plain := g.distances(leaves)
-	leafOf := map[string]*Domain{}
 	for _, d := range leaves {
 		for _, s := range d.Switches {
-			leafOf[s] = d
+			g.number(s) // a leaf switch without switch links has a number too
+		}
+	}
+	plain := g.distances(leaves)
+	leafOf := make([]*Domain, len(g.ids))
+	for _, d := range leaves {
+		for _, s := range d.Switches {
+			leafOf[g.num[s]] = d
 		}
 	}
 	parent, problems := g.cascadeParents(leaves, plain, leafOf)
-	g.up = map[string][]string{}
+	g.up = make([][]int32, len(g.ids))
 	for s, ns := range g.adj {
 		ps, ds := plain[s], leafOf[s]
 		for _, n := range ns {
@@ -168,31 +207,32 @@ func (g *switchGraph) layers(leaves []*Domain) (map[string]int, func() []Problem
 		}
 	}
 	if len(parent) == 0 {
-		return plain, problems
+		g.layer = plain
+		return g.layerMap(), problems
 	}
-	height := map[*Domain]int{}
+	height := map[*Domain]int32{}
 	for d := range parent {
 		for child, up := d, parent[d]; up != nil; child, up = up, parent[up] {
 			height[up] = max(height[up], height[child]+1)
 		}
 	}
 	g.cascaded = map[string]bool{}
-	layer := map[string]int{}
+	layer := make([]int32, len(g.ids)) // 0: no tier
 	for _, d := range leaves {
 		for _, s := range d.Switches {
-			layer[s] = 1 + height[d]
+			layer[g.num[s]] = 1 + height[d]
 			if height[d] > 0 {
 				g.cascaded[s] = true
 			}
 		}
 	}
-	var above []string
-	for s := range plain {
-		if leafOf[s] == nil {
-			above = append(above, s)
+	var above []int32
+	for s, p := range plain {
+		if p > 0 && leafOf[s] == nil {
+			above = append(above, int32(s))
 		}
 	}
-	slices.SortFunc(above, func(a, b string) int { return cmp.Or(plain[a]-plain[b], strings.Compare(a, b)) })
+	slices.SortFunc(above, func(a, b int32) int { return cmp.Or(int(plain[a]-plain[b]), strings.Compare(g.ids[a], g.ids[b])) })
 	for _, s := range above {
 		for _, n := range g.adj[s] {
 			if slices.Contains(g.up[n], s) {
@@ -200,25 +240,38 @@ func (g *switchGraph) layers(leaves []*Domain) (map[string]int, func() []Problem
 			}
 		}
 	}
-	return layer, problems
+	g.layer = layer
+	return g.layerMap(), problems
 }
 
-// distances is the plain tier of every switch reachable from the leaves: 1 for the leaves' switches, then one
-// more per hop away from them.
-func (g *switchGraph) distances(leaves []*Domain) map[string]int {
-	layer := map[string]int{}
-	var queue []string
+// layerMap is g.layer by switch ID, for the switches that have a tier.
+func (g *switchGraph) layerMap() map[string]int {
+	out := make(map[string]int, len(g.layer))
+	for s, l := range g.layer {
+		if l > 0 {
+			out[g.ids[s]] = int(l)
+		}
+	}
+	return out
+}
+
+// distances is the plain tier of every switch reachable from the leaves, by number: 1 for the leaves'
+// switches, then one more per hop away from them; 0 for a switch not reached.
+func (g *switchGraph) distances(leaves []*Domain) []int32 {
+	layer := make([]int32, len(g.ids))
+	var queue []int32
 	for _, d := range leaves {
 		for _, s := range d.Switches {
-			layer[s] = 1
-			queue = append(queue, s)
+			i := g.num[s]
+			layer[i] = 1
+			queue = append(queue, i)
 		}
 	}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
 		for _, n := range g.adj[s] {
-			if _, seen := layer[n]; !seen {
+			if layer[n] == 0 {
 				layer[n] = layer[s] + 1
 				queue = append(queue, n)
 			}
@@ -235,12 +288,12 @@ func (g *switchGraph) distances(leaves []*Domain) map[string]int {
 // when no leaf stands out (two peers, or a ring), they nest nothing, as two leaves that both have uplinks (an
 // MLAG pair) nest nothing. A leaf cabled below two leaves equally close to the top is not a tree: it hangs
 // below the first (by switch) and a Problem says so, as does a group whose top cannot be told.
-func (g *switchGraph) cascadeParents(leaves []*Domain, plain map[string]int, leafOf map[string]*Domain) (map[*Domain]*Domain, func() []Problem) {
+func (g *switchGraph) cascadeParents(leaves []*Domain, plain []int32, leafOf []*Domain) (map[*Domain]*Domain, func() []Problem) {
 	neighbours := map[*Domain][]*Domain{}
 	uplinked := map[*Domain]bool{}
 	for _, d := range leaves {
 		for _, s := range d.Switches {
-			for _, n := range g.adj[s] {
+			for _, n := range g.adj[g.num[s]] {
 				switch up := leafOf[n]; {
 				case up == nil && plain[n] >= 2:
 					uplinked[d] = true
@@ -281,7 +334,7 @@ func (g *switchGraph) cascadeParents(leaves []*Domain, plain map[string]int, lea
 			queue = append(queue, group[0])
 		case len(group) > 2:
 			problems = append(problems, func() Problem {
-				return Problem{Source: cmp.Or(g.source[group[0].Switches[0]], "switch links"), Reason: fmt.Sprintf(
+				return Problem{Source: cmp.Or(g.sourceOf(group[0].Switches[0]), "switch links"), Reason: fmt.Sprintf(
 					"leaves %s are cabled to each other, none has an uplink and none is cabled to more of them than the others: no cascade is nested, their hosts meet at the top",
 					g.labels(leafSwitches(group)))}
 			})
@@ -314,7 +367,7 @@ func (g *switchGraph) cascadeParents(leaves []*Domain, plain map[string]int, lea
 		parent[d] = ups[0]
 		if len(ups) > 1 {
 			problems = append(problems, func() Problem {
-				return Problem{Source: cmp.Or(g.source[d.Switches[0]], "switch links"), Reason: fmt.Sprintf(
+				return Problem{Source: cmp.Or(g.sourceOf(d.Switches[0]), "switch links"), Reason: fmt.Sprintf(
 					"leaf %s is cabled below several leaves (%s): the cascade is not a tree; it is nested below %s",
 					g.labels(d.Switches), g.labels(leafSwitches(ups)), g.labels(ups[0].Switches))}
 			})
@@ -362,25 +415,27 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int
 	for _, l := range layer {
 		top = max(top, l)
 	}
+	tierOf := func(s int32) int { return int(g.layer[s]) }
 	frontier := leaves
-	var ups []string // the switches of the next tier a domain is, or reaches: each joined once
+	var ups []int32 // the switches of the next tier a domain is, or reaches: each joined once
 	for tier := 1; tier < top; tier++ {
 		uf := newUnionFind()
 		for _, d := range frontier {
 			ups = ups[:0]
-			for _, s := range d.Switches {
-				if layer[s] == tier+1 {
+			for _, id := range d.Switches {
+				s := g.num[id]
+				if tierOf(s) == tier+1 {
 					ups = append(ups, s) // a cascaded leaf's hosts join the tier above them
 				}
 				for _, n := range g.up[s] {
-					if layer[n] == tier+1 {
+					if tierOf(n) == tier+1 {
 						ups = append(ups, n)
 					}
 				}
 			}
 			slices.Sort(ups)
 			for _, s := range slices.Compact(ups) {
-				uf.union(ufKey{ufDomain, d.Name}, ufKey{ufSwitch, s})
+				uf.union(ufKey{ufDomain, d.Name}, ufKey{ufSwitch, g.ids[s]})
 			}
 		}
 		sets := uf.sets()
@@ -394,7 +449,7 @@ func (g *switchGraph) stackTiers(t *Tree, leaves []*Domain, layer map[string]int
 			for _, k := range keys {
 				if k.kind == ufSwitch {
 					d.Switches = append(d.Switches, k.id)
-					d.Source = smallerSource(d.Source, g.source[k.id])
+					d.Source = smallerSource(d.Source, g.sourceOf(k.id))
 				} else {
 					d.Children = append(d.Children, k.id)
 					grouped[k.id] = true
