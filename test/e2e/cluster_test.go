@@ -132,7 +132,9 @@ func renderChart(t testing.TB, sets ...string) []*unstructured.Unstructured {
 func token(t testing.TB, cs kubernetes.Interface, sa, node string) string {
 	t.Helper()
 	ctx := context.Background()
-	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}
+	// Six hours: a process given the token in a kubeconfig cannot renew it, and the scale bench at 100,000 nodes
+	// runs over an hour.
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(6 * 3600))}}
 	if node != "" {
 		pod, err := cs.CoreV1().Pods(namespace).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: sa + "-" + node, Namespace: namespace},
