@@ -76,10 +76,28 @@ const zeros = "0000000000000000"
 // guidDigits returns the hex digits of GUID s, lower case and without "0x", and whether s is a hex number of
 // at most 16 digits; when it is not, s lower-cased and trimmed.
 func guidDigits(s string) (string, bool) {
+	if hex, ok := plainGUID(s); ok {
+		return hex, true
+	}
 	s = strings.ToLower(strings.TrimSpace(s))
 	hex := strings.TrimPrefix(s, "0x")
 	if hex == "" || len(hex) > 16 || strings.Trim(hex, "0123456789abcdef") != "" {
 		return s, false
+	}
+	return hex, true
+}
+
+// plainGUID is guidDigits for the GUIDs most sources write (digits and lower-case letters, with or without
+// "0x", no spaces around): one pass over the bytes, where the general path lower-cases, trims and scans again.
+func plainGUID(s string) (string, bool) {
+	hex := strings.TrimPrefix(s, "0x")
+	if hex == "" || len(hex) > 16 {
+		return "", false
+	}
+	for i := 0; i < len(hex); i++ {
+		if c := hex[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return "", false
+		}
 	}
 	return hex, true
 }

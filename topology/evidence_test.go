@@ -77,3 +77,28 @@ func TestCheckNodeName(t *testing.T) {
 		}
 	}
 }
+
+// TestGUIDForms: SwitchID and NormalizeGUID write every form of a GUID as before their fast path for plain
+// lower-case digits: "0x" or not, upper case, spaces, too long, not hex.
+func TestGUIDForms(t *testing.T) {
+	for _, tc := range []struct{ in, switchID, normal string }{
+		{"0002c903000a1b2c", "guid:0002c903000a1b2c", "0002c903000a1b2c"},
+		{"0xabc", "guid:0000000000000abc", "0000000000000abc"},
+		{"abc", "guid:0000000000000abc", "0000000000000abc"},
+		{"0x0002C903000A1B2C", "guid:0002c903000a1b2c", "0002c903000a1b2c"},
+		{"0X2c9", "guid:00000000000002c9", "00000000000002c9"},
+		{" 0x2C9 ", "guid:00000000000002c9", "00000000000002c9"},
+		{"0x", "guid:0x", "0x"},
+		{"12345678901234567", "guid:12345678901234567", "12345678901234567"},
+		{"0x12345678901234567", "guid:0x12345678901234567", "0x12345678901234567"},
+		{"Not-Hex", "guid:not-hex", "not-hex"},
+		{"  ", "", ""},
+	} {
+		if diff := cmp.Diff(tc.switchID, SwitchID("guid", tc.in)); diff != "" {
+			t.Errorf("SwitchID(guid, %q) (-want +got):\n%s", tc.in, diff)
+		}
+		if diff := cmp.Diff(tc.normal, NormalizeGUID(tc.in)); diff != "" {
+			t.Errorf("NormalizeGUID(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}

@@ -20,8 +20,9 @@ type switchGraph struct {
 	ids    []string
 	adj    [][]int32
 	source []string
-	// last is the switch number looks up most recently: the cables of a switch mostly come together.
-	last struct {
+	// last holds, for each end of a cable, the switch number looked up there most recently: the cables of a
+	// switch mostly come together.
+	last [2]struct {
 		id  string
 		num int32
 	}
@@ -62,7 +63,7 @@ func newSwitchGraph(byNode nodeIndex, edges []SwitchEdge) (*switchGraph, []Probl
 		if e.A == e.B || g.storageOnly[e.A] || g.storageOnly[e.B] {
 			continue
 		}
-		a, b := g.number(e.A), g.number(e.B)
+		a, b := g.number(e.A, 0), g.number(e.B, 1)
 		g.adj[a] = append(g.adj[a], b)
 		g.adj[b] = append(g.adj[b], a)
 		g.source[a] = smallerSource(g.source[a], e.Source)
@@ -75,10 +76,12 @@ func newSwitchGraph(byNode nodeIndex, edges []SwitchEdge) (*switchGraph, []Probl
 	return g, problems
 }
 
-// number returns switch id's number, numbering it when it is new.
-func (g *switchGraph) number(id string) int32 {
-	if g.last.id == id && len(g.ids) > 0 {
-		return g.last.num
+// number returns switch id's number, numbering it when it is new; end (0 or 1) is the end of a cable it is
+// looked up for, whose last switch is compared first.
+func (g *switchGraph) number(id string, end int) int32 {
+	last := &g.last[end]
+	if last.id == id && id != "" {
+		return last.num
 	}
 	i, ok := g.num[id]
 	if !ok {
@@ -88,7 +91,7 @@ func (g *switchGraph) number(id string) int32 {
 		g.adj = append(g.adj, nil)
 		g.source = append(g.source, "")
 	}
-	g.last.id, g.last.num = id, i
+	last.id, last.num = id, i
 	return i
 }
 
@@ -182,7 +185,7 @@ func (g *switchGraph) addDomains(t *Tree, ds []*Domain, rootName string) []*Doma
 func (g *switchGraph) layers(leaves []*Domain) (map[string]int, func() []Problem) {
 	for _, d := range leaves {
 		for _, s := range d.Switches {
-			g.number(s) // a leaf switch without switch links has a number too
+			g.number(s, 0) // a leaf switch without switch links has a number too
 		}
 	}
 	plain := g.distances(leaves)
