@@ -117,6 +117,8 @@ func convergeBench(b *testing.B, hosts int) {
 	loadTime := time.Since(load)
 	b.Logf("loaded %d GPU Nodes (%d labels, %d images each) with their status, reports and heartbeat Leases in %v",
 		hosts, len(loadNodeLabels(0)), len(loadImages), loadTime.Round(time.Millisecond))
+	apiLoad, etcdLoad, _ := controlPlaneFigures(b, bc.env.Config.Host)
+	b.Logf("peak RSS by the end of the load: kube-apiserver %.0f MiB, etcd %.0f MiB", apiLoad, etcdLoad)
 
 	systems, links := loadUFM(sus)
 	cold := expect(b, reports, systems, links, bc.labelKeys)
