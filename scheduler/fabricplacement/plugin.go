@@ -2,7 +2,8 @@
 // (scheduling.k8s.io/v1alpha2 PodGroups): a PlacementGenerate plugin that reads the topology tree from the
 // labels fabricmap writes on Nodes and places the PodGroup's pods with package placement, as the placer and
 // `fabricmap place` do, and a PlacementScore plugin that ranks the feasible placements by placement's ladder
-// (lowest tier, pipeline groups kept low, fewest domains), its own plan first.
+// (lowest tier, pipeline groups kept low, fewest domains), its own plan first; as a Score plugin it puts each
+// pod of the gang on the node the plan gives its rank (DP x PP groups contiguous, as the placer ranks them).
 //
 // A profile may have at most one PlacementGenerate plugin, so a profile with this one disables the in-tree
 // TopologyPlacementGenerator at placementGenerate (config/fabricmap-scheduler.yaml).
@@ -15,6 +16,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	schedulinglisters "k8s.io/client-go/listers/scheduling/v1alpha2"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -55,10 +57,11 @@ func (pl *Plugin) Name() string { return Name }
 // cycleKey is where GeneratePlacements leaves its snapshot and plan for ScorePlacement.
 const cycleKey fwk.StateKey = Name + "/plan"
 
-// cycleData is one PodGroup cycle's snapshot and plan.
+// cycleData is one PodGroup cycle's snapshot and plan, and the node the plan gives each pod's rank.
 type cycleData struct {
-	snap *snapshot
-	plan *placement.Plan
+	snap     *snapshot
+	plan     *placement.Plan
+	rankNode map[types.UID]string
 }
 
 // Clone shares the data: it is never written after GeneratePlacements.
@@ -79,6 +82,9 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	if err != nil {
 		return nil, fwk.AsStatus(fmt.Errorf("reading PodGroup %s/%s: %w", podGroup.GetNamespace(), podGroup.GetName(), err))
 	}
+	if pods, err = rankOrder(pods); err != nil {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("fabricmap: PodGroup %s/%s: %v", pg.Namespace, pg.Name, err))
+	}
 	snap, err := newSnapshot(logger, parent.Nodes, pods[0])
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "fabricmap: "+err.Error())
@@ -98,7 +104,7 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	case err != nil:
 		return nil, fwk.AsStatus(fmt.Errorf("placing PodGroup %s/%s: %w", pg.Namespace, pg.Name, err))
 	}
-	state.Write(cycleKey, &cycleData{snap: snap, plan: plan})
+	state.Write(cycleKey, &cycleData{snap: snap, plan: plan, rankNode: rankNodes(pods, plan.Ranks)})
 	out := []*fwk.Placement{{Name: planPrefix + plan.GangDomain, Nodes: snap.nodeInfos(plan.Ranks)}}
 	for _, d := range snap.fallbacks(gang, plan.GangTier, maxFallbacks) {
 		out = append(out, &fwk.Placement{Name: d.Name, Nodes: snap.nodeInfos(d.nodes)})

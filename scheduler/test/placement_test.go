@@ -2,12 +2,16 @@ package test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/scheduler/fabricplacement"
@@ -20,6 +24,9 @@ type placementCase struct {
 	gang func(keys) gang
 	// leaves is how many of the gang's pods each leaf must hold, exactly; nil: the gang must stay pending.
 	leaves map[string]int
+	// pipelines are the pipeline groups, by pod index (ranks follow the pods' names): each must sit in one
+	// leaf, each in a different one.
+	pipelines [][]int
 	// reason is what the PodGroupScheduled condition's message of a pending gang must contain.
 	reason string
 }
@@ -27,8 +34,8 @@ type placementCase struct {
 // TestFabricmapScheduler runs fabricmap-scheduler with the workload-aware scheduling gates on the node labels
 // fabricmap writes for an inferred fabric, and reads from the pods' bindings where each gang landed: a gang of
 // 4 x 8 GPUs that may span the spine lands in the lowest and tightest leaf that holds it; a DP 2 x PP 2 gang
-// that fits no leaf lands under the one spine with room, 2 + 2, so that each pipeline group stays inside a
-// leaf; a leaf with a degraded link is avoided although it fits tighter; and PodGroups that name a tier that
+// that fits no leaf lands under the one spine with room, 2 + 2, its ranks in order so that each pipeline group
+// (ranks 0-1, 2-3) stays inside a leaf; a leaf with a degraded link is avoided although it fits tighter; and PodGroups that name a tier that
 // does not exist or are larger than the cluster stay pending with fabricmap's reason.
 func TestFabricmapScheduler(t *testing.T) {
 	testenv.Require(t)
@@ -43,7 +50,7 @@ func TestFabricmapScheduler(t *testing.T) {
 			leaves: map[string]int{"leaf-a1": 4}},
 		{name: "fragmented: pipeline groups inside leaves", pool: "fragmented",
 			gang:   func(k keys) gang { return gang{name: "pipeline", pods: 4, dp: 2, pp: 2, key: k.spine} },
-			leaves: map[string]int{"leaf-b1": 2, "leaf-b2": 2}},
+			leaves: map[string]int{"leaf-b1": 2, "leaf-b2": 2}, pipelines: [][]int{{0, 1}, {2, 3}}},
 		{name: "degraded leaf avoided", pool: "degraded",
 			gang:   func(k keys) gang { return gang{name: "healthy", pods: 4, key: k.spine} },
 			leaves: map[string]int{"leaf-c2": 4}},
@@ -112,4 +119,40 @@ func runCase(t *testing.T, tc placementCase, k keys) {
 		t.Errorf("gang bound to %v: pods per leaf (-want +got):\n%s", nodes, diff)
 	}
 	t.Logf("bound to %v", nodes)
+	checkPipelines(t, ns, g, tc.pipelines, k.leaf)
+}
+
+// checkPipelines checks that the pods of each pipeline group (indices of g's pods) share one leaf (their nodes'
+// value of leafKey), and that no two groups share one.
+func checkPipelines(t *testing.T, ns string, g gang, pipelines [][]int, leafKey string) {
+	t.Helper()
+	if len(pipelines) == 0 {
+		return
+	}
+	ctx := t.Context()
+	var got [][]string
+	for _, group := range pipelines {
+		var leaves []string
+		for _, i := range group {
+			var p corev1.Pod
+			if err := testenv.Shared.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-%d", g.name, i)}, &p); err != nil {
+				t.Fatal(err)
+			}
+			l, err := countBy(ctx, []string{p.Spec.NodeName}, leafKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaves = append(leaves, slices.Collect(maps.Keys(l))...)
+		}
+		got = append(got, leaves)
+	}
+	seen := map[string]bool{}
+	for i, leaves := range got {
+		if len(slices.Compact(slices.Clone(leaves))) != 1 || seen[leaves[0]] {
+			t.Errorf("pipeline groups %v sit in leaves %v: want each group in one leaf of its own (group %d)", pipelines, got, i)
+			return
+		}
+		seen[leaves[0]] = true
+	}
+	t.Logf("pipeline groups %v in leaves %v", pipelines, got)
 }
