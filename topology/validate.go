@@ -13,14 +13,20 @@ import (
 // child domains or nodes, and no node sits in two domains. It returns every problem found, joined.
 func (t *Tree) Validate() error {
 	var errs []error
-	seenNode := map[string]string{}
+	nodes := 0
+	for _, d := range t.Domains {
+		nodes += len(d.Nodes)
+	}
+	seenNode := make(map[string]string, nodes)
 	for _, name := range t.Names() {
 		d := t.Domains[name]
 		if d.Name != name {
 			errs = append(errs, fmt.Errorf("domain %q is stored under name %q", d.Name, name))
 		}
-		for _, msg := range validation.IsDNS1123Subdomain(name) {
-			errs = append(errs, fmt.Errorf("domain %q: invalid name: %s", name, msg))
+		if !plainSubdomain(name) {
+			for _, msg := range validation.IsDNS1123Subdomain(name) {
+				errs = append(errs, fmt.Errorf("domain %q: invalid name: %s", name, msg))
+			}
 		}
 		if d.Tier < 1 {
 			errs = append(errs, fmt.Errorf("domain %q: tier %d is below 1", name, d.Tier))
@@ -60,8 +66,17 @@ func (t *Tree) Validate() error {
 	return errors.Join(errs...)
 }
 
-// cycleFrom walks parents from name and describes a cycle if one is met.
+// cycleFrom walks parents from name and describes a cycle if one is met. A chain that ends within as many
+// steps as there are domains has none: only a longer one is walked again, remembering the domains it met.
 func (t *Tree) cycleFrom(name string) string {
+	cur := name
+	for range len(t.Domains) + 1 {
+		d, ok := t.Domains[cur]
+		if !ok || d.Parent == "" {
+			return ""
+		}
+		cur = d.Parent
+	}
 	seen := map[string]bool{}
 	for cur := name; cur != ""; {
 		if seen[cur] {
