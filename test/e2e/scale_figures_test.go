@@ -26,6 +26,7 @@ type figures struct {
 
 	heartbeatsPerS, heartbeatTarget float64
 	heartbeatFailures, renewedQuiet int64
+	heartbeatsLate                  int64
 	heartbeatErr                    error
 
 	labelsPerNode float64
@@ -72,6 +73,7 @@ func (f figures) print() {
 	row("heartbeats during cold convergence (achieved)", f.heartbeatsPerS, "/s", -1)
 	row("  heartbeats the agents send (target rate)", f.heartbeatTarget, "/s", -1)
 	row("  heartbeats that failed", float64(f.heartbeatFailures), "", -1)
+	row("  heartbeats late (the last still on its way, or no worker free)", float64(f.heartbeatsLate), "", -1)
 	if f.heartbeatsPerS < 0.95*f.heartbeatTarget {
 		fmt.Printf("  the heartbeat load fell behind its rate: %.0f of %.0f/s\n", f.heartbeatsPerS, f.heartbeatTarget)
 	}
@@ -120,6 +122,7 @@ func (f figures) report(b *testing.B) {
 		{f.heartbeatsPerS, "heartbeats-per-s"},
 		{f.heartbeatTarget, "heartbeats-target-per-s"},
 		{float64(f.heartbeatFailures), "heartbeat-failures"},
+		{float64(f.heartbeatsLate), "heartbeats-late"},
 		{f.labelsPerNode, "node-labels-per-node"},
 		{f.steady, "steady-writes"},
 		{f.quietReconciles, "steady-reconciles"},
