@@ -81,7 +81,7 @@ func TestOptionsProbes(t *testing.T) {
 		{want: discovery.Names()},
 		{names: []string{"lldp", "bogus"}, wantErr: `unknown probe "bogus" (known: [cloud ibnetdiscover lldp lldpd nvml rdma])`},
 	} {
-		opts := discovery.Options{Config: discovery.Config{NodeName: "n1", SysfsRoot: t.TempDir()}}
+		opts := discovery.Options{Config: discovery.Config{NodeName: "n1"}}
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		opts.AddFlags(fs)
