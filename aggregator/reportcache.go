@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"sync"
 	"unique"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
@@ -33,12 +34,12 @@ func compactReport(obj any) (any, error) {
 	s.NVLinkDomain, s.NVLinkSubDomain = intern(s.NVLinkDomain), intern(s.NVLinkSubDomain)
 	for i := range s.GPUs {
 		g := &s.GPUs[i]
-		*g = v1alpha1.GPU{Index: g.Index, UUID: g.UUID, PCIBusID: intern(g.PCIBusID)}
+		*g = v1alpha1.GPU{Index: g.Index, UUID: intern(g.UUID), PCIBusID: intern(g.PCIBusID)}
 	}
 	for i := range s.RDMADevices {
 		d := &s.RDMADevices[i]
-		*d = v1alpha1.RDMADevice{Name: intern(d.Name), NodeGUID: d.NodeGUID, SystemImageGUID: d.SystemImageGUID,
-			NearestGPU: d.NearestGPU, Ports: d.Ports}
+		*d = v1alpha1.RDMADevice{Name: intern(d.Name), NodeGUID: d.NodeGUID, SystemImageGUID: intern(d.SystemImageGUID),
+			NearestGPU: intern(d.NearestGPU), Ports: d.Ports}
 		for j := range d.Ports {
 			p := &d.Ports[j]
 			*p = v1alpha1.RDMAPort{Number: p.Number, NetDev: intern(p.NetDev), Class: v1alpha1.PortClass(intern(string(p.Class))),
@@ -62,13 +63,23 @@ func compactReport(obj any) (any, error) {
 }
 
 // compactHealth is a port's link health as fabric health reads it (condition, reason, message): the time
-// it began is not read.
+// it began is not read. A health with neither reason nor message (every healthy port's) is one shared value
+// per condition.
 func compactHealth(h *v1alpha1.LinkHealth) *v1alpha1.LinkHealth {
 	if h == nil {
 		return nil
 	}
-	return &v1alpha1.LinkHealth{Condition: v1alpha1.LinkCondition(intern(string(h.Condition))), Reason: intern(h.Reason), Message: h.Message}
+	c := v1alpha1.LinkHealth{Condition: v1alpha1.LinkCondition(intern(string(h.Condition))), Reason: intern(h.Reason), Message: h.Message}
+	if c.Reason != "" || c.Message != "" {
+		return &c
+	}
+	shared, _ := sharedHealth.LoadOrStore(c, &c)
+	return shared.(*v1alpha1.LinkHealth)
 }
+
+// sharedHealth holds the one *LinkHealth of each condition without reason or message (compactHealth): at
+// most one per condition the CRD allows.
+var sharedHealth sync.Map
 
 // intern returns the one shared copy of s (unique.Make), which lives as long as some cached object holds it.
 func intern(s string) string {

@@ -112,6 +112,10 @@ func TestCompactReportKeepsWhatIsRead(t *testing.T) {
 	if unsafe.StringData(a.ChassisID) != unsafe.StringData(b.ChassisID) || unsafe.StringData(a.SystemName) != unsafe.StringData(b.SystemName) {
 		t.Errorf("two reports of one leaf hold two copies of its chassis ID and name")
 	}
+	since := metav1.Now()
+	if compactHealth(&v1alpha1.LinkHealth{Condition: v1alpha1.LinkHealthy, Since: &since}) != compactHealth(&v1alpha1.LinkHealth{Condition: v1alpha1.LinkHealthy}) {
+		t.Errorf("two healthy ports hold two copies of their health")
+	}
 	if got, _ := compactReport("not an object"); got != "not an object" {
 		t.Errorf("a non-object came back as %v", got)
 	}
