@@ -10,6 +10,7 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/chartsurface"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -35,7 +36,15 @@ func owned(gk schema.GroupKind, namespaced bool) *Owned {
 func hyperNodes() Kind {
 	return Kind{Name: NameHyperNodes, Formats: []string{"yaml", "json", "tree", "dot"},
 		Doc:   "Volcano HyperNodes, one per domain: what Volcano's network-topology-aware scheduling reads",
-		Owned: owned(topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNode").GroupKind(), false)}
+		Owned: owned(topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNode").GroupKind(), false),
+		Chart: chartsurface.Surface{Values: []string{"aggregator.memberSelector", "aggregator.deleteGracePeriod"},
+			Rules: []chartsurface.Rule{
+				{APIGroups: []string{"topology.volcano.sh"}, Resources: []string{"hypernodes"},
+					Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+				{APIGroups: []string{"topology.volcano.sh"}, Resources: []string{"hypernodes/status"},
+					Verbs: []string{"get", "update", "patch"}},
+			},
+			Policies: []string{"deletion-guard"}}}
 }
 
 // nodeLabels are the topology labels on the Nodes: written by the aggregator's own guarded path, removed by
@@ -45,7 +54,12 @@ func nodeLabels() Kind {
 		Doc: "node labels, one key per tier (topograph-style by default): what Kueue, Koordinator and nodeAffinity read",
 		Print: func(t *topology.Tree, env Env, _ string) ([]byte, error) {
 			return json.MarshalIndent(hypernodegen.DesiredNodeLabels(t, env.Evidence, env.LabelKeys), "", "  ")
-		}}
+		},
+		Chart: chartsurface.Surface{Values: []string{"aggregator.nodeLabels"},
+			Rules: []chartsurface.Rule{{APIGroups: []string{""}, Resources: []string{"nodes"},
+				Verbs: append(append([]string{}, chartsurface.Read...), "patch"),
+				Why:   "patch: the node labels that state each node's place (server-side apply; only keys fabricmap owns)"}},
+			Policies: []string{"own-labels"}}}
 }
 
 func (o *Options) kueueTopology() Kind {
@@ -59,7 +73,16 @@ func (o *Options) kueueTopology() Kind {
 			}
 			return []Object{{Object: obj, Field: "spec", Immutable: true}}, nil
 		},
-		Owned: owned(schema.GroupKind{Group: kueuev1beta2.GroupVersion.Group, Kind: "Topology"}, false)}
+		Owned: owned(schema.GroupKind{Group: kueuev1beta2.GroupVersion.Group, Kind: "Topology"}, false),
+		Chart: chartsurface.Surface{Values: []string{"aggregator.outputs.kueueTopology"},
+			Rules: []chartsurface.Rule{
+				{APIGroups: []string{kueuev1beta2.GroupVersion.Group}, Resources: []string{"topologies"},
+					Verbs: []string{"get", "create", "patch"}, When: []string{"aggregator.outputs.kueueTopology"}},
+				{APIGroups: []string{kueuev1beta2.GroupVersion.Group}, Resources: []string{"topologies"},
+					Verbs: []string{"delete"}, NamesFrom: []string{"aggregator.outputs.kueueTopology"},
+					Why: "delete: Kueue refuses any change of a Topology's levels, so when the tree's depth changes the aggregator\n" +
+						"deletes it and creates it again (and only the one it names: resourceNames)."},
+			}}}
 }
 
 // kaiTopology is NVIDIA KAI Scheduler's Topology: the levels are Kueue's, immutable as Kueue's (replaced when
@@ -76,7 +99,13 @@ func (o *Options) kaiTopology() Kind {
 			}
 			return []Object{{Object: obj, Field: "spec", Immutable: true}}, nil
 		},
-		Owned: owned(hypernodegen.KAITopologyGVK.GroupKind(), false)}
+		Owned: owned(hypernodegen.KAITopologyGVK.GroupKind(), false),
+		Chart: chartsurface.Surface{Values: []string{"aggregator.outputs.kai"},
+			Rules: []chartsurface.Rule{{APIGroups: []string{hypernodegen.KAITopologyGVK.Group}, Resources: []string{"topologies"},
+				Verbs: []string{"get", "list", "create", "patch", "delete"}, When: []string{"aggregator.outputs.kai"},
+				Why: "list and delete: KAI refuses any change of a Topology's levels, so when the tree's depth changes the\n" +
+					"aggregator deletes it and creates it again, and it deletes its own Topology of an earlier name (it deletes\n" +
+					"only those labelled app.kubernetes.io/managed-by=fabricmap)"}}}}
 }
 
 func (o *Options) clusterNetworkTopology() Kind {
@@ -89,7 +118,11 @@ func (o *Options) clusterNetworkTopology() Kind {
 			}
 			return []Object{{Object: obj, Field: "spec"}}, nil
 		},
-		Owned: owned(hypernodegen.ClusterNetworkTopologyGVK.GroupKind(), false)}
+		Owned: owned(hypernodegen.ClusterNetworkTopologyGVK.GroupKind(), false),
+		Chart: chartsurface.Surface{Values: []string{"aggregator.outputs.clusterNetworkTopology"},
+			Rules: []chartsurface.Rule{{APIGroups: []string{hypernodegen.ClusterNetworkTopologyGVK.Group},
+				Resources: []string{"clusternetworktopologies"}, Verbs: []string{"get", "create", "patch"},
+				When: []string{"aggregator.outputs.clusterNetworkTopology"}}}}}
 }
 
 func (o *Options) treeConfigMap() Kind {
@@ -107,7 +140,8 @@ func (o *Options) treeConfigMap() Kind {
 			}
 			return []Object{{Object: cm, Field: "data"}}, nil
 		},
-		Owned: owned(schema.GroupKind{Kind: "ConfigMap"}, true)}
+		Owned: owned(schema.GroupKind{Kind: "ConfigMap"}, true),
+		Chart: configMapSurface("aggregator.outputs.treeConfigMap")}
 }
 
 // SplitNamespacedName splits "namespace/name".
@@ -117,4 +151,19 @@ func SplitNamespacedName(s string) (string, string, error) {
 		return "", "", fmt.Errorf("%q is not namespace/name", s)
 	}
 	return ns, name, nil
+}
+
+// configMapSurface is what an output written as one ConfigMap of the release's namespace, named by the value
+// key, needs: get and patch of that ConfigMap, and create, which RBAC cannot name, pinned to it by the
+// aggregator's own-objects admission policy.
+func configMapSurface(key string) chartsurface.Surface {
+	return chartsurface.Surface{Values: []string{key},
+		Rules: []chartsurface.Rule{
+			{Scope: chartsurface.Namespace, APIGroups: []string{""}, Resources: []string{"configmaps"},
+				Verbs: []string{"get", "patch"}, NamesFrom: []string{key}},
+			{Scope: chartsurface.Namespace, APIGroups: []string{""}, Resources: []string{"configmaps"},
+				Verbs: []string{"create"}, When: []string{key},
+				Why: "create, again, unnamed in RBAC: the admission policy pins it to the tree and Slurm ConfigMaps"},
+		},
+		Policies: []string{"own-objects"}}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/chartsurface"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -28,7 +29,12 @@ func (o *Options) nodeFeatures() Kind {
 	return Kind{Name: NameNodeFeatures, Formats: []string{"nfd"}, Given: o.NodeFeatures, Prune: true,
 		Doc:   "one NFD NodeFeature per node carrying its topology labels, for clusters where NFD alone writes node labels (--node-features)",
 		Build: NodeFeatures,
-		Owned: owned(NodeFeatureGVK.GroupKind(), true)}
+		Owned: owned(NodeFeatureGVK.GroupKind(), true),
+		Chart: chartsurface.Surface{Values: []string{"aggregator.outputs.nodeFeatures"},
+			Rules: []chartsurface.Rule{{Scope: chartsurface.Namespace, APIGroups: []string{NodeFeatureGVK.Group},
+				Resources: []string{"nodefeatures"}, Verbs: []string{"get", "list", "create", "patch", "delete"},
+				When: []string{"aggregator.outputs.nodeFeatures"},
+				Why:  "NFD NodeFeatures, one per node, all labelled as fabricmap's; delete: those of nodes gone"}}}}
 }
 
 // NodeFeatures returns one NodeFeature per node the tree places, in env.Namespace, named fabricmap-<node>,

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/chartsurface"
 	"github.com/fabricmap/fabricmap/topology"
 )
 
@@ -39,6 +40,9 @@ type Kind struct {
 	// Owned selects the objects of the output that `fabricmap cleanup` removes; nil: none of a kind of its
 	// own (the node labels go by their field manager).
 	Owned *Owned
+	// Chart is what the output needs of the Helm chart: its values, the aggregator's RBAC rules that write
+	// it and the admission policies that narrow them (hack/tools/chartsurface renders them).
+	Chart chartsurface.Surface
 }
 
 // Object is one object an output writes.

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fabricmap/fabricmap/ib"
+	"github.com/fabricmap/fabricmap/internal/chartsurface"
 	"github.com/fabricmap/fabricmap/sources/ibfabric"
 	"github.com/fabricmap/fabricmap/sources/labels"
 	"github.com/fabricmap/fabricmap/sources/nodes"
@@ -30,6 +31,9 @@ type Kind struct {
 	// the source on, with its argument ("--from-gcp PROJECT"). The sources of an Extra set it; this package's
 	// own have CLI aliases that ctl states itself.
 	Usage string
+	// Chart is what the source needs of the Helm chart (its package's Chart): its values and the aggregator's
+	// RBAC rules to read what it reads (hack/tools/chartsurface renders them).
+	Chart chartsurface.Surface
 }
 
 // Extra makes the sources a binary links beyond this package's own three (ufm, ibnetdiscover, labels), in the
@@ -74,11 +78,11 @@ type Deps struct {
 // clouds' are) and one line here or there (and its chart values).
 func (o *Options) Kinds() []Kind {
 	return append([]Kind{
-		{Name: ufm.Name, Settings: &o.UFM, Spec: o.ufmSpec,
+		{Name: ufm.Name, Settings: &o.UFM, Spec: o.ufmSpec, Chart: ufm.Chart,
 			Doc: "NVIDIA UFM's REST API: the whole InfiniBand fabric, hosts, switches and cables"},
-		{Name: ibfabric.Name, Settings: &o.Capture, Spec: o.captureSpec,
+		{Name: ibfabric.Name, Settings: &o.Capture, Spec: o.captureSpec, Chart: ibfabric.Chart,
 			Doc: "an ibnetdiscover capture of the whole fabric in a file or a folder of chunks (a mounted ConfigMap)"},
-		{Name: labels.Name, Settings: &o.Labels, Spec: o.labelsSpec, Below: true,
+		{Name: labels.Name, Settings: &o.Labels, Spec: o.labelsSpec, Below: true, Chart: labels.Chart,
 			Doc: "node labels an admin or a managed Kubernetes service keeps, top of the network first"},
 	}, o.More...)
 }

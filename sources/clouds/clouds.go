@@ -29,13 +29,13 @@ func Kinds() []sources.Kind { return new(Options).Kinds() }
 // Kinds returns the cloud sources bound to o's settings, in the order they rank.
 func (o *Options) Kinds() []sources.Kind {
 	return []sources.Kind{
-		{Name: aws.Name, Settings: &o.AWS, Below: true, Usage: "--from-aws",
+		{Name: aws.Name, Settings: &o.AWS, Below: true, Chart: aws.Chart, Usage: "--from-aws",
 			Spec: func(d sources.Deps) (sources.Spec, error) { return spec(o.AWS.Source(d.Log, d.Nodes))(o.AWS.Interval) },
 			Doc:  "EC2 DescribeInstanceTopology: network-node layers and UltraServer capacity blocks of the cluster's instances"},
-		{Name: gcp.Name, Settings: &o.GCP, Below: true, Usage: "--from-gcp PROJECT",
+		{Name: gcp.Name, Settings: &o.GCP, Below: true, Chart: gcp.Chart, Usage: "--from-gcp PROJECT",
 			Spec: func(d sources.Deps) (sources.Spec, error) { return spec(o.GCP.Source(d.Log, d.Nodes))(o.GCP.Interval) },
 			Doc:  "Compute Engine instances' physical host topology: cluster, block, sub-block"},
-		{Name: oci.Name, Settings: &o.OCI, Below: true, Usage: "--from-oci COMPARTMENT",
+		{Name: oci.Name, Settings: &o.OCI, Below: true, Chart: oci.Chart, Usage: "--from-oci COMPARTMENT",
 			Spec: func(d sources.Deps) (sources.Spec, error) { return spec(o.OCI.Source(d.Log, d.Nodes))(o.OCI.Interval) },
 			Doc:  "OCI compute hosts: HPC island, network block, local block and GPU memory fabric"},
 	}
