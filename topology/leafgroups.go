@@ -36,19 +36,30 @@ func newLeafIndex(nodes []NodeEvidence) (*leafIndex, []string) {
 	x := &leafIndex{start: make([]int32, 0, len(nodes)+1), links: make([]int32, 0, links),
 		nodes: make([]string, 0, len(nodes)), sources: make([]string, 0, len(nodes))}
 	number := map[string]int32{}
+	// Neighbours by name mostly reach the same switches in the same link order: the switch the node before
+	// reached at the same link is compared before the map is asked.
+	var last [16]struct {
+		id string
+		s  int32
+	}
 	var unplaced []string
 	for _, e := range nodes {
 		n := e.Node
 		first := len(x.links)
-		for _, l := range e.Links {
+		for k, l := range e.Links {
 			if l.Storage {
 				continue
 			}
-			s, ok := number[l.SwitchID]
-			if !ok {
-				s = int32(len(x.switches))
-				number[l.SwitchID] = s
-				x.switches = append(x.switches, l.SwitchID)
+			at := &last[min(k, len(last)-1)]
+			s := at.s
+			if at.id != l.SwitchID || at.id == "" {
+				var ok bool
+				if s, ok = number[l.SwitchID]; !ok {
+					s = int32(len(x.switches))
+					number[l.SwitchID] = s
+					x.switches = append(x.switches, l.SwitchID)
+				}
+				at.id, at.s = l.SwitchID, s
 			}
 			if !slices.Contains(x.links[first:], s) {
 				x.links = append(x.links, s)
