@@ -22,7 +22,8 @@ func (s *snapshot) nodeInfos(names []string) []fwk.NodeInfo {
 	out := make([]fwk.NodeInfo, 0, len(names))
 	seen := make(map[string]bool, len(names))
 	for _, n := range names {
-		if ni, ok := s.infos[n]; ok && !seen[n] {
+		if i, ok := s.nodeIndex[n]; ok && !seen[n] {
+			ni := s.infos[i]
 			seen[n] = true
 			out = append(out, ni)
 		}
@@ -39,29 +40,37 @@ func (s *snapshot) fallbacks(g placement.Gang, from, limit int) []domainNodes {
 		top, _ = s.fabric.TierByName(g.HardTierName)
 	}
 	slots := s.cluster.Slots(g.PodRequest())
-	byDomain := map[string]*domainNodes{}
-	for i, n := range s.fabric.Nodes() {
-		for _, d := range s.fabric.NodeDomains(n) {
-			dn := byDomain[d]
-			if dn == nil {
-				dn = &domainNodes{Name: d}
-				byDomain[d] = dn
-			}
-			dn.slots += slots[i]
-			dn.nodes = append(dn.nodes, n)
-		}
-	}
+	sum := make(map[string]int, len(s.domains))
 	var out []domainNodes
-	for _, d := range s.fabric.Domains() {
-		dn := byDomain[d.Name]
-		if dn == nil || d.Tier < from || (top > 0 && d.Tier > top) || dn.slots < g.Pods {
-			continue
+	for _, d := range s.domains { // children before parents
+		n := 0
+		for _, node := range d.Nodes {
+			n += slots[s.nodeIndex[node]]
 		}
-		dn.tier = d.Tier
-		out = append(out, *dn)
+		for _, c := range d.Children {
+			n += sum[c]
+		}
+		sum[d.Name] = n
+		if d.Tier >= from && (top == 0 || d.Tier <= top) && n >= g.Pods {
+			out = append(out, domainNodes{Name: d.Name, tier: d.Tier, slots: n})
+		}
 	}
 	slices.SortStableFunc(out, func(a, b domainNodes) int {
 		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(a.slots, b.slots), cmp.Compare(a.Name, b.Name))
 	})
-	return out[:min(len(out), limit)]
+	out = out[:min(len(out), limit)]
+	for i := range out {
+		out[i].nodes = s.domainNodes(out[i].Name)
+	}
+	return out
+}
+
+// domainNodes lists the nodes of the domain named, depth first.
+func (s *snapshot) domainNodes(name string) []string {
+	d := s.domainByName[name]
+	out := slices.Clone(d.Nodes)
+	for _, c := range d.Children {
+		out = append(out, s.domainNodes(c)...)
+	}
+	return out
 }

@@ -39,6 +39,7 @@ const planPrefix = "fabricmap-plan:"
 type Plugin struct {
 	handle    fwk.Handle
 	podGroups schedulinglisters.PodGroupLister
+	trees     treeCache
 }
 
 var (
@@ -85,7 +86,7 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	if pods, err = rankOrder(pods); err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("fabricmap: PodGroup %s/%s: %v", pg.Namespace, pg.Name, err))
 	}
-	snap, err := newSnapshot(logger, parent.Nodes, pods[0])
+	snap, err := newSnapshot(logger, &pl.trees, parent.Nodes, pods[0])
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "fabricmap: "+err.Error())
 	}

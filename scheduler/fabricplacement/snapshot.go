@@ -17,7 +17,9 @@ type snapshot struct {
 	lt      *labelTree
 	fabric  *placement.Fabric
 	cluster *placement.Cluster
-	infos   map[string]fwk.NodeInfo
+	// infos[i] is the NodeInfo of node i of the fabric (Fabric.Nodes order).
+	infos []fwk.NodeInfo
+	fabricIndex
 }
 
 // newSnapshot builds the snapshot of nodes (the parent placement's) for the gang whose pods are like pod: the
@@ -26,40 +28,33 @@ type snapshot struct {
 // required node affinity unmet, a NoSchedule or NoExecute taint it does not tolerate) or whose compute link
 // fabric health judged sick (wellknown.LinkHealthLabel degraded or down: the placer's --avoid-degraded, on by
 // default).
-func newSnapshot(logger klog.Logger, nodes []fwk.NodeInfo, pod *corev1.Pod) (*snapshot, error) {
-	labels := make(map[string]map[string]string, len(nodes))
-	infos := make(map[string]fwk.NodeInfo, len(nodes))
-	for _, ni := range nodes {
-		if n := ni.Node(); n != nil {
-			labels[n.Name] = n.Labels
-			infos[n.Name] = ni
-		}
-	}
-	lt, err := treeFromLabels(labels)
+func newSnapshot(logger klog.Logger, cache *treeCache, nodes []fwk.NodeInfo, pod *corev1.Pod) (*snapshot, error) {
+	lt, f, index, err := cache.get(nodes)
 	if err != nil {
 		return nil, err
 	}
-	f, err := placement.NewFabric(lt.tree)
-	if err != nil {
-		return nil, err
-	}
+	infos := make([]fwk.NodeInfo, len(f.Nodes()))
+	pn := make([]placement.Node, 0, len(infos))
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
-	var pn []placement.Node
-	for _, name := range f.Nodes() {
-		ni := infos[name]
+	for _, ni := range nodes {
 		n := ni.Node()
-		used := resources(ni.GetRequested())
-		used[string(corev1.ResourcePods)] = int64(len(ni.GetPods()))
-		pn = append(pn, placement.Node{
-			Name: name, Allocatable: resources(ni.GetAllocatable()), Used: used,
-			Unavailable: n.Spec.Unschedulable || sickLink(n) || !podMayUse(logger, pod, affinity, n),
-		})
+		if n == nil {
+			continue
+		}
+		i, ok := index.nodeIndex[n.Name]
+		if !ok {
+			continue // not in the tree (no topology labels)
+		}
+		infos[i] = ni
+		c := cache.capacity(ni)
+		c.Unavailable = c.Unavailable || !podMayUse(logger, pod, affinity, n)
+		pn = append(pn, c)
 	}
 	c, _, err := placement.NewCluster(f, pn, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &snapshot{lt: lt, fabric: f, cluster: c, infos: infos}, nil
+	return &snapshot{lt: lt, fabric: f, cluster: c, infos: infos, fabricIndex: index}, nil
 }
 
 // podMayUse says whether pod may run on n as far as its required node affinity (node selector included) and the
@@ -72,6 +67,16 @@ func podMayUse(logger klog.Logger, pod *corev1.Pod, affinity nodeaffinity.Requir
 		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 	}, true)
 	return !untolerated
+}
+
+// nodeCapacity is a node for placement as the pod does not matter: allocatable, used (assumed pods included),
+// and unavailable when cordoned or its compute link is sick.
+func nodeCapacity(ni fwk.NodeInfo) placement.Node {
+	n := ni.Node()
+	used := resources(ni.GetRequested())
+	used[string(corev1.ResourcePods)] = int64(len(ni.GetPods()))
+	return placement.Node{Name: n.Name, Allocatable: resources(ni.GetAllocatable()), Used: used,
+		Unavailable: n.Spec.Unschedulable || sickLink(n)}
 }
 
 // sickLink says whether fabric health judged the node's compute link degraded or down.

@@ -83,3 +83,7 @@ func styleName(keys hypernodegen.LabelKeys) string {
 
 // tiers are the tree's keyed tiers, lowest first.
 func (lt *labelTree) tiers() []int { return slices.Sorted(maps.Values(lt.keyTier)) }
+
+// labelKeys are every key the tree could be read from: fabricmap's keys of the style read (a key that no node
+// carried yet may become a layer when one does).
+func (lt *labelTree) labelKeys() []string { return lt.keys.All() }

@@ -1,0 +1,136 @@
+package fabricplacement
+
+import (
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/fabricmap/fabricmap/placement"
+)
+
+// treeCache keeps the tree and fabric read from the nodes' labels across PodGroup cycles: they change only
+// when a node comes, goes or has a topology label changed, while reading them costs a pass over every label of
+// every node. A node object the scheduler's cache still holds (the same pointer) has the same labels; one
+// updated since (a status update, say) is compared on the label keys the tree was read with.
+type treeCache struct {
+	mu     sync.Mutex
+	nodes  map[string]*corev1.Node
+	lt     *labelTree
+	fabric *placement.Fabric
+	// fabricIndex is the fabric's domains and nodes, looked up by every cycle.
+	fabricIndex
+	// nodeCaps holds each node's capacity (nodeCapacity) at the NodeInfo generation it was read at: the
+	// scheduler raises a node's generation whenever the node or its pods change.
+	nodeCaps map[string]generationCapacity
+}
+
+// fabricIndex is a fabric's domains (children before parents) by order and by name, and each node's index in
+// Fabric.Nodes order.
+type fabricIndex struct {
+	domains      []placement.DomainInfo
+	domainByName map[string]*placement.DomainInfo
+	nodeIndex    map[string]int
+}
+
+// indexFabric indexes f.
+func indexFabric(f *placement.Fabric) fabricIndex {
+	x := fabricIndex{domains: f.Domains(), domainByName: map[string]*placement.DomainInfo{}, nodeIndex: map[string]int{}}
+	for i := range x.domains {
+		x.domainByName[x.domains[i].Name] = &x.domains[i]
+	}
+	for i, n := range f.Nodes() {
+		x.nodeIndex[n] = i
+	}
+	return x
+}
+
+// generationCapacity is a node's capacity for placement at one NodeInfo generation.
+type generationCapacity struct {
+	generation int64
+	node       placement.Node
+}
+
+// capacity returns nodeCapacity(ni), read again only when the node's generation changed. Callers must not
+// change the maps of the node returned.
+func (c *treeCache) capacity(ni fwk.NodeInfo) placement.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name := ni.Node().Name
+	if gc, ok := c.nodeCaps[name]; ok && gc.generation == ni.GetGeneration() {
+		return gc.node
+	}
+	if c.nodeCaps == nil {
+		c.nodeCaps = map[string]generationCapacity{}
+	}
+	n := nodeCapacity(ni)
+	c.nodeCaps[name] = generationCapacity{generation: ni.GetGeneration(), node: n}
+	return n
+}
+
+// get returns the tree, fabric and its index of nodes, read again only when their topology labels changed.
+func (c *treeCache) get(nodes []fwk.NodeInfo) (*labelTree, *placement.Fabric, fabricIndex, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lt != nil && c.fresh(nodes) {
+		return c.lt, c.fabric, c.fabricIndex, nil
+	}
+	labels := make(map[string]map[string]string, len(nodes))
+	seen := make(map[string]*corev1.Node, len(nodes))
+	for _, ni := range nodes {
+		if n := ni.Node(); n != nil {
+			labels[n.Name] = n.Labels
+			seen[n.Name] = n
+		}
+	}
+	c.nodes, c.lt, c.fabric = nil, nil, nil
+	lt, err := treeFromLabels(labels)
+	if err != nil {
+		return nil, nil, fabricIndex{}, err
+	}
+	f, err := placement.NewFabric(lt.tree)
+	if err != nil {
+		return nil, nil, fabricIndex{}, err
+	}
+	c.nodes, c.lt, c.fabric, c.fabricIndex = seen, lt, f, indexFabric(f)
+	for name := range c.nodeCaps {
+		if seen[name] == nil {
+			delete(c.nodeCaps, name) // a node gone
+		}
+	}
+	return lt, f, c.fabricIndex, nil
+}
+
+// fresh says whether nodes are the cached nodes with the same topology labels; it takes in the nodes whose
+// objects changed but not their topology labels, so that the next check of them is a pointer's.
+func (c *treeCache) fresh(nodes []fwk.NodeInfo) bool {
+	count := 0
+	var changed []*corev1.Node
+	for _, ni := range nodes {
+		n := ni.Node()
+		if n == nil {
+			continue
+		}
+		count++
+		old, ok := c.nodes[n.Name]
+		if !ok {
+			return false
+		}
+		if old == n {
+			continue
+		}
+		for _, k := range c.lt.labelKeys() {
+			if old.Labels[k] != n.Labels[k] {
+				return false
+			}
+		}
+		changed = append(changed, n)
+	}
+	if count != len(c.nodes) {
+		return false
+	}
+	for _, n := range changed {
+		c.nodes[n.Name] = n
+	}
+	return true
+}
