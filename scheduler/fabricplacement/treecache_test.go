@@ -1,0 +1,78 @@
+package fabricplacement
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// TestTreeCache reads the tree once for unchanged nodes, keeps it for a node object replaced with the same
+// topology labels, and reads it again when a node's leaf changes, a node comes or a node goes.
+func TestTreeCache(t *testing.T) {
+	infos := func(nodes ...*corev1.Node) []fwk.NodeInfo {
+		var out []fwk.NodeInfo
+		for _, n := range nodes {
+			ni := framework.NewNodeInfo()
+			ni.SetNode(n)
+			out = append(out, ni)
+		}
+		return out
+	}
+	a := testNode("a", "leaf-1", "spine-1", nil)
+	b := testNode("b", "leaf-1", "spine-1", nil)
+	c := testNode("c", "leaf-2", "spine-1", nil)
+	bStatus := b.DeepCopy() // a status update: a new object, the same labels
+	bStatus.Labels["unrelated"] = "x"
+	bMoved := b.DeepCopy()
+	bMoved.Labels[keys.Tiers[0]] = "leaf-2"
+
+	var cache treeCache
+	var last *labelTree
+	for _, step := range []struct {
+		name  string
+		nodes []fwk.NodeInfo
+		read  bool   // whether the tree is read again
+		leafB string // the domain above node b
+	}{
+		{"first", infos(a, b, c), true, "leaf-1"},
+		{"unchanged", infos(a, b, c), false, "leaf-1"},
+		{"b's object replaced, same labels", infos(a, bStatus, c), false, "leaf-1"},
+		{"b moved to leaf-2", infos(a, bMoved, c), true, "leaf-2"},
+		{"c gone", infos(a, bMoved), true, "leaf-2"},
+		{"c back", infos(a, bMoved, c), true, "leaf-2"},
+	} {
+		lt, f, _, err := cache.get(step.nodes)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if read := lt != last; read != step.read {
+			t.Errorf("%s: tree read again %v; want %v", step.name, read, step.read)
+		}
+		if got := f.NodeDomains("b"); len(got) == 0 || got[0] != step.leafB {
+			t.Errorf("%s: node b's domains %v; want %s first", step.name, got, step.leafB)
+		}
+		last = lt
+	}
+}
+
+// TestCapacityCache reads a node's capacity again once a pod lands on it (its NodeInfo generation rises), and
+// not before.
+func TestCapacityCache(t *testing.T) {
+	ni := framework.NewNodeInfo()
+	ni.SetNode(testNode("a", "leaf-1", "spine-1", nil))
+	var cache treeCache
+	if got := cache.capacity(ni).Used["nvidia.com/gpu"]; got != 0 {
+		t.Fatalf("GPUs used on an empty node: %d", got)
+	}
+	if got := cache.capacity(ni).Used["nvidia.com/gpu"]; got != 0 {
+		t.Fatalf("GPUs used on an empty node, read again: %d", got)
+	}
+	p := gpuPod("g", 0)
+	p.Spec.NodeName = "a"
+	ni.AddPod(p)
+	if got := cache.capacity(ni).Used["nvidia.com/gpu"]; got != 8 {
+		t.Errorf("GPUs used after a pod of 8 landed: %d; want 8", got)
+	}
+}
