@@ -43,11 +43,13 @@ docs: ## regenerate the flag tables in docs/*.md from the binaries' own --help (
 	go run ./hack/tools/docs
 	go run ./hack/tools/chartreadme
 	go run ./hack/tools/chartstyles
+	go run ./hack/tools/chartsurface
 
 verify-docs: ## fail when a flag table in docs/ or the chart's README is stale, or the prose names a flag no binary has (part of make test)
 	@go run ./hack/tools/docs -check
 	@go run ./hack/tools/chartreadme -check
 	@go run ./hack/tools/chartstyles -check
+	@go run ./hack/tools/chartsurface -check
 
 vet: ## go vet every package
 	go vet ./...
