@@ -94,6 +94,15 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("fabricmap: PodGroup %s/%s: %v", pg.Namespace, pg.Name, err))
 	}
+	if scheduled := pl.scheduledNodes(podGroup); len(scheduled) > 0 {
+		st, err := snap.keepWithin(gang, scheduled)
+		if err != nil {
+			return nil, fwk.AsStatus(fmt.Errorf("keeping PodGroup %s/%s beside its scheduled pods: %w", pg.Namespace, pg.Name, err))
+		}
+		if st != nil {
+			return nil, st
+		}
+	}
 	plan, err := snap.cluster.Place(gang)
 	var inputErr *placement.InputError
 	switch {

@@ -19,6 +19,8 @@ type snapshot struct {
 	cluster *placement.Cluster
 	// infos[i] is the NodeInfo of node i of the fabric (Fabric.Nodes order).
 	infos []fwk.NodeInfo
+	// nodes are the nodes the cluster was built from, for keepWithin.
+	nodes []placement.Node
 	fabricIndex
 }
 
@@ -54,7 +56,7 @@ func newSnapshot(logger klog.Logger, cache *treeCache, nodes []fwk.NodeInfo, pod
 	if err != nil {
 		return nil, err
 	}
-	return &snapshot{lt: lt, fabric: f, cluster: c, infos: infos, fabricIndex: index}, nil
+	return &snapshot{lt: lt, fabric: f, cluster: c, infos: infos, nodes: pn, fabricIndex: index}, nil
 }
 
 // podMayUse says whether pod may run on n as far as its required node affinity (node selector included) and the
