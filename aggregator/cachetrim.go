@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,8 +16,8 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // trimForCache is the informers' transform: every object the aggregator caches (Nodes' metadata, reports,
 // heartbeat Leases, owned HyperNodes) keeps of its managed fields only the entries of the aggregator's own
 // field managers, which it reads to know what it owns (ownedLabels, ownedOf), each entry's field set shared
-// with the objects that have the same one (sharedFields), and loses kubectl's last-applied copy. At 50,000 nodes the other managers' entries (the kubelet's, the agents', controllers')
-// are most of the cache. It changes the object in place: the informer hands over a freshly decoded one.
+// with the objects that have the same one (sharedFields), and loses kubectl's last-applied copy. At 50,000
+// nodes the other managers' entries (the kubelet's, the agents', controllers') are most of the cache. It changes the object in place: the informer hands over a freshly decoded one.
 func trimForCache(obj any) (any, error) {
 	o, ok := obj.(metav1.Object)
 	if !ok {
@@ -33,10 +34,13 @@ func trimForCache(obj any) (any, error) {
 				kept = append(kept, f)
 			}
 		}
-		if len(kept) == 0 {
-			kept = nil
+		// A new array of the entries kept: in the decoded one the dropped entries would stay past len(kept), and
+		// with them their field sets (the kubelet's names every image and condition of the Node).
+		var own []metav1.ManagedFieldsEntry
+		if len(kept) > 0 {
+			own = slices.Clip(append(make([]metav1.ManagedFieldsEntry, 0, len(kept)), kept...))
 		}
-		o.SetManagedFields(kept)
+		o.SetManagedFields(own)
 	}
 	if a := o.GetAnnotations(); a != nil {
 		if _, ok := a[lastAppliedAnnotation]; ok {

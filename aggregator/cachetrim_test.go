@@ -50,8 +50,13 @@ func TestTrimForCache(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, out.(*v1alpha1.NodeFabricReport).ObjectMeta); diff != "" {
+			got := out.(*v1alpha1.NodeFabricReport).ObjectMeta
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("trimmed metadata (-want +got):\n%s", diff)
+			}
+			// The entries dropped are not held past the end of the entries kept.
+			if cap(got.ManagedFields) != len(got.ManagedFields) {
+				t.Errorf("the managed fields kept hold %d entries more", cap(got.ManagedFields)-len(got.ManagedFields))
 			}
 		})
 	}
