@@ -24,7 +24,7 @@ type scheduledHandle struct {
 	scheduled map[string][]*corev1.Pod
 }
 
-func (h *scheduledHandle) SnapshotSharedLister() fwk.SharedLister { return h }
+func (h *scheduledHandle) SnapshotSharedLister() fwk.SharedLister  { return h }
 func (h *scheduledHandle) PodGroupStates() fwk.PodGroupStateLister { return h }
 func (h *scheduledHandle) Get(_, name string) (fwk.PodGroupState, error) {
 	return podGroupState{scheduled: h.scheduled[name]}, nil
@@ -59,7 +59,7 @@ func TestScheduledPods(t *testing.T) {
 		wantReason string
 	}{
 		{name: "the rest in the leaf of the scheduled pod", scheduled: on("leaf-2-node-1"), key: keys.Tiers[0], pods: 2,
-			wantPlan: "fabricmap-plan:leaf-2 [leaf-2-node-2 leaf-2-node-3]"}, // alone, leaf-1 would tie and win by name
+			wantPlan: "fabricmap-plan:leaf-2 [leaf-2-node-2 leaf-2-node-3]"},
 		{name: "the spine of the scheduled pods is full", scheduled: on("leaf-3-node-1", "leaf-3-node-2"), key: keys.Tiers[1], pods: 2,
 			wantReason: "fabricmap: no domain up to tier 2 (spine) has room for 2 pods"}, // alone, leaf-1 would hold them
 		{name: "no limit: anywhere", scheduled: on("leaf-3-node-1"), pods: 3,
