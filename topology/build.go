@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,56 +82,78 @@ func Build(in Input, opts BuildOptions) (*Tree, []Problem) {
 	return t, problems
 }
 
-// nodeIndex is the evidence Build keeps, one per node: sorted by node, and each node's place in that list. The
-// passes over every node read the list, in an order whose neighbours share switches, rather than a map of
-// every node in no order.
+// nodeIndex is the evidence Build keeps, one per node, sorted by node. The passes over every node read the
+// list, in an order whose neighbours share switches, rather than a map of every node in no order; a node's
+// evidence is found by binary search.
 type nodeIndex struct {
 	list []NodeEvidence
-	at   map[string]int32
 	// storage holds the switches some node's storage link reaches; nil when no link is a storage link.
 	storage map[string]bool
 }
 
 // source is the source of node n's evidence; "" when it has none.
 func (x nodeIndex) source(n string) string {
-	if i, ok := x.at[n]; ok {
+	if i, ok := slices.BinarySearchFunc(x.list, n, func(e NodeEvidence, n string) int { return strings.Compare(e.Node, n) }); ok {
 		return x.list[i].Source
 	}
 	return ""
 }
 
-// indexNodes keeps the first usable evidence of each node and reports the rest.
+// indexNodes keeps the first usable evidence of each node and reports the rest, in the order of evidence. The
+// evidence is sorted by node and then place, so that a node's first evidence leads its run: no map of every
+// node, which at 50,000 nodes no longer fits the caches.
 func indexNodes(evidence []NodeEvidence) (nodeIndex, []Problem) {
-	var problems []Problem
-	at := make(map[string]int32, len(evidence)) // first by place in evidence, then in the sorted list
-	kept := make([]int32, 0, len(evidence))
-	var storage map[string]bool
+	refused := map[int32]string{} // by place: why Check refused the evidence
+	var withStorage []int32       // places of usable evidence with a storage link
+	usable := make([]int32, 0, len(evidence))
 	for i, e := range evidence {
 		if reason := e.Check(); reason != "" {
-			problems = append(problems, Problem{Node: e.Node, Source: e.Source, Reason: reason})
+			refused[int32(i)] = reason
 			continue
 		}
-		if prev, dup := at[e.Node]; dup {
-			problems = append(problems, Problem{Node: e.Node, Source: e.Source,
-				Reason: "evidence given twice for the node; the one from source " + evidence[prev].Source + " is kept"})
+		usable = append(usable, int32(i))
+		if slices.ContainsFunc(e.Links, func(l SwitchLink) bool { return l.Storage }) {
+			withStorage = append(withStorage, int32(i)) // noted while Check brought the links into the cache
+		}
+	}
+	slices.SortFunc(usable, func(a, b int32) int {
+		return cmp.Or(strings.Compare(evidence[a].Node, evidence[b].Node), cmp.Compare(a, b))
+	})
+	x := nodeIndex{list: make([]NodeEvidence, 0, len(usable))}
+	dup := map[int32]int32{} // by place: the place of the evidence kept instead
+	lead := int32(-1)
+	for _, i := range usable {
+		if lead >= 0 && evidence[lead].Node == evidence[i].Node {
+			dup[i] = lead
 			continue
 		}
-		at[e.Node] = int32(i)
-		kept = append(kept, int32(i))
-		for _, l := range e.Links { // read while Check brought them into the cache: one pass less over every link
+		lead = i
+		x.list = append(x.list, evidence[i])
+	}
+	for _, i := range withStorage {
+		if _, gone := dup[i]; gone {
+			continue
+		}
+		for _, l := range evidence[i].Links {
 			if l.Storage {
-				if storage == nil {
-					storage = map[string]bool{}
+				if x.storage == nil {
+					x.storage = map[string]bool{}
 				}
-				storage[l.SwitchID] = true
+				x.storage[l.SwitchID] = true
 			}
 		}
 	}
-	slices.SortFunc(kept, func(a, b int32) int { return strings.Compare(evidence[a].Node, evidence[b].Node) })
-	x := nodeIndex{list: make([]NodeEvidence, len(kept)), at: at, storage: storage}
-	for i, k := range kept {
-		x.list[i] = evidence[k]
-		at[evidence[k].Node] = int32(i)
+	if len(refused) == 0 && len(dup) == 0 {
+		return x, nil
+	}
+	var problems []Problem
+	for i, e := range evidence {
+		if reason, ok := refused[int32(i)]; ok {
+			problems = append(problems, Problem{Node: e.Node, Source: e.Source, Reason: reason})
+		} else if kept, ok := dup[int32(i)]; ok {
+			problems = append(problems, Problem{Node: e.Node, Source: e.Source,
+				Reason: "evidence given twice for the node; the one from source " + evidence[kept].Source + " is kept"})
+		}
 	}
 	return x, problems
 }
