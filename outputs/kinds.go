@@ -26,9 +26,9 @@ const (
 	NameNodeFeatures           = "node-features"
 )
 
-// owned selects fabricmap's objects of gk.
-func owned(gk schema.GroupKind, namespaced bool) *Owned {
-	return &Owned{GroupKind: gk, Namespaced: namespaced, Selector: hypernodegen.OwnedSelector()}
+// owned selects fabricmap's objects of gk, whose resource is resource.
+func owned(gk schema.GroupKind, resource string, namespaced bool) *Owned {
+	return &Owned{GroupKind: gk, Resource: resource, Namespaced: namespaced, Selector: hypernodegen.OwnedSelector()}
 }
 
 // hyperNodes are Volcano's HyperNodes: written by the aggregator's own guarded path (deletion and rewrite
@@ -36,7 +36,7 @@ func owned(gk schema.GroupKind, namespaced bool) *Owned {
 func hyperNodes() Kind {
 	return Kind{Name: NameHyperNodes, Formats: []string{"yaml", "json", "tree", "dot"},
 		Doc:   "Volcano HyperNodes, one per domain: what Volcano's network-topology-aware scheduling reads",
-		Owned: owned(topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNode").GroupKind(), false),
+		Owned: owned(topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNode").GroupKind(), "hypernodes", false),
 		Chart: chartsurface.Surface{Values: []string{"aggregator.memberSelector", "aggregator.deleteGracePeriod"},
 			Rules: []chartsurface.Rule{
 				{APIGroups: []string{"topology.volcano.sh"}, Resources: []string{"hypernodes"},
@@ -73,7 +73,7 @@ func (o *Options) kueueTopology() Kind {
 			}
 			return []Object{{Object: obj, Field: "spec", Immutable: true}}, nil
 		},
-		Owned: owned(schema.GroupKind{Group: kueuev1beta2.GroupVersion.Group, Kind: "Topology"}, false),
+		Owned: owned(schema.GroupKind{Group: kueuev1beta2.GroupVersion.Group, Kind: "Topology"}, "topologies", false),
 		Chart: chartsurface.Surface{Values: []string{"aggregator.outputs.kueueTopology"},
 			Rules: []chartsurface.Rule{
 				{APIGroups: []string{kueuev1beta2.GroupVersion.Group}, Resources: []string{"topologies"},
@@ -99,7 +99,7 @@ func (o *Options) kaiTopology() Kind {
 			}
 			return []Object{{Object: obj, Field: "spec", Immutable: true}}, nil
 		},
-		Owned: owned(hypernodegen.KAITopologyGVK.GroupKind(), false),
+		Owned: owned(hypernodegen.KAITopologyGVK.GroupKind(), "topologies", false),
 		Chart: chartsurface.Surface{Values: []string{"aggregator.outputs.kai"},
 			Rules: []chartsurface.Rule{{APIGroups: []string{hypernodegen.KAITopologyGVK.Group}, Resources: []string{"topologies"},
 				Verbs: []string{"get", "list", "create", "patch", "delete"}, When: []string{"aggregator.outputs.kai"},
@@ -118,7 +118,7 @@ func (o *Options) clusterNetworkTopology() Kind {
 			}
 			return []Object{{Object: obj, Field: "spec"}}, nil
 		},
-		Owned: owned(hypernodegen.ClusterNetworkTopologyGVK.GroupKind(), false),
+		Owned: owned(hypernodegen.ClusterNetworkTopologyGVK.GroupKind(), "clusternetworktopologies", false),
 		Chart: chartsurface.Surface{Values: []string{"aggregator.outputs.clusterNetworkTopology"},
 			Rules: []chartsurface.Rule{{APIGroups: []string{hypernodegen.ClusterNetworkTopologyGVK.Group},
 				Resources: []string{"clusternetworktopologies"}, Verbs: []string{"get", "create", "patch"},
@@ -140,7 +140,7 @@ func (o *Options) treeConfigMap() Kind {
 			}
 			return []Object{{Object: cm, Field: "data"}}, nil
 		},
-		Owned: owned(schema.GroupKind{Kind: "ConfigMap"}, true),
+		Owned: owned(schema.GroupKind{Kind: "ConfigMap"}, "configmaps", true),
 		Chart: configMapSurface("aggregator.outputs.treeConfigMap")}
 }
 

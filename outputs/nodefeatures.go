@@ -29,7 +29,7 @@ func (o *Options) nodeFeatures() Kind {
 	return Kind{Name: NameNodeFeatures, Formats: []string{"nfd"}, Given: o.NodeFeatures, Prune: true,
 		Doc:   "one NFD NodeFeature per node carrying its topology labels, for clusters where NFD alone writes node labels (--node-features)",
 		Build: NodeFeatures,
-		Owned: owned(NodeFeatureGVK.GroupKind(), true),
+		Owned: owned(NodeFeatureGVK.GroupKind(), "nodefeatures", true),
 		Chart: chartsurface.Surface{Values: []string{"aggregator.outputs.nodeFeatures"},
 			Rules: []chartsurface.Rule{{Scope: chartsurface.Namespace, APIGroups: []string{NodeFeatureGVK.Group},
 				Resources: []string{"nodefeatures"}, Verbs: []string{"get", "list", "create", "patch", "delete"},

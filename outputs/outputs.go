@@ -60,6 +60,8 @@ type Object struct {
 type Owned struct {
 	// GroupKind is the objects' kind.
 	GroupKind schema.GroupKind
+	// Resource is the kind's resource, as RBAC names it (the cleanup hook's rules, hack/tools/chartsurface).
+	Resource string
 	// Namespaced kinds are looked for in the release's namespace only.
 	Namespaced bool
 	// Selector picks fabricmap's objects of the kind.

@@ -132,6 +132,6 @@ func (o *Options) slurmConfigMap() Kind {
 			tellUnidentified(t, env)
 			return []Object{{Object: cm, Field: "data"}}, nil
 		},
-		Owned: owned(schema.GroupKind{Kind: "ConfigMap"}, true),
+		Owned: owned(schema.GroupKind{Kind: "ConfigMap"}, "configmaps", true),
 		Chart: configMapSurface("aggregator.outputs.slurm.configMap")}
 }

@@ -284,3 +284,29 @@ func TestDeclaredValuesAreTheCharts(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanupRBACRemovesEveryOutput: the uninstall hook's rendered ClusterRole and Role let it list and delete
+// the objects of every output (their Owned kinds), where `fabricmap cleanup` looks for them, so that an output
+// added to the registry is not left behind at uninstall for want of a rule.
+func TestCleanupRBACRemovesEveryOutput(t *testing.T) {
+	objs := renderRelease(t, "fabricmap")
+	roles := map[bool][]rbacv1.PolicyRule{
+		false: roleRules(t, objs, "ClusterRole", "fabricmap-cleanup"),
+		true:  roleRules(t, objs, "Role", "fabricmap-cleanup"),
+	}
+	var oo outputs.Options
+	var lacking []string
+	for _, k := range oo.Kinds() {
+		if k.Owned == nil {
+			continue
+		}
+		for _, verb := range []string{"list", "delete"} {
+			if !granted(roles[k.Owned.Namespaced], k.Owned.GroupKind.Group, k.Owned.Resource, verb, nil) {
+				lacking = append(lacking, fmt.Sprintf("output %s: %s %q/%s", k.Name, verb, k.Owned.GroupKind.Group, k.Owned.Resource))
+			}
+		}
+	}
+	if diff := cmp.Diff([]string(nil), lacking); diff != "" {
+		t.Errorf("what the cleanup hook may not remove (-want +lacking):\n%s", diff)
+	}
+}

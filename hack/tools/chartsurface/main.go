@@ -3,7 +3,8 @@
 //
 //   - charts/fabricmap/templates/_surface.tpl: the aggregator's RBAC rules that the sources and outputs declare
 //     (their Chart surfaces), merged and each behind the values that turn it on; rbac-aggregator.yaml includes
-//     them beside the aggregator's own rules;
+//     them beside the aggregator's own rules; and the cleanup hook's rules to remove every output's objects
+//     (their Owned kinds), which cleanup-job.yaml includes;
 //   - the agent.probes enum of charts/fabricmap/values.schema.json: the probes of discovery's registry;
 //   - the default source priority in the prose of docs/cli.md and docs/aggregator.md, between
 //     <!-- source-priority:begin --> and <!-- source-priority:end -->: pipeline.DefaultSourcePriority.
@@ -53,25 +54,29 @@ func main() {
 	}
 }
 
-// surfaces lists every registry entry's chart surface in order: the sources (the released binaries', with
-// the clouds) by priority, then the outputs.
-func surfaces() []chartsurface.Surface {
+// registries lists every registry entry's chart surface in order, the sources (the released binaries', with
+// the clouds) by priority, then the outputs; and the outputs' Owned kinds in order.
+func registries() ([]chartsurface.Surface, []*outputs.Owned) {
 	var out []chartsurface.Surface
 	o := sources.NewOptions(clouds.Kinds)
 	for _, k := range o.Kinds() {
 		out = append(out, k.Chart)
 	}
 	var oo outputs.Options
+	var owned []*outputs.Owned
 	for _, k := range oo.Kinds() {
 		out = append(out, k.Chart)
+		if k.Owned != nil {
+			owned = append(owned, k.Owned)
+		}
 	}
-	return out
+	return out, owned
 }
 
 // run renders every fragment and writes the files that changed (check: only lists them).
 func run(check bool) ([]string, error) {
 	files := map[string]func([]byte) ([]byte, error){
-		templatePath: func([]byte) ([]byte, error) { return renderTemplate(surfaces()), nil },
+		templatePath: func([]byte) ([]byte, error) { return renderTemplate(registries()), nil },
 		schemaPath: func(old []byte) ([]byte, error) {
 			return setEnum(old, []string{"properties", "agent", "properties", "probes", "items", "enum"}, discovery.Names())
 		},
