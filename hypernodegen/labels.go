@@ -99,14 +99,22 @@ func (k LabelKeys) Validate() error {
 // (ClusterNetworkTopology refuses it too): its tiers cannot be told apart, and labelling nothing leaves the
 // nodes' current labels alone.
 func NodeLabels(t *topology.Tree, nvlink map[string]string, keys LabelKeys) map[string]map[string]string {
-	out := map[string]map[string]string{}
 	shape, err := shapeOf(t)
 	if err != nil {
-		return out
+		return map[string]map[string]string{}
 	}
+	nodes := 0
 	for _, d := range t.Domains {
+		nodes += len(d.Nodes)
+	}
+	out := make(map[string]map[string]string, nodes)
+	for _, d := range t.Domains {
+		if len(d.Nodes) == 0 {
+			continue
+		}
+		path := t.PathFrom(d.Name) // once per domain: its nodes share it
 		for _, n := range d.Nodes {
-			out[n] = nodeLabels(n, t.PathFrom(d.Name), nvlink[n], keys, shape)
+			out[n] = nodeLabels(n, path, nvlink[n], keys, shape)
 		}
 	}
 	return out
@@ -137,9 +145,14 @@ func shapeOf(t *topology.Tree) (treeShape, error) {
 
 // nodeLabels returns the labels of node given its path up the tree and its NVLink domain from the evidence.
 func nodeLabels(node string, path []*topology.Domain, nvlink string, keys LabelKeys, shape treeShape) map[string]string {
-	labels := map[string]string{}
+	labels := make(map[string]string, len(keys.Tiers)+2)
 	sub := ""
-	byIndex := map[int]string{}
+	var buf [8]string
+	byIndex := buf[:0] // the name of the switch domain at each index of keys.Tiers ("" for none)
+	if shape.topIndex >= len(buf) {
+		byIndex = make([]string, 0, shape.topIndex+1)
+	}
+	byIndex = byIndex[:max(shape.topIndex+1, 0)]
 	for _, dom := range path {
 		switch dom.TierName {
 		case topology.TierNameAcceleratorSubDomain:
@@ -148,12 +161,14 @@ func nodeLabels(node string, path []*topology.Domain, nvlink string, keys LabelK
 		case topology.TierNameAccelerator:
 			nvlink = cmp.Or(dom.NVLinkDomain, nvlink, dom.Name)
 		default:
-			byIndex[dom.Tier-shape.accelTier-1] = dom.Name
+			if i := dom.Tier - shape.accelTier - 1; i >= 0 && i < len(byIndex) {
+				byIndex[i] = dom.Name
+			}
 		}
 	}
 	below := ""
 	for i := 0; i <= shape.topIndex; i++ {
-		if name, ok := byIndex[i]; ok {
+		if name := byIndex[i]; name != "" {
 			below = name
 		}
 		if i < len(keys.Tiers) && keys.Tiers[i] != "" && below != "" {
