@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -135,14 +136,28 @@ func writeRule(b *bytes.Buffer, r chartsurface.Rule) {
 	}
 }
 
-// values writes value paths as template expressions, space-separated.
+// values writes value paths as template expressions, space-separated: .Values.a.b, or with index where a
+// key is no template identifier (a flag's name in aggregator.config: (index .Values "aggregator" "config"
+// "kai-topology")).
 func values(paths []string) string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
-		out[i] = ".Values." + p
+		keys := strings.Split(p, ".")
+		if slices.IndexFunc(keys, func(k string) bool { return !identifier.MatchString(k) }) < 0 {
+			out[i] = ".Values." + p
+			continue
+		}
+		out[i] = "(index .Values"
+		for _, k := range keys {
+			out[i] += fmt.Sprintf(" %q", k)
+		}
+		out[i] += ")"
 	}
 	return strings.Join(out, " ")
 }
+
+// identifier matches a key a template can name after a dot.
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // list writes a flow sequence of quoted strings: ["a", "b"].
 func list(items []string) string {

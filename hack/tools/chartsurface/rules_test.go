@@ -95,3 +95,22 @@ func TestSetPriority(t *testing.T) {
 		})
 	}
 }
+
+// TestValues: a value path is written with dots, or with index where a key is a flag's name.
+func TestValues(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		want  string
+	}{
+		{name: "dots", paths: []string{"aggregator.outputs.kai"}, want: ".Values.aggregator.outputs.kai"},
+		{name: "a flag's name", paths: []string{"aggregator.config.kai-topology", "a.b"},
+			want: `(index .Values "aggregator" "config" "kai-topology") .Values.a.b`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, values(tc.paths)); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
