@@ -35,15 +35,23 @@ type placementCase struct {
 // fabricmap writes for an inferred fabric, and reads from the pods' bindings where each gang landed: a gang of
 // 4 x 8 GPUs that may span the spine lands in the lowest and tightest leaf that holds it; a DP 2 x PP 2 gang
 // that fits no leaf lands under the one spine with room, 2 + 2, its ranks in order so that each pipeline group
-// (ranks 0-1, 2-3) stays inside a leaf; a leaf with a degraded link is avoided although it fits tighter; and PodGroups that name a tier that
-// does not exist or are larger than the cluster stay pending with fabricmap's reason.
+// (ranks 0-1, 2-3) stays inside a leaf; a leaf with a degraded link is avoided although it fits tighter;
+// PodGroups that name a tier that does not exist or are larger than the cluster stay pending with fabricmap's
+// reason; and then one gang that fits nowhere costs the scheduler at most 1 % of a core while it waits.
 func TestFabricmapScheduler(t *testing.T) {
 	testenv.Require(t)
 	ctx := t.Context()
 	labels, k := fabricLabels(t)
 	createNodes(t, ctx, labels)
-	startScheduler(t)
+	bin := startScheduler(t)
 
+	t.Run("placements", func(t *testing.T) { runCases(t, k) })
+	// Once every case's gang is gone: what one pending gang costs the scheduler.
+	t.Run("a pending gang costs nothing", func(t *testing.T) { checkPendingCost(t, bin) })
+}
+
+// runCases runs the cases of TestFabricmapScheduler in parallel.
+func runCases(t *testing.T, k keys) {
 	for _, tc := range []placementCase{
 		{name: "lowest leaf that holds it", pool: "lowest",
 			gang:   func(k keys) gang { return gang{name: "lowest", pods: 4, key: k.spine} },

@@ -60,9 +60,9 @@ func schedulerConfig(t *testing.T, dir, kubeconfig string) string {
 }
 
 // startScheduler builds fabricmap-scheduler and runs it against the shared API server with the gates and the
-// module's profile, until the test ends; it waits for its /healthz. Its log is kept in the test's temp folder
-// and its end printed when the test fails.
-func startScheduler(t *testing.T) {
+// module's profile, until the test ends; it waits for its /healthz and returns the binary's path. Its log is
+// kept in the test's temp folder and its end printed when the test fails.
+func startScheduler(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := buildScheduler(t, dir)
@@ -91,4 +91,5 @@ func startScheduler(t *testing.T) {
 	if err := p.WaitHealthy(port, 90*time.Second); err != nil {
 		t.Fatalf("fabricmap-scheduler: %v", err)
 	}
+	return bin
 }
