@@ -31,7 +31,15 @@ type leaf struct {
 	nodes             int
 	// sick are the nodes (from 1) whose compute link fabric health judged degraded.
 	sick []int
+	// nvlink gives the NVLink domain of each node below the leaf, in order; empty: none has one.
+	nvlink []string
 }
+
+// The NVLink domains (cluster UUID and clique) of the nodes behind leaf-e1.
+const (
+	nvlinkDomainX = "3f1c9a2e-7b4d-4e8a-9c61-0d2e4f6a8b10.1"
+	nvlinkDomainY = "3f1c9a2e-7b4d-4e8a-9c61-0d2e4f6a8b10.2"
+)
 
 // fabric is the test fabric, one pool per case, every spine cabled to one core switch:
 //   - lowest: leaf-a1 (4 nodes) and leaf-a2 (6) under spine-a: a gang of 4 fits either leaf; the tightest is
@@ -41,6 +49,8 @@ type leaf struct {
 //     each pipeline group inside a leaf (3 + 1 would put one across the spine);
 //   - degraded: leaf-c1 (4 nodes, one with a degraded link) and leaf-c2 (5) under spine-c: leaf-c1 would be
 //     the tightest fit, but its degraded node takes no new pod, so the gang goes to leaf-c2;
+//   - nvlink: leaf-e1 (5 nodes: NVLink domain X of 3, Y of 2) under spine-e: a gang of 2 held to the
+//     accelerator tier lands in Y, the tightest NVLink domain;
 //   - bad: leaf-d1 (2 nodes) under spine-d, for PodGroups that cannot be placed.
 var fabric = []leaf{
 	{pool: "lowest", spine: "spine-a", name: "leaf-a1", nodes: 4},
@@ -51,6 +61,8 @@ var fabric = []leaf{
 	{pool: "fragmented", spine: "spine-b2", name: "leaf-b4", nodes: 1},
 	{pool: "degraded", spine: "spine-c", name: "leaf-c1", nodes: 4, sick: []int{2}},
 	{pool: "degraded", spine: "spine-c", name: "leaf-c2", nodes: 5},
+	{pool: "nvlink", spine: "spine-e", name: "leaf-e1", nodes: 5,
+		nvlink: []string{nvlinkDomainX, nvlinkDomainX, nvlinkDomainX, nvlinkDomainY, nvlinkDomainY}},
 	{pool: "bad", spine: "spine-d", name: "leaf-d1", nodes: 2},
 }
 
@@ -67,8 +79,12 @@ func fabricInput() topology.Input {
 	spines := map[string]bool{}
 	for _, l := range fabric {
 		for i := 1; i <= l.nodes; i++ {
-			in.Nodes = append(in.Nodes, topology.NodeEvidence{Node: nodeName(l, i), Source: "reports", SelfReported: true,
-				Links: []topology.SwitchLink{{SwitchID: topology.SwitchID("local", l.name), SwitchName: l.name, Port: fmt.Sprint(i)}}})
+			e := topology.NodeEvidence{Node: nodeName(l, i), Source: "reports", SelfReported: true,
+				Links: []topology.SwitchLink{{SwitchID: topology.SwitchID("local", l.name), SwitchName: l.name, Port: fmt.Sprint(i)}}}
+			if len(l.nvlink) > 0 {
+				e.NVLinkDomain = l.nvlink[i-1]
+			}
+			in.Nodes = append(in.Nodes, e)
 		}
 		in.SwitchLinks = append(in.SwitchLinks, topology.SwitchEdge{A: topology.SwitchID("local", l.name), AName: l.name,
 			B: topology.SwitchID("local", l.spine), BName: l.spine, Source: "ibnetdiscover"})
@@ -81,21 +97,21 @@ func fabricInput() topology.Input {
 	return in
 }
 
-// keys are the label keys of the leaf and spine tiers, as `fabricmap get tiers` gives them.
-type keys struct{ leaf, spine string }
+// keys are the label keys of the leaf, spine and NVLink domain tiers, as `fabricmap get tiers` gives them.
+type keys struct{ leaf, spine, nvlink string }
 
-// fabricLabels infers fabricmap's tree from fabricInput as the aggregator does and returns the node labels the
-// aggregator writes for it and the leaf and spine keys. It fails the test when the tree is not the fabric's
+// fabricLabels infers fabricmap's tree from fabricInput as the aggregator does (NVLink domains as accelerator
+// domains) and returns the node labels the aggregator writes for it and the leaf, spine and NVLink keys. It fails the test when the tree is not the fabric's
 // shape (domains named after their switches), so that the cases' expectations mean what they say.
 func fabricLabels(t *testing.T) (map[string]map[string]string, keys) {
 	t.Helper()
 	in := fabricInput()
-	tree, problems := topology.Build(in, topology.BuildOptions{RootName: topology.TierNameRoot})
+	tree, problems := topology.Build(in, topology.BuildOptions{RootName: topology.TierNameRoot, AcceleratorDomains: true})
 	if len(problems) > 0 {
 		t.Fatalf("inferring the test fabric: %v", problems)
 	}
 	lk := hypernodegen.DefaultLabelKeys()
-	k := keys{leaf: lk.Tiers[0], spine: lk.Tiers[1]}
+	k := keys{leaf: lk.Tiers[0], spine: lk.Tiers[1], nvlink: lk.Accelerator}
 	labels := hypernodegen.DesiredNodeLabels(tree, in.Nodes, lk)
 	for _, l := range fabric {
 		for i := 1; i <= l.nodes; i++ {

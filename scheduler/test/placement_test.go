@@ -13,8 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/scheduler/fabricplacement"
+	"github.com/fabricmap/fabricmap/topology"
 )
 
 // placementCase is one PodGroup submitted to fabricmap-scheduler in its own pool of nodes.
@@ -24,6 +26,8 @@ type placementCase struct {
 	gang func(keys) gang
 	// leaves is how many of the gang's pods each leaf must hold, exactly; nil: the gang must stay pending.
 	leaves map[string]int
+	// nvlink is the NVLink domain all the gang's pods must share; empty: any.
+	nvlink string
 	// pipelines are the pipeline groups, by pod index (ranks follow the pods' names): each must sit in one
 	// leaf, each in a different one.
 	pipelines [][]int
@@ -35,7 +39,8 @@ type placementCase struct {
 // fabricmap writes for an inferred fabric, and reads from the pods' bindings where each gang landed: a gang of
 // 4 x 8 GPUs that may span the spine lands in the lowest and tightest leaf that holds it; a DP 2 x PP 2 gang
 // that fits no leaf lands under the one spine with room, 2 + 2, its ranks in order so that each pipeline group
-// (ranks 0-1, 2-3) stays inside a leaf; a leaf with a degraded link is avoided although it fits tighter;
+// (ranks 0-1, 2-3) stays inside a leaf; a leaf with a degraded link is avoided although it fits tighter; a
+// gang held to the accelerator tier (fabricmap.io/highest-tier) lands in the tightest NVLink domain;
 // PodGroups that name a tier that does not exist or are larger than the cluster stay pending with fabricmap's
 // reason; and then one gang that fits nowhere costs the scheduler at most 1 % of a core while it waits.
 func TestFabricmapScheduler(t *testing.T) {
@@ -62,6 +67,11 @@ func runCases(t *testing.T, k keys) {
 		{name: "degraded leaf avoided", pool: "degraded",
 			gang:   func(k keys) gang { return gang{name: "healthy", pods: 4, key: k.spine} },
 			leaves: map[string]int{"leaf-c2": 4}},
+		{name: "one NVLink domain, the tightest", pool: "nvlink",
+			gang: func(keys) gang {
+				return gang{name: "nvlink", pods: 2, annotations: map[string]string{fabricplacement.HighestTierAnnotation: topology.TierNameAccelerator}}
+			},
+			leaves: map[string]int{"leaf-e1": 2}, nvlink: nvlinkDomainY},
 		{name: "no such tier", pool: "bad",
 			gang: func(keys) gang {
 				return gang{name: "no-tier", pods: 2, annotations: map[string]string{fabricplacement.HighestTierAnnotation: "galaxy"}}
@@ -128,6 +138,16 @@ func runCase(t *testing.T, tc placementCase, k keys) {
 	}
 	t.Logf("bound to %v", nodes)
 	checkPipelines(t, ns, g, tc.pipelines, k.leaf)
+	if tc.nvlink != "" {
+		domains, err := countBy(ctx, nodes, k.nvlink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{hypernodegen.LabelValue(topology.CanonicalNVLinkID(tc.nvlink)): g.pods}
+		if diff := cmp.Diff(want, domains); diff != "" {
+			t.Errorf("gang bound to %v: pods per NVLink domain (-want +got):\n%s", nodes, diff)
+		}
+	}
 }
 
 // checkPipelines checks that the pods of each pipeline group (indices of g's pods) share one leaf (their nodes'
