@@ -136,7 +136,7 @@ func limitNote(f *placement.Fabric, g placement.Gang) string {
 }
 
 // ScorePlacement ranks a feasible placement by placement's ladder: the plan of GeneratePlacements scores
-// fw.MaxScore; another scores less for each tier its pods span above the plan's and for each further bottom
+// fwk.MaxScore; another scores less for each tier its pods span above the plan's and for each further bottom
 // domain (NVLink domain or leaf) they use.
 func (pl *Plugin) ScorePlacement(_ context.Context, state fwk.PodGroupCycleState, _ fwk.PodGroupInfo, a *fwk.PodGroupAssignments) (int64, *fwk.Status) {
 	v, err := state.Read(cycleKey)

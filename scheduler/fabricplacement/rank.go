@@ -61,7 +61,7 @@ func rankNodes(pods []*corev1.Pod, ranks []string) map[types.UID]string {
 }
 
 // Score puts a gang's pods in the plan's rank order: in a PodGroup cycle whose placement GeneratePlacements
-// planned, a pod scores fw.MaxScore on the node its rank was planned on and fw.MinScore elsewhere, so that with
+// planned, a pod scores fwk.MaxScore on the node its rank was planned on and fwk.MinScore elsewhere, so that with
 // the profile's weight each pipeline group's consecutive ranks share the domain the plan gave them. Other pods,
 // and cycles without a plan, score every node alike.
 func (pl *Plugin) Score(_ context.Context, state fwk.CycleState, pod *corev1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
