@@ -136,8 +136,8 @@ func (c nameChoice) outranks(o nameChoice) bool {
 }
 
 // nameSwitches sets g.names and g.votes for the switches in play (the tree's switches) from what in and the
-// accepted evidence (nodes, sorted by node, without stray links) say, and returns the names it did not use with the reason.
-// reserved is the root's name.
+// accepted evidence (nodes, sorted by node, without stray links) say, and returns the names it did not use
+// with the reason. reserved is the root's name.
 func (g *switchGraph) nameSwitches(in Input, nodes []NodeEvidence, strays map[string]strayLinks,
 	inPlay map[string]int, reserved string,
 ) []Problem {
