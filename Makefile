@@ -41,9 +41,9 @@ verify-generated: generate ## fail when a generated file is stale
 
 docs: ## regenerate the flag tables in docs/*.md from the binaries' own --help (prose around the markers is hand-written), the chart's README from values.yaml, and the chart's label-style keys from package wellknown
 	go run ./hack/tools/docs
+	go run ./hack/tools/chartsurface
 	go run ./hack/tools/chartreadme
 	go run ./hack/tools/chartstyles
-	go run ./hack/tools/chartsurface
 
 verify-docs: ## fail when a flag table in docs/ or the chart's README is stale, or the prose names a flag no binary has (part of make test)
 	@go run ./hack/tools/docs -check

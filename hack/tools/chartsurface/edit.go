@@ -16,6 +16,24 @@ const (
 	priorityEnd   = "<!-- source-priority:end -->"
 )
 
+// probesComment starts the comment of agent.probes in values.yaml, which names every probe.
+const probesComment = "  # Probes to run (empty: all of "
+
+// setProbesComment rewrites the comment of agent.probes in values.yaml with probes.
+func setProbesComment(values []byte, probes []string) ([]byte, error) {
+	i := bytes.Index(values, []byte("\n"+probesComment))
+	if i < 0 {
+		return nil, fmt.Errorf("no line %q", strings.TrimSpace(probesComment)+"…")
+	}
+	i++
+	j := bytes.IndexByte(values[i:], '\n')
+	if j < 0 {
+		return nil, fmt.Errorf("the line %q does not end", strings.TrimSpace(probesComment)+"…")
+	}
+	line := probesComment + strings.Join(probes, ", ") + ")."
+	return slices.Concat(values[:i], []byte(line), values[i+j:]), nil
+}
+
 // setPriority rewrites, between every pair of markers of doc, the default source priority as code.
 func setPriority(doc []byte, priority []string) ([]byte, error) {
 	want := priorityBegin + "`" + strings.Join(priority, ",") + "`" + priorityEnd

@@ -5,7 +5,8 @@
 //     (their Chart surfaces), merged and each behind the values that turn it on; rbac-aggregator.yaml includes
 //     them beside the aggregator's own rules; and the cleanup hook's rules to remove every output's objects
 //     (their Owned kinds), which cleanup-job.yaml includes;
-//   - the agent.probes enum of charts/fabricmap/values.schema.json: the probes of discovery's registry;
+//   - the agent.probes enum of charts/fabricmap/values.schema.json and the probes its comment in values.yaml
+//     names: discovery's registry (hack/tools/chartreadme, run after, carries the comment to the README);
 //   - the default source priority in the prose of docs/cli.md and docs/aggregator.md, between
 //     <!-- source-priority:begin --> and <!-- source-priority:end -->: pipeline.DefaultSourcePriority.
 //
@@ -32,6 +33,7 @@ import (
 const (
 	templatePath = "charts/fabricmap/templates/_surface.tpl"
 	schemaPath   = "charts/fabricmap/values.schema.json"
+	valuesPath   = "charts/fabricmap/values.yaml"
 )
 
 // priorityDocs are the pages whose prose states the default source priority.
@@ -81,11 +83,12 @@ func run(check bool) ([]string, error) {
 			return setEnum(old, []string{"properties", "agent", "properties", "probes", "items", "enum"}, discovery.Names())
 		},
 	}
+	files[valuesPath] = func(old []byte) ([]byte, error) { return setProbesComment(old, discovery.Names()) }
 	for _, p := range priorityDocs {
 		files[p] = func(old []byte) ([]byte, error) { return setPriority(old, pipeline.DefaultSourcePriority) }
 	}
 	var stale []string
-	for _, p := range append([]string{templatePath, schemaPath}, priorityDocs...) {
+	for _, p := range append([]string{templatePath, schemaPath, valuesPath}, priorityDocs...) {
 		path := filepath.FromSlash(p)
 		old, err := os.ReadFile(path)
 		if err != nil && !(p == templatePath && os.IsNotExist(err)) {

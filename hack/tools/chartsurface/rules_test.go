@@ -114,3 +114,26 @@ func TestValues(t *testing.T) {
 		})
 	}
 }
+
+// TestSetProbesComment: the comment line of agent.probes names the probes given, the rest stays; a values file
+// without it is an error.
+func TestSetProbesComment(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+		wantErr        bool
+	}{
+		{name: "rewritten", in: "agent:\n" + probesComment + "a, b).\n  probes: []\n",
+			want: "agent:\n" + probesComment + "x, y).\n  probes: []\n"},
+		{name: "missing", in: "agent:\n  probes: []\n", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := setProbesComment([]byte(tc.in), []string{"x", "y"})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); !tc.wantErr && diff != "" {
+				t.Errorf("setProbesComment (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
