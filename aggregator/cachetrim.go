@@ -16,7 +16,7 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // trimForCache is the informers' transform: every object the aggregator caches (Nodes' metadata, reports,
 // heartbeat Leases, owned HyperNodes) keeps of its managed fields only the entries of the aggregator's own
 // field managers, which it reads to know what it owns (ownedLabels, ownedOf), each entry's field set shared
-// with the objects that have the same one (sharedFields), and loses kubectl's last-applied copy. At 50,000
+// with the Nodes that have the same one (sharedFields), and loses kubectl's last-applied copy. At 50,000
 // nodes the other managers' entries (the kubelet's, the agents', controllers') are most of the cache. It changes the object in place: the informer hands over a freshly decoded one.
 func trimForCache(obj any) (any, error) {
 	o, ok := obj.(metav1.Object)
@@ -28,7 +28,7 @@ func trimForCache(obj any) (any, error) {
 		for _, f := range fields {
 			if f.Manager == wellknown.LabelFieldManager || f.Manager == wellknown.AggregatorFieldManager {
 				f.Manager, f.APIVersion, f.FieldsType = intern(f.Manager), intern(f.APIVersion), intern(f.FieldsType)
-				if f.FieldsV1 != nil {
+				if f.FieldsV1 != nil && f.Manager == wellknown.LabelFieldManager { // a HyperNode's entry names its own members
 					f.FieldsV1 = sharedFields(f.FieldsV1)
 				}
 				kept = append(kept, f)
