@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/placement"
 )
 
@@ -40,6 +41,8 @@ type Plugin struct {
 	handle    fwk.Handle
 	podGroups schedulinglisters.PodGroupLister
 	trees     treeCache
+	// keys tells the label keys the aggregator writes; nil (unit tests) detects them from the labels.
+	keys *leaseKeys
 }
 
 var (
@@ -47,9 +50,11 @@ var (
 	_ fwk.PlacementScorePlugin    = (*Plugin)(nil)
 )
 
-// New builds the plugin; it takes no arguments.
-func New(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	return &Plugin{handle: h, podGroups: h.SharedInformerFactory().Scheduling().V1alpha2().PodGroups().Lister()}, nil
+// New builds the plugin; it takes no arguments. It watches the aggregator's Lease for the label keys it
+// writes until ctx is done.
+func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return &Plugin{handle: h, podGroups: h.SharedInformerFactory().Scheduling().V1alpha2().PodGroups().Lister(),
+		keys: watchLeaseKeys(ctx, h.ClientSet())}, nil
 }
 
 // Name returns Name.
@@ -86,7 +91,11 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	if pods, err = rankOrder(pods); err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("fabricmap: PodGroup %s/%s: %v", pg.Namespace, pg.Name, err))
 	}
-	snap, err := newSnapshot(logger, &pl.trees, parent.Nodes, pods[0])
+	var keys *hypernodegen.LabelKeys
+	if k, ok := pl.keys.get(); ok {
+		keys = &k
+	}
+	snap, err := newSnapshot(logger, &pl.trees, keys, parent.Nodes, pods[0])
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "fabricmap: "+err.Error())
 	}

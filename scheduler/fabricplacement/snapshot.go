@@ -7,6 +7,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
@@ -25,13 +26,13 @@ type snapshot struct {
 }
 
 // newSnapshot builds the snapshot of nodes (the parent placement's) for the gang whose pods are like pod: the
-// tree from their labels, each node's allocatable and requested resources as the scheduler's cache has them
+// tree from their labels (read with keys; nil: detected), each node's allocatable and requested resources as the scheduler's cache has them
 // (assumed pods included), and as unavailable a node the pod may not use (cordoned, its node selector or
 // required node affinity unmet, a NoSchedule or NoExecute taint it does not tolerate) or whose compute link
 // fabric health judged sick (wellknown.LinkHealthLabel degraded or down: the placer's --avoid-degraded, on by
 // default).
-func newSnapshot(logger klog.Logger, cache *treeCache, nodes []fwk.NodeInfo, pod *corev1.Pod) (*snapshot, error) {
-	lt, f, index, err := cache.get(nodes)
+func newSnapshot(logger klog.Logger, cache *treeCache, keys *hypernodegen.LabelKeys, nodes []fwk.NodeInfo, pod *corev1.Pod) (*snapshot, error) {
+	lt, f, index, err := cache.get(nodes, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -24,13 +24,16 @@ type labelTree struct {
 	keys hypernodegen.LabelKeys
 }
 
-// treeFromLabels reads the tree from nodeLabels (node → labels): fabricmap's switch-tier keys that some node
+// treeFromLabels reads the tree from nodeLabels (node → labels) with keys, the aggregator's (leaseKeys), or
+// when not given the keys of the named style the nodes carry (or fabricmap's default): the switch-tier keys that some node
 // carries are the layers (leaf at the bottom, tiers named leaf, spine, core, …), with the NVLink domain key as a
 // layer below them when some node carries it. Nodes lacking a switch-tier key are left out of the tree. It is
 // an error when no node carries a key, or when the labels do not form a tree (a value under two parents).
-func treeFromLabels(nodeLabels map[string]map[string]string) (*labelTree, error) {
-	keys, ok := hypernodegen.DetectStyle(nodeLabels)
-	if !ok {
+func treeFromLabels(nodeLabels map[string]map[string]string, given *hypernodegen.LabelKeys) (*labelTree, error) {
+	keys, ok := hypernodegen.LabelKeys{}, given != nil
+	if ok {
+		keys = *given
+	} else if keys, ok = hypernodegen.DetectStyle(nodeLabels); !ok {
 		keys = hypernodegen.DefaultLabelKeys()
 	}
 	carried := func(key string) bool {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabricmap/fabricmap/hypernodegen"
 )
 
 // TestTreeFromLabels reads trees from node labels and compares each domain's tier and members (child domains
@@ -16,7 +18,8 @@ func TestTreeFromLabels(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		labels  map[string]map[string]string
-		domains map[string]string // domain → "tier: members"
+		given   *hypernodegen.LabelKeys // the aggregator's keys; nil: detected
+		domains map[string]string       // domain → "tier: members"
 		keyTier map[string]int
 		wantErr string
 	}{
@@ -38,6 +41,16 @@ func TestTreeFromLabels(t *testing.T) {
 			},
 			domains: map[string]string{"s1": "2: l1 l2", "l1": "1: n1", "l2": "1: n2"},
 			keyTier: map[string]int{leaf: 1, spine: 2}},
+		{name: "custom keys, as the aggregator's Lease states them",
+			labels: map[string]map[string]string{
+				"n1": {"example.com/rack": "r1", "example.com/row": "w1"}, "n2": {"example.com/rack": "r2", "example.com/row": "w1"},
+			},
+			given:   &hypernodegen.LabelKeys{Style: "custom", Tiers: []string{"example.com/rack", "example.com/row"}},
+			domains: map[string]string{"w1": "2: r1 r2", "r1": "1: n1", "r2": "1: n2"},
+			keyTier: map[string]int{"example.com/rack": 1, "example.com/row": 2}},
+		{name: "custom keys not stated: not fabricmap's labels",
+			labels:  map[string]map[string]string{"n1": {"example.com/rack": "r1", "example.com/row": "w1"}},
+			wantErr: "no node carries fabricmap's topology labels"},
 		{name: "no fabricmap labels", labels: map[string]map[string]string{"n1": {"zone": "a"}},
 			wantErr: "no node carries fabricmap's topology labels"},
 		{name: "a leaf under two spines",
@@ -45,7 +58,7 @@ func TestTreeFromLabels(t *testing.T) {
 			wantErr: `value "l1" sits under both`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lt, err := treeFromLabels(tc.labels)
+			lt, err := treeFromLabels(tc.labels, tc.given)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v; want one with %q", err, tc.wantErr)

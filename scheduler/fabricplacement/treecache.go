@@ -3,6 +3,8 @@ package fabricplacement
 import (
 	"sync"
 
+	"github.com/fabricmap/fabricmap/hypernodegen"
+
 	corev1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -20,6 +22,8 @@ type treeCache struct {
 	fabric *placement.Fabric
 	// fabricIndex is the fabric's domains and nodes, looked up by every cycle.
 	fabricIndex
+	// given is the encoded keys the tree was read with when they were given (hypernodegen.EncodeLabelKeys).
+	given string
 	// nodeCaps holds each node's capacity (nodeCapacity) at the NodeInfo generation it was read at: the
 	// scheduler raises a node's generation whenever the node or its pods change.
 	nodeCaps map[string]generationCapacity
@@ -68,11 +72,16 @@ func (c *treeCache) capacity(ni fwk.NodeInfo) placement.Node {
 	return n
 }
 
-// get returns the tree, fabric and its index of nodes, read again only when their topology labels changed.
-func (c *treeCache) get(nodes []fwk.NodeInfo) (*labelTree, *placement.Fabric, fabricIndex, error) {
+// get returns the tree, fabric and its index of nodes, read with the keys given (nil: detected), read again
+// only when their topology labels or the keys given changed.
+func (c *treeCache) get(nodes []fwk.NodeInfo, keys *hypernodegen.LabelKeys) (*labelTree, *placement.Fabric, fabricIndex, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lt != nil && c.fresh(nodes) {
+	given := ""
+	if keys != nil {
+		given = hypernodegen.EncodeLabelKeys(*keys)
+	}
+	if c.lt != nil && c.given == given && c.fresh(nodes) {
 		return c.lt, c.fabric, c.fabricIndex, nil
 	}
 	labels := make(map[string]map[string]string, len(nodes))
@@ -84,7 +93,8 @@ func (c *treeCache) get(nodes []fwk.NodeInfo) (*labelTree, *placement.Fabric, fa
 		}
 	}
 	c.nodes, c.lt, c.fabric = nil, nil, nil
-	lt, err := treeFromLabels(labels)
+	c.given = given
+	lt, err := treeFromLabels(labels, keys)
 	if err != nil {
 		return nil, nil, fabricIndex{}, err
 	}

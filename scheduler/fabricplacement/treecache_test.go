@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/fabricmap/fabricmap/hypernodegen"
 )
 
 // TestTreeCache reads the tree once for unchanged nodes, keeps it for a node object replaced with the same
@@ -33,17 +35,20 @@ func TestTreeCache(t *testing.T) {
 	for _, step := range []struct {
 		name  string
 		nodes []fwk.NodeInfo
-		read  bool   // whether the tree is read again
-		leafB string // the domain above node b
+		keys  *hypernodegen.LabelKeys // the keys given; nil: detected
+		read  bool                    // whether the tree is read again
+		leafB string                  // the domain above node b
 	}{
-		{"first", infos(a, b, c), true, "leaf-1"},
-		{"unchanged", infos(a, b, c), false, "leaf-1"},
-		{"b's object replaced, same labels", infos(a, bStatus, c), false, "leaf-1"},
-		{"b moved to leaf-2", infos(a, bMoved, c), true, "leaf-2"},
-		{"c gone", infos(a, bMoved), true, "leaf-2"},
-		{"c back", infos(a, bMoved, c), true, "leaf-2"},
+		{"first", infos(a, b, c), nil, true, "leaf-1"},
+		{"unchanged", infos(a, b, c), nil, false, "leaf-1"},
+		{"b's object replaced, same labels", infos(a, bStatus, c), nil, false, "leaf-1"},
+		{"b moved to leaf-2", infos(a, bMoved, c), nil, true, "leaf-2"},
+		{"c gone", infos(a, bMoved), nil, true, "leaf-2"},
+		{"c back", infos(a, bMoved, c), nil, true, "leaf-2"},
+		{"the aggregator states its keys", infos(a, bMoved, c), &keys, true, "leaf-2"},
+		{"the same keys", infos(a, bMoved, c), &keys, false, "leaf-2"},
 	} {
-		lt, f, _, err := cache.get(step.nodes)
+		lt, f, _, err := cache.get(step.nodes, step.keys)
 		if err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}

@@ -128,6 +128,23 @@ func fabricLabels(t *testing.T) (map[string]map[string]string, keys) {
 // label the aggregator writes, Ready, untainted and with the capacity of an 8-GPU node.
 func createNodes(t *testing.T, ctx context.Context, labels map[string]map[string]string) {
 	t.Helper()
+	for _, l := range fabric {
+		for i := 1; i <= l.nodes; i++ {
+			name := nodeName(l, i)
+			nl := map[string]string{poolLabel: l.pool}
+			maps.Copy(nl, labels[name])
+			if slices.Contains(l.sick, i) {
+				nl[wellknown.LinkHealthLabel] = wellknown.LinkHealthDegraded
+			}
+			createNode(t, ctx, name, nl)
+		}
+	}
+}
+
+// createNode creates the Node name with labels (and its hostname), Ready, untainted and with the capacity of an
+// 8-GPU node.
+func createNode(t *testing.T, ctx context.Context, name string, labels map[string]string) {
+	t.Helper()
 	c := testenv.Shared.Client
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("64"),
@@ -135,33 +152,22 @@ func createNodes(t *testing.T, ctx context.Context, labels map[string]map[string
 		corev1.ResourcePods:   resource.MustParse("110"),
 		gpuResource:           resource.MustParse("8"),
 	}
-	for _, l := range fabric {
-		for i := 1; i <= l.nodes; i++ {
-			name := nodeName(l, i)
-			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-				corev1.LabelHostname: name,
-				poolLabel:            l.pool,
-			}}}
-			maps.Copy(n.Labels, labels[name])
-			if slices.Contains(l.sick, i) {
-				n.Labels[wellknown.LinkHealthLabel] = wellknown.LinkHealthDegraded
-			}
-			if err := c.Create(ctx, n); err != nil {
-				t.Fatalf("creating Node %s: %v", name, err)
-			}
-			n.Status = corev1.NodeStatus{Capacity: capacity, Allocatable: capacity, Conditions: []corev1.NodeCondition{{
-				Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-				LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
-			}}}
-			if err := c.Status().Update(ctx, n); err != nil {
-				t.Fatalf("setting Node %s Ready with capacity: %v", name, err)
-			}
-			// The API server's TaintNodesByCondition admission taints a new Node not-ready; the node lifecycle
-			// controller (kube-controller-manager, not running here) would lift it once the node is Ready.
-			n.Spec.Taints = nil
-			if err := c.Update(ctx, n); err != nil {
-				t.Fatalf("removing the not-ready taint of Node %s: %v", name, err)
-			}
-		}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name}}}
+	maps.Copy(n.Labels, labels)
+	if err := c.Create(ctx, n); err != nil {
+		t.Fatalf("creating Node %s: %v", name, err)
+	}
+	n.Status = corev1.NodeStatus{Capacity: capacity, Allocatable: capacity, Conditions: []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	}}}
+	if err := c.Status().Update(ctx, n); err != nil {
+		t.Fatalf("setting Node %s Ready with capacity: %v", name, err)
+	}
+	// The API server's TaintNodesByCondition admission taints a new Node not-ready; the node lifecycle
+	// controller (kube-controller-manager, not running here) would lift it once the node is Ready.
+	n.Spec.Taints = nil
+	if err := c.Update(ctx, n); err != nil {
+		t.Fatalf("removing the not-ready taint of Node %s: %v", name, err)
 	}
 }

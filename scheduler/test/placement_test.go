@@ -42,7 +42,8 @@ type placementCase struct {
 // (ranks 0-1, 2-3) stays inside a leaf; a leaf with a degraded link is avoided although it fits tighter; a
 // gang held to the accelerator tier (fabricmap.io/highest-tier) lands in the tightest NVLink domain;
 // PodGroups that name a tier that does not exist or are larger than the cluster stay pending with fabricmap's
-// reason; and then one gang that fits nowhere costs the scheduler at most 1 % of a core while it waits.
+// reason; then one gang that fits nowhere costs the scheduler at most 1 % of a core while it waits; and last,
+// nodes labelled with custom keys that the aggregator's Lease names are placed on by those keys.
 func TestFabricmapScheduler(t *testing.T) {
 	testenv.Require(t)
 	ctx := t.Context()
@@ -53,6 +54,8 @@ func TestFabricmapScheduler(t *testing.T) {
 	t.Run("placements", func(t *testing.T) { runCases(t, k) })
 	// Once every case's gang is gone: what one pending gang costs the scheduler.
 	t.Run("a pending gang costs nothing", func(t *testing.T) { checkPendingCost(t, bin) })
+	// Last, as the keys it states hold for every node: custom keys read from the aggregator's Lease.
+	t.Run("custom keys from the aggregator's Lease", checkCustomKeys)
 }
 
 // runCases runs the cases of TestFabricmapScheduler in parallel.
