@@ -13,7 +13,8 @@ import (
 // TestTemplateOutput: the kubectl forms of -o print what the command's -o json holds, by kubectl's printers:
 // -o name names Kubernetes objects as kind.group/name, a node's place as node/NAME and a tier by its name; a
 // JSONPath that finds nothing fails with what failed (not kubectl's dump of the whole object); a Go template
-// has kubectl's functions; custom columns print <none> for a path that finds nothing.
+// has kubectl's functions; custom columns, as kubectl's, join the values a path finds with commas and print
+// <none> for a path that finds nothing.
 func TestTemplateOutput(t *testing.T) {
 	const hyperNodes = `{"apiVersion": "v1", "kind": "List", "items": [
 	  {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "leaf-a"}, "spec": {"tier": 1}},
@@ -35,12 +36,13 @@ func TestTemplateOutput(t *testing.T) {
 		{"go-template", hyperNodes, `go-template={{range .items}}{{.metadata.name}}{{if exists . "spec" "tier"}} tier {{.spec.tier}}{{end}}{{"\n"}}{{end}}`,
 			"leaf-a tier 1\ngpu-a1\n", ""},
 		{"go-template unparsed", hyperNodes, "go-template={{range .items}", "", "--output: the Go template: template: output:1: bad character U+007D '}'"},
-		{"custom-columns", nodes, "custom-columns=NODE:.node,PATH:.path[*].name,NO TOPOLOGY:{.noTopology}",
-			"NODE     PATH           NO TOPOLOGY\ngpu-a1   leaf-a spine   <none>\ngpu-x    <none>         true\n", ""},
+		{"custom-columns", nodes, "custom-columns=NODE:.node,PATH:.path[*].name,LEAF:path[0].name,NO TOPOLOGY:{.noTopology}",
+			"NODE     PATH           LEAF     NO TOPOLOGY\ngpu-a1   leaf-a,spine   leaf-a   <none>\ngpu-x    <none>         <none>   true\n", ""},
 		{"custom-columns of objects", hyperNodes, "custom-columns=NAME:.metadata.name,TIER:.spec.tier",
 			"NAME     TIER\nleaf-a   1\ngpu-a1   <none>\n", ""},
 		{"custom-columns without a path", nodes, "custom-columns=NODE", "",
 			`--output "custom-columns=NODE": custom-columns want HEADER:PATH pairs separated by commas, e.g. custom-columns=NAME:.metadata.name`},
+		{"custom-columns unparsed", nodes, "custom-columns=NODE:.path[", "", `--output: the JSONPath ".path[": unterminated array`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got, gotErr string
