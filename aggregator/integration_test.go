@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
@@ -38,13 +38,27 @@ func newReconciler(t *testing.T, grace time.Duration, clock *fakeClock) *Reconci
 	t.Helper()
 	c := testenv.Shared.Client
 	return &Reconciler{
-		Client: c, Live: c, NodeMetadata: metadata.NewForConfigOrDie(testenv.Shared.Config),
+		Client: c, Live: c, NodeWriter: nodeWriter(t),
 		Config: Config{Inference: pipeline.Inference{RootName: "fabric"}, DeleteGracePeriod: grace, NodeLabels: true,
 			LabelKeys: hypernodegen.DefaultLabelKeys()},
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics: NewMetrics(prometheus.NewRegistry()),
 		Now:     clock.now,
 	}
+}
+
+// nodeWriter is the node-label writer the manager gives the reconciler (NewNodeWriter), for the test API server.
+func nodeWriter(t *testing.T) rest.Interface {
+	t.Helper()
+	httpClient, err := rest.HTTPClientFor(testenv.Shared.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewNodeWriter(testenv.Shared.Config, httpClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // report is node's report with an LLDP neighbour per switch suffix (fixture.LLDPReport).

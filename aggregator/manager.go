@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -121,12 +120,12 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 	if err := mgr.Add(crd); err != nil {
 		return nil, fmt.Errorf("adding the HyperNode CRD check: %w", err)
 	}
-	nodeMetadata, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	nodeWriter, err := NewNodeWriter(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
-		return nil, fmt.Errorf("creating the Node metadata client: %w", err)
+		return nil, err
 	}
 	r := &Reconciler{
-		NodeMetadata: nodeMetadata,
+		NodeWriter:   nodeWriter,
 		Client:       mgr.GetClient(),
 		Live:         mgr.GetAPIReader(),
 		Config:       conf,

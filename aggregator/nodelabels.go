@@ -5,17 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/workers"
@@ -122,21 +125,43 @@ func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want, annota
 	return nil
 }
 
-// applyNodeMetadata server-side-applies u, a Node's metadata, as LabelFieldManager. Through NodeMetadata, the
-// API server answers with the Node's metadata alone, in protobuf; through Client, with the whole Node, which is
-// decoded and dropped: at a cold start that is one GPU node's labels, status and images per node of the
-// cluster.
+// applyNodeMetadata server-side-applies u, a Node's metadata, as LabelFieldManager. Through NodeWriter the API
+// server's answer, the Node's metadata in protobuf, is read and dropped undecoded; through Client it is the
+// whole Node, decoded into maps and dropped: at a cold start that is one GPU node's labels, managed fields,
+// status and images per node of the cluster.
 func (r *Reconciler) applyNodeMetadata(ctx context.Context, u *unstructured.Unstructured) error {
-	if r.NodeMetadata == nil {
+	if r.NodeWriter == nil {
 		return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership)
 	}
 	body, err := u.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	_, err = r.NodeMetadata.Resource(corev1.SchemeGroupVersion.WithResource("nodes")).Patch(ctx, u.GetName(), types.ApplyPatchType, body,
-		metav1.PatchOptions{FieldManager: wellknown.LabelFieldManager, Force: ptr.To(true)})
+	answer, err := r.NodeWriter.Patch(types.ApplyPatchType).AbsPath("/api/v1/nodes", u.GetName()).
+		Param("fieldManager", wellknown.LabelFieldManager).Param("force", "true").
+		SetHeader("Accept", metadataOnly).Body(body).Stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer answer.Close()
+	_, err = io.Copy(io.Discard, answer)
 	return err
+}
+
+// metadataOnly asks the API server for an object's metadata alone, in protobuf (or JSON).
+const metadataOnly = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+// NewNodeWriter returns the REST client that writes the node labels (Reconciler.NodeWriter), from the
+// manager's config and HTTP client.
+func NewNodeWriter(cfg *rest.Config, httpClient *http.Client) (rest.Interface, error) {
+	c := metadata.ConfigFor(cfg)
+	c.GroupVersion = &schema.GroupVersion{} // paths are absolute (AbsPath); the group version only encodes options
+	c.APIPath = "/api"
+	w, err := rest.RESTClientForConfigAndClient(c, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("creating the node-label writer: %w", err)
+	}
+	return w, nil
 }
 
 // labelsDiffer reports whether node lacks a wanted label value, or carries a fabricmap key that is no longer

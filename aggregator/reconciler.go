@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
@@ -83,12 +83,12 @@ type Reconciler struct {
 	Client client.Client
 	// Live reads straight from the API server; used to check that a name fabricmap wants is not taken.
 	Live client.Reader
-	// NodeMetadata writes the node labels, answered with the Nodes' metadata alone (applyNodeMetadata); nil:
-	// through Client.
-	NodeMetadata metadata.Interface
-	Config       Config
-	Log          *slog.Logger
-	Metrics      *Metrics
+	// NodeWriter writes the node labels and drops the API server's answers undecoded (applyNodeMetadata,
+	// NewNodeWriter); nil: through Client.
+	NodeWriter rest.Interface
+	Config     Config
+	Log        *slog.Logger
+	Metrics    *Metrics
 	// Sources are the fabric-wide sources polled besides the reports (an ibnetdiscover capture, UFM, labels).
 	Sources []sources.Spec
 	// Events records conflicts between sources on the Node concerned; nil records none.
