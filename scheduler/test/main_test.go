@@ -10,9 +10,10 @@ import (
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
-// featureGates are Kubernetes 1.36's workload-aware scheduling gates, which kube-apiserver and the scheduler
-// both need: the PodGroup API and the pods' spec.schedulingGroup, gang scheduling, and topology placement.
-const featureGates = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+// featureGates are Kubernetes 1.36's workload-aware scheduling gates, which kube-apiserver, the scheduler and
+// kube-controller-manager need: the PodGroup API and the pods' spec.schedulingGroup, gang scheduling, topology
+// placement, and the Job controller's Workload and PodGroup for a gang-shaped Job.
+const featureGates = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true,WorkloadWithJob=true"
 
 // podGroupAPI is the alpha API group version that serves PodGroup; kube-apiserver serves it only when asked.
 const podGroupAPI = "scheduling.k8s.io/v1alpha2"

@@ -54,6 +54,7 @@ func TestFabricmapScheduler(t *testing.T) {
 	t.Run("placements", func(t *testing.T) { runCases(t, k) })
 	// Once every case's gang is gone: what one pending gang costs the scheduler.
 	t.Run("a pending gang costs nothing", func(t *testing.T) { checkPendingCost(t, bin) })
+	t.Run("a Job's PodGroup from the Job controller", func(t *testing.T) { checkJob(t, k) })
 	// Last, as the keys it states hold for every node: custom keys read from the aggregator's Lease.
 	t.Run("custom keys from the aggregator's Lease", checkCustomKeys)
 }
