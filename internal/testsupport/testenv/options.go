@@ -17,6 +17,9 @@ type Options struct {
 	// EtcdFsync starts etcd with fsync on, as a real control plane runs it. envtest turns it off
 	// (--unsafe-no-fsync) so that tests run fast; a benchmark of what the control plane carries must not.
 	EtcdFsync bool
+	// EtcdArgs are etcd flags, by name without the dashes, each set to its values in place of envtest's
+	// default for it (if any): for example {"quota-backend-bytes": {"8589934592"}}.
+	EtcdArgs map[string][]string
 }
 
 // configure sets o's flags on the API server and etcd before they start.
@@ -26,6 +29,9 @@ func (o Options) configure(s *envtest.APIServer, e *envtest.Etcd) {
 	}
 	if o.EtcdFsync {
 		e.Configure().Set("unsafe-no-fsync", "false")
+	}
+	for name, values := range o.EtcdArgs {
+		e.Configure().Set(name, values...)
 	}
 }
 

@@ -62,3 +62,25 @@ func TestEtcdFsync(t *testing.T) {
 		})
 	}
 }
+
+// TestEtcdArgs checks that Options.EtcdArgs reach etcd: its backend quota, which etcd exposes as a metric.
+func TestEtcdArgs(t *testing.T) {
+	if _, err := AssetsDir(); errors.Is(err, ErrNoAssets) && os.Getenv("CI") != "true" {
+		t.Skipf("SKIP: %v", err)
+	}
+	const quota = 8 << 30
+	env, err := StartWith(Options{EtcdArgs: map[string][]string{"quota-backend-bytes": {fmt.Sprint(quota)}}})
+	if err != nil {
+		t.Fatalf("starting the control plane: %v", err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	}()
+	url := env.env.ControlPlane.Etcd.URL.String() + "/metrics"
+	got, found, err := proctest.Metric(url, "etcd_server_quota_backend_bytes")
+	if err != nil || !found || got != quota {
+		t.Errorf("etcd_server_quota_backend_bytes = %v (found %v, %v), want %d", got, found, err, quota)
+	}
+}
