@@ -2,6 +2,7 @@ package fabricplacement
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -18,18 +19,25 @@ import (
 )
 
 // leaseKeys reads the node-label keys the leading aggregator states on its leader-election Lease
-// (wellknown.LabelKeysAnnotation, the Lease labelled wellknown.AggregatorLeaseLabel in any namespace): the keys
-// of a custom label style, which no detection from the labels alone can tell.
+// (wellknown.LabelKeysAnnotation, the Lease labelled wellknown.AggregatorLeaseLabel, in the namespace
+// LeaseNamespaceEnv names or in any): the keys of a custom label style, which no detection from the labels
+// alone can tell.
 type leaseKeys struct {
 	leases coordinationlisters.LeaseLister
 }
 
+// LeaseNamespaceEnv names the environment variable that holds the namespace of the aggregator's Lease. The
+// chart sets it to its release's namespace, where its RBAC lets the scheduler list and watch Leases; unset, the
+// Lease is looked for in every namespace.
+const LeaseNamespaceEnv = "FABRICMAP_LEASE_NAMESPACE"
+
 // watchLeaseKeys starts an informer of the aggregator's Lease alone (a label selector: the scheduler never
-// watches the nodes' heartbeat Leases for it) until ctx is done.
+// watches the nodes' heartbeat Leases for it), in the namespace LeaseNamespaceEnv names, until ctx is done.
 func watchLeaseKeys(ctx context.Context, cs kubernetes.Interface) *leaseKeys {
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 10*time.Minute, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = wellknown.AggregatorLeaseLabel + "=true"
-	}))
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 10*time.Minute, informers.WithNamespace(os.Getenv(LeaseNamespaceEnv)),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = wellknown.AggregatorLeaseLabel + "=true"
+		}))
 	lk := &leaseKeys{leases: f.Coordination().V1().Leases().Lister()}
 	f.Start(ctx.Done())
 	return lk
