@@ -22,6 +22,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/podread"
 	"github.com/fabricmap/fabricmap/placer"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
@@ -174,7 +175,7 @@ func quantity(name, v string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return placer.QuantityValue(name, q), nil
+	return podread.QuantityValue(name, q), nil
 }
 
 // cluster builds the placement snapshot from the files or the cluster with the placer's adapter

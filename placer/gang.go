@@ -1,7 +1,6 @@
 package placer
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/podread"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -226,9 +226,9 @@ func (g *GatedGang) readVolcano(pg *unstructured.Unstructured) error {
 	return nil
 }
 
-// Validate checks a gang with at least MinMember pods: exactly MinMember pods, ranks 0 … M-1 each once (from
-// the rank label, or the pods' names in order when no pod has one); it sorts Pods by rank and groups them into
-// roles by request (readRoles).
+// Validate checks a gang with at least MinMember pods: exactly MinMember pods, ranks 0 … M-1 each once (the
+// rank label, else the Job completion index, else the pods' names with numbers compared as numbers:
+// podread.RankOrder); it sorts Pods by rank and groups them into roles by request (readRoles).
 func (g *GatedGang) Validate() error {
 	fault := func(format string, args ...any) error {
 		return &FaultError{Gang: g.Key, Fault: fmt.Sprintf(format, args...)}
@@ -236,30 +236,11 @@ func (g *GatedGang) Validate() error {
 	if len(g.Pods) != g.MinMember {
 		return fault("%d pods, but the gang has %d members", len(g.Pods), g.MinMember)
 	}
-	slices.SortFunc(g.Pods, func(a, b *corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
-	ranked := 0
-	for _, p := range g.Pods {
-		if _, ok := p.Labels[wellknown.RankLabel]; ok {
-			ranked++
-		}
+	pods, err := podread.RankOrder(g.Pods)
+	if err != nil {
+		return fault("%s", err)
 	}
-	if ranked > 0 {
-		if ranked != len(g.Pods) {
-			return fault("%d of %d pods have a %s label: give every pod one or none", ranked, len(g.Pods), wellknown.RankLabel)
-		}
-		byRank := make([]*corev1.Pod, len(g.Pods))
-		for _, p := range g.Pods {
-			r, err := strconv.Atoi(p.Labels[wellknown.RankLabel])
-			switch {
-			case err != nil || r < 0 || r >= len(g.Pods):
-				return fault("pod %s has rank %q: want 0 … %d", p.Name, p.Labels[wellknown.RankLabel], len(g.Pods)-1)
-			case byRank[r] != nil:
-				return fault("rank %d is given twice (pods %s and %s)", r, byRank[r].Name, p.Name)
-			}
-			byRank[r] = p
-		}
-		g.Pods = byRank
-	}
+	g.Pods = pods
 	return g.readRoles()
 }
 
@@ -270,7 +251,7 @@ func (g *GatedGang) readRoles() error {
 	g.Request, g.Roles, g.order = nil, nil, nil
 	var members [][]int
 	for i, p := range g.Pods {
-		req := PodRequest(p)
+		req := podread.Request(p)
 		j := slices.IndexFunc(g.Roles, func(r placement.Role) bool { return maps.Equal(r.Request, req) })
 		if j < 0 {
 			j = len(g.Roles)

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/podread"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -53,7 +54,7 @@ func (st *Snapshot) SkippedForLinks(gang string, tolerations []corev1.Toleration
 	var out []string
 	for _, name := range sick {
 		node := st.nodes[name]
-		if hasRoom(ResourceList(node.Status.Allocatable), used[name], request) {
+		if hasRoom(podread.ResourceList(node.Status.Allocatable), used[name], request) {
 			out = append(out, fmt.Sprintf("%s (%s)", name, st.sickLink(node)))
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/podread"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
@@ -191,7 +192,7 @@ func (st *Snapshot) Cluster(gang string, tolerations []corev1.Toleration, p Pree
 		if n == "" || finished(p) || key == "" || key == gang || p.DeletionTimestamp != nil || st.nodes[n] == nil || !st.inFabric[n] {
 			continue
 		}
-		req := PodRequest(p)
+		req := podread.Request(p)
 		r := running[key]
 		if r == nil {
 			r = &placement.Running{Name: key, Pods: map[string]int{}, Request: req}
@@ -206,7 +207,7 @@ func (st *Snapshot) Cluster(gang string, tolerations []corev1.Toleration, p Pree
 	nodes := make([]placement.Node, 0, len(st.nodes))
 	for _, name := range slices.Sorted(maps.Keys(st.nodes)) {
 		node := st.nodes[name]
-		nodes = append(nodes, placement.Node{Name: name, Allocatable: ResourceList(node.Status.Allocatable), Used: used[name],
+		nodes = append(nodes, placement.Node{Name: name, Allocatable: podread.ResourceList(node.Status.Allocatable), Used: used[name],
 			Unavailable: !st.usable(node, gang, tolerations) || st.sickLink(node) != ""})
 	}
 	rs := make([]placement.Running, 0, len(running))
@@ -235,7 +236,7 @@ func (st *Snapshot) used(gang string) map[string]placement.Resources {
 			u = placement.Resources{}
 			used[n] = u
 		}
-		for k, q := range PodRequest(p) {
+		for k, q := range podread.Request(p) {
 			u[k] += q
 		}
 	}

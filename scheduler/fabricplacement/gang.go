@@ -8,9 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/podread"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -27,7 +27,7 @@ const HighestTierAnnotation = "fabricmap.io/highest-tier"
 func gangOf(pg *schedulingv1alpha2.PodGroup, pods []*corev1.Pod, lt *labelTree) (placement.Gang, error) {
 	g := placement.Gang{Name: pg.Namespace + "/" + pg.Name, Pods: len(pods), Request: placement.Resources{}}
 	for _, p := range pods {
-		for k, v := range podRequest(p) {
+		for k, v := range podread.Request(p) {
 			g.Request[k] = max(g.Request[k], v)
 		}
 	}
@@ -78,30 +78,4 @@ func degree(pg *schedulingv1alpha2.PodGroup, pods []*corev1.Pod, key string) (in
 		return 0, fmt.Errorf("%s %s=%q: want a positive whole number", where, key, v)
 	}
 	return n, nil
-}
-
-// podRequest is what a pod requests in placement's units (millicores for cpu, the base unit otherwise): its
-// containers' requests summed, each init container's taken when larger, plus one "pods" (as the placer counts
-// it, placer.PodRequest).
-func podRequest(p *corev1.Pod) placement.Resources {
-	out := placement.Resources{string(corev1.ResourcePods): 1}
-	for _, c := range p.Spec.Containers {
-		for k, q := range c.Resources.Requests {
-			out[string(k)] += quantity(k, q)
-		}
-	}
-	for _, c := range p.Spec.InitContainers {
-		for k, q := range c.Resources.Requests {
-			out[string(k)] = max(out[string(k)], quantity(k, q))
-		}
-	}
-	return out
-}
-
-// quantity converts a Kubernetes quantity to placement's unit: millicores for cpu, the base unit otherwise.
-func quantity(name corev1.ResourceName, q resource.Quantity) int64 {
-	if name == corev1.ResourceCPU {
-		return q.MilliValue()
-	}
-	return q.Value()
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/placement"
+	"github.com/fabricmap/fabricmap/podread"
 )
 
 // Name is the plugin's name in the scheduler's registry and in a profile's plugin lists.
@@ -88,7 +89,7 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	if err != nil {
 		return nil, fwk.AsStatus(fmt.Errorf("reading PodGroup %s/%s: %w", podGroup.GetNamespace(), podGroup.GetName(), err))
 	}
-	if pods, err = rankOrder(pods); err != nil {
+	if pods, err = podread.RankOrder(pods); err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("fabricmap: PodGroup %s/%s: %v", pg.Namespace, pg.Name, err))
 	}
 	var keys *hypernodegen.LabelKeys

@@ -33,7 +33,8 @@ var (
 
 // TestNoClusterPackages keeps the core pure: the model (topology, placement, health, slurm) links no Kubernetes
 // client, no API types (of apimachinery only the validation helpers) and no cloud SDK; the pipeline and the
-// output builders (hypernodegen) link the API types they build but no client and no cloud SDK, so that each
+// output builders (hypernodegen) link the API types they build but no client and no cloud SDK, and so do the
+// readers fabricmap-scheduler's module shares (treeread, podread: it is on another client-go), so that each
 // builds, tests and is read without a cluster or a cloud.
 func TestNoClusterPackages(t *testing.T) {
 	model := slices.Concat(clients, apiTypes, cloudSDKs)
@@ -49,6 +50,8 @@ func TestNoClusterPackages(t *testing.T) {
 		{pkg: "slurm", banned: model, allowed: validationHelpers},
 		{pkg: "pipeline", banned: core, allowed: schemeBuilder},
 		{pkg: "hypernodegen", banned: core, allowed: schemeBuilder},
+		{pkg: "treeread", banned: core, allowed: schemeBuilder},
+		{pkg: "podread", banned: core, allowed: schemeBuilder},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			for _, dep := range deps(t, tc.pkg) {
