@@ -66,7 +66,7 @@ func (f figures) print() {
 	if judged {
 		fmt.Printf("(targets for up to %d nodes)\n", targets.upTo)
 	} else {
-		fmt.Printf("(no targets above 100,016 nodes)\n")
+		fmt.Printf("(no targets above 100,032 nodes)\n")
 	}
 	fmt.Printf("%-52s %17s %10s\n", "what", "measured", "target")
 	row("load: Nodes, status, reports, first heartbeats", f.load.Seconds(), "s", -1)
