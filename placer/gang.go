@@ -28,9 +28,12 @@ const (
 )
 
 // GangOf returns the gang a pod belongs to ("namespace/name") and its form; "" when the pod is in no gang.
-// The plain label wins over a PodGroup label, then Koordinator's annotation, then Volcano's.
+// The plain label wins over a PodGroup label, then Koordinator's annotation, then Volcano's. A pod a scheduler
+// places as a gang itself (SchedulerPlaced) is in no gang of the placer's, whatever it carries.
 func GangOf(p *corev1.Pod) (string, Form) {
 	switch {
+	case SchedulerPlaced(p):
+		return "", ""
 	case p.Labels[wellknown.GangLabel] != "":
 		return p.Namespace + "/" + p.Labels[wellknown.GangLabel], FormLabels
 	case p.Labels[wellknown.PodGroupLabel] != "":
@@ -43,6 +46,14 @@ func GangOf(p *corev1.Pod) (string, Form) {
 		return p.Namespace + "/" + p.Annotations[wellknown.VolcanoGroupAnnotation], FormVolcano
 	}
 	return "", ""
+}
+
+// SchedulerPlaced says whether a scheduler places the pod's gang itself, so that the placer must not: the pod is
+// fabricmap-scheduler's (spec.schedulerName wellknown.SchedulerName), or it joins a Workload API PodGroup
+// (spec.schedulingGroup), a gang the stock kube-scheduler 1.36 handles. The placer neither places nor pins nor
+// ungates such a pod, nor evicts it as a gang; it counts only as resources in use.
+func SchedulerPlaced(p *corev1.Pod) bool {
+	return p.Spec.SchedulerName == wellknown.SchedulerName || p.Spec.SchedulingGroup != nil
 }
 
 // Gated says whether the pod still carries the placer's scheduling gate.

@@ -54,19 +54,28 @@ func TestGangOf(t *testing.T) {
 		name        string
 		labels      map[string]string
 		annotations map[string]string
+		spec        func(*corev1.PodSpec)
 		key         string
 		form        Form
 	}{
-		{"none", nil, nil, "", ""},
-		{"plain label", map[string]string{wellknown.GangLabel: "g"}, nil, "ns/g", FormLabels},
-		{"podgroup", map[string]string{wellknown.PodGroupLabel: "pg"}, nil, "ns/pg", FormPodGroup},
-		{"legacy podgroup", map[string]string{wellknown.PodGroupLabelLegacy: "pg"}, nil, "ns/pg", FormPodGroup},
-		{"koordinator", nil, map[string]string{wellknown.KoordinatorGangName: "k"}, "ns/k", FormKoordinator},
-		{"volcano", nil, map[string]string{wellknown.VolcanoGroupAnnotation: "v"}, "ns/v", FormVolcano},
-		{"plain label wins", map[string]string{wellknown.GangLabel: "g", wellknown.PodGroupLabel: "pg"}, nil, "ns/g", FormLabels},
+		{"none", nil, nil, nil, "", ""},
+		{"plain label", map[string]string{wellknown.GangLabel: "g"}, nil, nil, "ns/g", FormLabels},
+		{"podgroup", map[string]string{wellknown.PodGroupLabel: "pg"}, nil, nil, "ns/pg", FormPodGroup},
+		{"legacy podgroup", map[string]string{wellknown.PodGroupLabelLegacy: "pg"}, nil, nil, "ns/pg", FormPodGroup},
+		{"koordinator", nil, map[string]string{wellknown.KoordinatorGangName: "k"}, nil, "ns/k", FormKoordinator},
+		{"volcano", nil, map[string]string{wellknown.VolcanoGroupAnnotation: "v"}, nil, "ns/v", FormVolcano},
+		{"plain label wins", map[string]string{wellknown.GangLabel: "g", wellknown.PodGroupLabel: "pg"}, nil, nil, "ns/g", FormLabels},
+		{"fabricmap-scheduler's pod", map[string]string{wellknown.GangLabel: "g"}, nil, func(s *corev1.PodSpec) { s.SchedulerName = wellknown.SchedulerName }, "", ""},
+		{"Workload API PodGroup member", map[string]string{wellknown.PodGroupLabel: "pg"}, nil, func(s *corev1.PodSpec) {
+			s.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptrTo("pg")}
+		}, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key, form := GangOf(pod("p", 1, tc.labels, tc.annotations))
+			p := pod("p", 1, tc.labels, tc.annotations)
+			if tc.spec != nil {
+				tc.spec(&p.Spec)
+			}
+			key, form := GangOf(p)
 			if key != tc.key || form != tc.form {
 				t.Errorf("GangOf = %q, %q; want %q, %q", key, form, tc.key, tc.form)
 			}

@@ -25,6 +25,7 @@ func TestOnRealScheduler(t *testing.T) {
 		{"GangWithRoles", testGangWithRoles},
 		{"TwoGangsCompeteForLeaf", testTwoGangsCompeteForLeaf},
 		{"BadGangsStayGated", testBadGangsStayGated},
+		{"SchedulerPlacedLeftAlone", testSchedulerPlacedLeftAlone},
 		{"SeedPreemptionStory", testSeedPreemptionStory},
 		{"PreemptionSafety", testPreemptionSafety},
 		{"EvictionRefusedByPDB", testEvictionRefusedByPDB},

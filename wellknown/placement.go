@@ -6,6 +6,9 @@ package wellknown
 const (
 	// Gate is the scheduling gate the placer removes once a gang is placed.
 	Gate = "fabricmap.io/placement"
+	// SchedulerName is fabricmap-scheduler's spec.schedulerName: its pods are its own, and the placer leaves them
+	// alone.
+	SchedulerName = "fabricmap-scheduler"
 	// GangLabel names a gang (plain-label form); the pods' namespace scopes it.
 	GangLabel = "fabricmap.io/gang"
 	// DPLabel and PPLabel give the gang's data- and pipeline-parallel degrees (any form).
