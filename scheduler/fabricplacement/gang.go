@@ -79,3 +79,8 @@ func degree(pg *schedulingv1alpha2.PodGroup, pods []*corev1.Pod, key string) (in
 	}
 	return n, nil
 }
+
+// heldByPlacer says whether the pod carries fabricmap-placer's scheduling gate (wellknown.Gate).
+func heldByPlacer(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == wellknown.Gate })
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/podread"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Name is the plugin's name in the scheduler's registry and in a profile's plugin lists.
@@ -84,6 +85,11 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	pods := podGroup.GetUnscheduledPods()
 	if len(pods) == 0 {
 		return &fwk.GeneratePlacementsResult{Placements: []*fwk.Placement{parent}}, nil
+	}
+	if i := slices.IndexFunc(pods, heldByPlacer); i >= 0 {
+		// The scheduler never queues a gated pod; should one reach us, the placer holds its gang: never both on one.
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("fabricmap: pod %s/%s is held by fabricmap-placer (scheduling gate %s): the placer places its gang",
+			pods[i].Namespace, pods[i].Name, wellknown.Gate))
 	}
 	pg, err := pl.podGroups.PodGroups(podGroup.GetNamespace()).Get(podGroup.GetName())
 	if err != nil {

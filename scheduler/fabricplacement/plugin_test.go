@@ -85,6 +85,7 @@ func TestGeneratePlacements(t *testing.T) {
 		labels      map[string]string
 		annotations map[string]string
 		key         string
+		gated       bool // the pods carry the placer's gate
 		// want maps each placement's name to its nodes, the plan first.
 		want       []string
 		wantCode   fwk.Code
@@ -118,6 +119,8 @@ func TestGeneratePlacements(t *testing.T) {
 			wantCode: fwk.UnschedulableAndUnresolvable, wantReason: `PodGroup label fabricmap.io/pp="two"`},
 		{name: "larger than the cluster", nodes: fabricNodes(), pods: 11,
 			wantCode: fwk.UnschedulableAndUnresolvable, wantReason: "do not fit even in the empty cluster"},
+		{name: "pods held by the placer's gate", nodes: fabricNodes(), pods: 2, gated: true,
+			wantCode: fwk.UnschedulableAndUnresolvable, wantReason: "is held by fabricmap-placer"},
 		{name: "no topology labels", nodes: []*corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "bare"}}}, pods: 1,
 			wantCode: fwk.UnschedulableAndUnresolvable, wantReason: "no node carries fabricmap's topology labels"},
 	} {
@@ -133,7 +136,11 @@ func TestGeneratePlacements(t *testing.T) {
 			pl := &Plugin{podGroups: schedulinglisters.NewPodGroupLister(indexer)}
 			var pods []*corev1.Pod
 			for i := range tc.pods {
-				pods = append(pods, gpuPod("g", i))
+				p := gpuPod("g", i)
+				if tc.gated {
+					p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: wellknown.Gate}}
+				}
+				pods = append(pods, p)
 			}
 			var infos []fwk.NodeInfo
 			for _, n := range tc.nodes {
