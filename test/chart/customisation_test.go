@@ -28,7 +28,7 @@ type workload struct {
 }
 
 // workloads finds each component's pod among objs, keyed by the values section that configures it: agent,
-// aggregator, placer and tests (the helm test's Pod).
+// aggregator, placer, scheduler and tests (the helm test's Pod).
 func workloads(t *testing.T, objs []*unstructured.Unstructured) map[string]workload {
 	t.Helper()
 	out := map[string]workload{}
@@ -89,7 +89,7 @@ func TestCustomisedValuesLand(t *testing.T) {
 			Repository string `json:"repository"`
 			Digest     string `json:"digest"`
 		} `json:"image"`
-		Agent, Aggregator, Placer, Tests componentValues
+		Agent, Aggregator, Placer, Scheduler, Tests componentValues
 	}
 	if err := yaml.Unmarshal(raw, &values); err != nil {
 		t.Fatalf("%s: %v", file, err)
@@ -104,6 +104,7 @@ func TestCustomisedValuesLand(t *testing.T) {
 		{"agent", values.Agent, true},
 		{"aggregator", values.Aggregator, false},
 		{"placer", values.Placer, false},
+		{"scheduler", values.Scheduler, false},
 		{"tests", values.Tests, false},
 	} {
 		t.Run(tc.component, func(t *testing.T) {
@@ -305,7 +306,7 @@ func TestComponentDefaults(t *testing.T) {
 		Image              string
 		Extras             int // annotations, affinity, spread constraints, volumes not the chart's
 	}
-	rendered := workloads(t, renderRelease(t, "fabricmap", "--set", "placer.enabled=true"))
+	rendered := workloads(t, renderRelease(t, "fabricmap", "--set", "placer.enabled=true", "--set", "scheduler.enabled=true"))
 	image := "ghcr.io/fabricmap/fabricmap:0.1.0"
 	for _, tc := range []struct {
 		component   string
@@ -316,6 +317,7 @@ func TestComponentDefaults(t *testing.T) {
 		{"agent", defaults{"system-node-critical", &corev1.PodSecurityContext{SeccompProfile: nonRoot.SeccompProfile}, agent, image, 0}, 1, 0},
 		{"aggregator", defaults{"", withFSGroup, locked, image, 0}, 0, 0},
 		{"placer", defaults{"", nonRoot, locked, image, 0}, 0, 0},
+		{"scheduler", defaults{"", nonRoot, locked, image, 0}, 1, 1}, // its configuration, and the checksum of it
 		{"tests", defaults{"", nonRoot, locked, image, 0}, 0, 2},
 	} {
 		t.Run(tc.component, func(t *testing.T) {

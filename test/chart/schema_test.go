@@ -63,6 +63,9 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"a capture ConfigMap name in capitals", "aggregator:\n  capture:\n    configMaps: [fabricmap-capture-0, Capture-1]\n", []string{"at '/aggregator/capture/configMaps/1'", "does not match pattern"}},
 		{"a capture ConfigMap named twice", "aggregator:\n  capture:\n    configMaps: [capture-0, capture-0]\n", []string{"at '/aggregator/capture/configMaps'"}},
 		{"a deletion confirmer that is no service account", "aggregator:\n  admissionPolicy:\n    deletionConfirmers: [alice]\n", []string{"at '/aggregator/admissionPolicy/deletionConfirmers/0'", "does not match pattern"}},
+		{"the scheduler on in words", "scheduler:\n  enabled: \"yes\"\n", []string{"at '/scheduler/enabled'", "boolean"}},
+		{"a misspelt scheduler value", "scheduler:\n  leaderElect: true\n", []string{"at '/scheduler'", "leaderElect"}},
+		{"a scheduler port out of range", "scheduler:\n  securePort: 70000\n", []string{"at '/scheduler/securePort'", "maximum"}},
 		{"an aggregator setting in capitals", "aggregator:\n  config:\n    Capture_Recheck: 5m\n", []string{"at '/aggregator/config'", "Capture_Recheck"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
