@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# fabricmap's container image: fabricmap-agent, fabricmap-aggregator, fabricmap-placer and the fabricmap CLI
-# in /usr/local/bin, on Debian bookworm with what the agent's probes run (ibnetdiscover, lldpcli).
+# fabricmap's container image: fabricmap-agent, fabricmap-aggregator, fabricmap-placer, fabricmap-scheduler
+# (kube-scheduler with fabricmap's plugins, from the scheduler/ module) and the fabricmap CLI in /usr/local/bin,
+# on Debian bookworm with what the agent's probes run (ibnetdiscover, lldpcli).
 #
 #   docker build --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) \
 #     -t ghcr.io/fabricmap/fabricmap:0.1.0 .
@@ -13,7 +14,8 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+COPY scheduler/go.mod scheduler/go.sum scheduler/
+RUN go mod download && cd scheduler && go mod download
 COPY . .
 ARG VERSION=dev
 ARG REVISION=unknown

@@ -15,6 +15,9 @@
 # fabricmap-placer are links to the fabricmap binary, which runs them by the name it is started as (see
 # cmd/fabricmap): the three share the Kubernetes libraries, and one binary instead of three saves about 60 MB.
 # The agent stays a binary of its own: it runs on every node, and its memory is kept small.
+# fabricmap-scheduler comes from its own module (scheduler/: kube-scheduler and fabricmap's plugins, on the
+# Kubernetes version of k8s.io/kubernetes in scheduler/go.mod), static (no cgo: it loads no NVML), stripped too,
+# and says that kube-scheduler version as `make build` stamps it.
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -42,3 +45,9 @@ CGO_ENABLED=1 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/" 
 for name in fabricmap-aggregator fabricmap-placer; do
   ln -sfn fabricmap "$out/$name"
 done
+
+cd "$root/scheduler"
+kube=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
+[[ $kube =~ ^v([0-9]+)\.([0-9]+)\. ]] || { echo "$0: k8s.io/kubernetes $kube in scheduler/go.mod is no release version" >&2; exit 1; }
+sldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/component-base/version.gitMajor=${BASH_REMATCH[1]} -X k8s.io/component-base/version.gitMinor=${BASH_REMATCH[2]}"
+CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$sldflags" -o "$out/" ./cmd/fabricmap-scheduler
