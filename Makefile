@@ -115,7 +115,7 @@ bench-scale: tools ## (root) the convergence bench at NODES nodes (50000; rounde
 	@NODES=$(NODES) hack/bench.sh scale
 
 clean: ## remove built binaries (keeps the cached tools)
-	rm -f $(BIN)/fabricmap $(BIN)/fabricmap-agent $(BIN)/fabricmap-aggregator $(BIN)/fabricmap-placer $(BIN)/fabricmap-demo
+	rm -f $(BIN)/fabricmap $(BIN)/fabricmap-agent $(BIN)/fabricmap-aggregator $(BIN)/fabricmap-placer $(BIN)/fabricmap-scheduler $(BIN)/fabricmap-demo
 
 release: ## write a release into dist/, offline: the chart package, the CLI for linux/darwin amd64/arm64 (and as a kubectl plugin, with a krew manifest), the image archive (root), checksums and an index
 	@hack/release.sh
