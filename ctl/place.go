@@ -22,8 +22,8 @@ import (
 
 	"github.com/fabricmap/fabricmap/ib"
 	"github.com/fabricmap/fabricmap/placement"
-	"github.com/fabricmap/fabricmap/podread"
 	"github.com/fabricmap/fabricmap/placer"
+	"github.com/fabricmap/fabricmap/podread"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/treeread"
 	"github.com/fabricmap/fabricmap/wellknown"

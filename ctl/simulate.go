@@ -9,6 +9,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/placement/sim"
+	"github.com/fabricmap/fabricmap/topology"
 )
 
 // simulateFlags are the inputs of `fabricmap simulate`.
@@ -26,11 +27,13 @@ func newSimulate() *cobra.Command {
 	var fl simulateFlags
 	cmd := &cobra.Command{
 		Use:   "simulate [--trace FILE]",
-		Short: "Replay a job trace through fabricmap's placement on a generated fabric and print quality metrics",
+		Short: "Replay a job trace through fabricmap's placement and the in-tree TopologyPlacement on a generated fabric and print quality metrics",
 		Long: "Generate a leaf/spine fabric (--nodes, --nodes-per-leaf, --leaves-per-spine, --gpus-per-node) and replay a\n" +
 			"job trace on it: --trace FILE (a JSON list of {name, arrival, duration, pods, dp, pp, gpusPerPod,\n" +
 			"priority}; seconds) or a seeded synthetic one (--jobs, --seed, --load, --max-pods). Queued jobs start in\n" +
-			"arrival order as soon as they fit. The first table gives the share of gangs at the optimal gang tier, the\n" +
+			"arrival order as soon as they fit. Each trace is replayed through fabricmap's placement (what the placer and\n" +
+			"fabricmap-scheduler place) and, as peers, kube-scheduler 1.36's in-tree TopologyPlacement with the leaf key and\n" +
+			"with the spine key (one domain of the key holding the whole gang, the emptiest, else the gang stays pending). The first table gives the share of gangs at the optimal gang tier, the\n" +
 			"mean gang and PP-group tiers, leaves used against the fewest possible, the largest gang one leaf could\n" +
 			"still take after each placement (fragmentation), acceptance, mean queueing delay and GPU utilisation.\n" +
 			"Each job's training step (compute, DP ring all-reduce, PP transfers; trace fields computeSeconds,\n" +
@@ -66,18 +69,31 @@ func newSimulate() *cobra.Command {
 					return fmt.Errorf("--save-trace: %w", err)
 				}
 			}
-			m, err := sim.Replay(f, nodes, jobs, sim.Fabricmap{}, net)
-			if err != nil {
-				return err
+			placers := []sim.Placer{sim.Fabricmap{}}
+			for _, tier := range []string{topology.TierNameLeaf, topology.TierNameSpine} {
+				p, err := sim.NewInTree(f, tier, nodes)
+				if err != nil {
+					return err
+				}
+				placers = append(placers, p)
+			}
+			rows := make([]sim.Metrics, 0, len(placers))
+			for _, p := range placers {
+				m, err := sim.Replay(f, nodes, jobs, p, net)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, m)
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%d nodes (%d a leaf, %d leaves a spine), %d jobs, network %s (oversubscription %v)\n",
 				fl.fabric.Nodes, fl.fabric.NodesPerLeaf, fl.fabric.LeavesPerSpine, len(jobs), net.Name, net.Oversubscription)
-			if err := sim.WriteTable(out, []sim.Metrics{m}); err != nil {
+			fmt.Fprintln(out, "fabricmap: the placer's and fabricmap-scheduler's placement; in-tree: kube-scheduler 1.36's TopologyPlacement with the leaf or the spine key")
+			if err := sim.WriteTable(out, rows); err != nil {
 				return err
 			}
 			fmt.Fprintln(out)
-			return sim.WriteTimeTable(out, []sim.Metrics{m})
+			return sim.WriteTimeTable(out, rows)
 		},
 	}
 	f := cmd.Flags()

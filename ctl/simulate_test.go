@@ -5,17 +5,31 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-// TestSimulate replays a small generated trace, saves it, and replays the saved trace to the same table.
+// TestSimulate replays a small generated trace through fabricmap and the in-tree TopologyPlacement with the leaf
+// and the spine key, saves it, and replays the saved trace to the same tables.
 func TestSimulate(t *testing.T) {
 	saved := filepath.Join(t.TempDir(), "trace.json")
 	out, _, err := run(t, "simulate", "--nodes", "128", "--nodes-per-leaf", "16", "--leaves-per-spine", "4", "--jobs", "60", "--max-pods", "32", "--save-trace", saved)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "fabricmap  100.0 %") {
-		t.Errorf("fabricmap should place every gang at the optimal tier:\n%s", out)
+	rows := map[string]int{}
+	for _, l := range strings.Split(out, "\n") {
+		for _, p := range []string{"fabricmap ", "in-tree leaf key ", "in-tree spine key "} {
+			if strings.HasPrefix(l, p) {
+				rows[p]++
+				if p == "fabricmap " && rows[p] == 1 && strings.Fields(l)[1] != "100.0" {
+					t.Errorf("fabricmap should place every gang at the optimal tier: %s", l)
+				}
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"fabricmap ": 2, "in-tree leaf key ": 2, "in-tree spine key ": 2}, rows); diff != "" {
+		t.Errorf("rows of the two tables by placer (-want +got):\n%s\n%s", diff, out)
 	}
 	again, _, err := run(t, "simulate", "--nodes", "128", "--nodes-per-leaf", "16", "--leaves-per-spine", "4", "--trace", saved)
 	if err != nil {
