@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench-placement.sh runs the placement benchmarks (fabricmap and its peers) and the peer comparison table,
+# bench-placement.sh runs the placement benchmarks (fabricmap and its peers, fabricmap-scheduler's plugin at 10k
+# nodes) and the peer comparison table (the in-tree TopologyPlacement with the leaf and the spine key among them),
 # then prints each measured figure over its target with "met" or "NOT MET", fabricmap's time over each peer's
 # on the same shape (below 1.00 beats the peer; a comparison lost says "LOST"), the peer table's judged
 # figures (an accepted trade-off lost says so, with its pinned reason), and a verdict line; it exits 1 when a
@@ -35,6 +36,11 @@ gotest() {
 
 gotest -run '^$' -bench 'Place|Preempt|Kueue' -benchtime "${BENCHTIME:-20x}" -count "${COUNT:-3}" ./placement/
 gotest -run '^$' -bench Peers -benchtime "${PEER_BENCHTIME:-5x}" -count "${COUNT:-3}" ./placement/peers/
+# fabricmap-scheduler's plugin, in its own module: one PodGroup cycle's CPU at 10,240 nodes (cpu-ms/op).
+sched_out=$(mktemp)
+if ! (cd scheduler && go test -run '^$' -bench GeneratePlacements10k -benchtime "${SCHED_BENCHTIME:-20x}" -count "${COUNT:-3}" ./fabricplacement/) 2>&1 | tee "$sched_out"; then
+  record "NOT MET" "go test -bench GeneratePlacements10k (scheduler/fabricplacement) failed"
+fi
 # The peer table: every trace replayed with PEER_SEEDS seeds (20) through fabricmap and each peer, jobs run
 # their step time on the generic (oversubscribed) network; it also judges fabricmap's step-time targets
 # (PEER_FIGURES).
@@ -96,6 +102,18 @@ echo "== measured / target (worst case over gang sizes 8 to 8,192) =="
 worst "place, 10k nodes 70 % full" '^BenchmarkPlace/nodes=10000/' 1000000
 worst "place, 100k nodes 70 % full" '^BenchmarkPlace/nodes=100000/' 10000000
 worst "preempt, 10k nodes, 1,000 running gangs" '^BenchmarkPreempt(-[0-9]+)?$' 100000000
+# The plugin's CPU per PodGroup cycle: the median cpu-ms/op of its runs against the issue's 10 ms.
+line=$(awk '$1 ~ /^BenchmarkGeneratePlacements10k/ { for (i = 3; i < NF; i++) if ($(i+1) == "cpu-ms/op") v[++n] = $i }
+  END { if (!n) { printf "%-46s no figure\tnone\n", "fabricmap-scheduler, one PodGroup at 10k nodes"; exit }
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+        m = (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2); s = (m <= 10 ? "met" : "NOT MET")
+        printf "%-46s %10.3f ms  target %8.3f ms  ratio %.3f  %s (CPU)\t%s\n", "fabricmap-scheduler, one PodGroup at 10k nodes", m, 10, m / 10, s, s }' "$sched_out")
+rm -f "$sched_out"
+printf '%s\n' "${line%$'\t'*}"
+case ${line##*$'\t'} in
+  met | "NOT MET") record "${line##*$'\t'}" "fabricmap-scheduler, one PodGroup at 10k nodes (CPU)" ;;
+  *) record "NOT MET" "fabricmap-scheduler, one PodGroup at 10k nodes (no figure)" ;;
+esac
 echo
 echo "== measured / Kueue's own TAS benchmarks on this kind of machine (peer-benchmarks.md; no target) =="
 worst "snapshot 2,500 nodes (Kueue 0.8 ms)" '^BenchmarkKueueSnapshot/nodes=2500/usage=false' 800000 peer
