@@ -14,6 +14,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/topology"
+	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 func newGetTiers() *cobra.Command {
@@ -27,7 +28,8 @@ func newGetTiers() *cobra.Command {
 			"the keys the aggregator states on its Lease) and that key's place among the Kueue Topology's levels; then,\n" +
 			"for one NVLink sub-domain, one NVLink domain, one leaf and one spine, what keeps a job inside it: a Volcano\n" +
 			"job's spec.networkTopology, a Kueue PodSet annotation and a Kubernetes 1.36 PodGroup's\n" +
-			"spec.schedulingConstraints (scheduling.k8s.io/v1alpha2), with a whole PodGroup for one leaf. Tier numbers\n" +
+			"spec.schedulingConstraints (scheduling.k8s.io/v1alpha2), with a whole PodGroup for one leaf, for the\n" +
+			"stock scheduler and for fabricmap-scheduler (annotation fabricmap.io/highest-tier). Tier numbers\n" +
 			"depend on the tree (NVLink levels below the leaves move the switch tiers up): read them here rather than\n" +
 			"guess. Without the HyperNode CRD (no Volcano) the tiers are those of the tree the nodes' labels state,\n" +
 			"saying so on standard error.",
@@ -128,7 +130,8 @@ func printTiers(w io.Writer, t *topology.Tree, keys hypernodegen.LabelKeys, outp
 }
 
 // printPodGroupExample writes a whole Kubernetes 1.36 PodGroup that keeps a gang of 4 pods in one leaf (the leaf
-// recipe's constraints), and how its pods join it; nothing when the leaf tier has no label key.
+// recipe's constraints), and how its pods join it; then the same gang for fabricmap-scheduler, whose limit is
+// the leaf tier by name (wellknown.HighestTierAnnotation); nothing when the leaf tier has no label key.
 func printPodGroupExample(w io.Writer, recipes []hypernodegen.TierRecipe) error {
 	i := slices.IndexFunc(recipes, func(r hypernodegen.TierRecipe) bool { return r.Goal == hypernodegen.GoalLeaf && r.PodGroup != nil })
 	if i < 0 {
@@ -148,6 +151,20 @@ A PodGroup (Kubernetes 1.36, gates GenericWorkload, GangScheduling and TopologyA
     schedulingConstraints:
       topology:
       - key: %s
-`, hypernodegen.PodGroupAPIVersion, recipes[i].PodGroup.Topology[0].Key)
+
+The same gang for fabricmap-scheduler (docs/scheduler.md), whose placement puts it in the lowest tier that holds
+it, here no higher than one leaf; its pods also set spec.schedulerName: %s.
+  apiVersion: %[1]s
+  kind: PodGroup
+  metadata:
+    name: my-job
+    annotations:
+      %[4]s: %[5]s
+  spec:
+    schedulingPolicy:
+      gang:
+        minCount: 4
+`, hypernodegen.PodGroupAPIVersion, recipes[i].PodGroup.Topology[0].Key, wellknown.SchedulerName,
+		wellknown.HighestTierAnnotation, topology.TierNameLeaf)
 	return err
 }

@@ -9,6 +9,9 @@ const (
 	// SchedulerName is fabricmap-scheduler's spec.schedulerName: its pods are its own, and the placer leaves them
 	// alone.
 	SchedulerName = "fabricmap-scheduler"
+	// HighestTierAnnotation on a Kubernetes 1.36 PodGroup names the highest tier fabricmap-scheduler may place
+	// the whole gang in, by the tier's name (leaf, spine, accelerator, …) or number (1 is the closest).
+	HighestTierAnnotation = "fabricmap.io/highest-tier"
 	// GangLabel names a gang (plain-label form); the pods' namespace scopes it.
 	GangLabel = "fabricmap.io/gang"
 	// DPLabel and PPLabel give the gang's data- and pipeline-parallel degrees (any form).
