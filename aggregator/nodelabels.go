@@ -59,6 +59,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 	sort.Strings(names)
 	var todo []string
 	conflicts := map[string][]labelConflict{}
+	lagging := 0
 	for _, n := range names {
 		node, ok := nodes[n]
 		if !ok {
@@ -71,8 +72,17 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 		}
 		if labelsDiffer(node, apply, keys) || annotationDiffers(node, wellknown.UplinkLostAnnotation, uplinkLost[n]) ||
 			annotationDiffers(node, wellknown.SwitchLostAnnotation, switchLost[n]) {
+			// The cache may not show this reconciler's last write yet (its Node events bring no pass): the
+			// same write again would be a no-op the API server pays for in full.
+			if r.nodesWritten.behind(n, node.ResourceVersion, labelWrite(apply, uplinkLost[n], switchLost[n])) {
+				lagging++
+				continue
+			}
 			todo = append(todo, n)
 		}
+	}
+	if lagging > 0 {
+		r.Log.Debug("node labels not written again: the cache does not show the last write yet", "nodes", lagging)
 	}
 	r.noteForeignLabels(conflicts, nodes, keys)
 	// One write per node that differs, several at a time: a cold start labels every node of the cluster, and
@@ -80,7 +90,11 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 	// what reaches the API server.
 	errs := workers.Run(len(todo), labelWorkers, func(i int) error {
 		n := todo[i]
-		return r.applyNodeLabels(ctx, n, desired[n], map[string]string{wellknown.UplinkLostAnnotation: uplinkLost[n], wellknown.SwitchLostAnnotation: switchLost[n]})
+		err := r.applyNodeLabels(ctx, n, desired[n], map[string]string{wellknown.UplinkLostAnnotation: uplinkLost[n], wellknown.SwitchLostAnnotation: switchLost[n]})
+		if err == nil {
+			r.nodesWritten.note(n, labelWrite(desired[n], uplinkLost[n], switchLost[n]), nodes[n].ResourceVersion)
+		}
+		return err
 	})
 	if len(todo) > 0 {
 		// One line for the whole pass (a cold start labels every node); each node's labels are at debug level.
@@ -288,4 +302,25 @@ func union(a, b map[string]bool) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// labelWrite is what one node's label write says (its labels and its two annotations), as a string that is
+// equal for equal writes (writtenVersions).
+func labelWrite(labels map[string]string, uplinkLost, switchLost string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(labels[k])
+		b.WriteByte('\n')
+	}
+	b.WriteString(uplinkLost)
+	b.WriteByte('\n')
+	b.WriteString(switchLost)
+	return b.String()
 }

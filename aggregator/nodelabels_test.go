@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
@@ -215,4 +216,57 @@ func TestNodeLabelsNotOwnedAreLeftAlone(t *testing.T) {
 			t.Errorf("events = %q, want none", events)
 		}
 	})
+}
+
+// A pass whose cache does not show the last label write yet (under load the Node watch lags the writes, and
+// a Node's events bring no pass) does not send the same write again; a different wish is written at once, and
+// the write seen ends the hold.
+func TestNodeLabelsNotRewrittenWhileTheCacheLags(t *testing.T) {
+	testenv.Require(t)
+	deleteAll(t)
+	ctx := context.Background()
+	r := newReconciler(t, time.Minute, &fakeClock{t: time.Unix(1_800_000_000, 0)})
+	leaf := hypernodegen.DefaultTierKeys[0]
+	const n = "label-lag-1"
+	createNode(t, n)
+	read := func() *metav1.PartialObjectMetadata {
+		var m metav1.PartialObjectMetadata
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+		if err := testenv.Shared.Client.Get(ctx, client.ObjectKey{Name: n}, &m); err != nil {
+			t.Fatal(err)
+		}
+		return &m
+	}
+	stale := read()
+	labelWrites := func() float64 { return counterValue(r.Metrics.writes.WithLabelValues("node-labels")) }
+	sync := func(value string, cached *metav1.PartialObjectMetadata) float64 {
+		before := labelWrites()
+		if _, err := r.syncNodeLabels(ctx, map[string]map[string]string{n: {leaf: value}}, map[string]bool{n: true}, nil,
+			map[string]*metav1.PartialObjectMetadata{n: cached}); err != nil {
+			t.Fatal(err)
+		}
+		return labelWrites() - before
+	}
+	type step struct {
+		What   string
+		Writes float64
+	}
+	got := []step{
+		{"first write", sync("sw-1", stale)},
+		{"the same wish, the cache still behind", sync("sw-1", stale)},
+		{"another wish, the cache still behind", sync("sw-2", stale)},
+		{"the same wish, the write seen", sync("sw-2", read())},
+	}
+	want := []step{
+		{"first write", 1},
+		{"the same wish, the cache still behind", 0},
+		{"another wish, the cache still behind", 1},
+		{"the same wish, the write seen", 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("label writes per pass (-want +got):\n%s", diff)
+	}
+	if got := fabricLabels(t, n)[leaf]; got != "sw-2" {
+		t.Errorf("the node's leaf label = %q, want sw-2", got)
+	}
 }

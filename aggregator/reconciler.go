@@ -111,10 +111,9 @@ type Reconciler struct {
 	// be (lastgood.go).
 	lastGood map[string]v1alpha1.NodeFabricReportSpec
 	polled   []*polledSource
-	// olderVersions holds, for each HyperNode written here, its resource versions from before the last write,
-	// which the cache may still show (applyHyperNode); writtenMu guards it (the writes run several at a time).
-	olderVersions map[string][]string
-	writtenMu     sync.Mutex
+	// hyperNodesWritten and nodesWritten hold, for each HyperNode and Node written here, its resource versions
+	// from before the last write, which the cache may still show (applyHyperNode, syncNodeLabels).
+	hyperNodesWritten, nodesWritten writtenVersions
 	// statusYielded holds the HyperNodes whose status another writer keeps (statusowner.go).
 	statusYielded statusYielded
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
@@ -386,7 +385,7 @@ func (r *Reconciler) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) er
 	for i, n := range due {
 		if errs[i] == nil {
 			delete(r.absentSince, n)
-			r.forgetWritten(n)
+			r.hyperNodesWritten.forget(n)
 			r.statusYielded.forget(n)
 		}
 	}
@@ -399,10 +398,10 @@ const writeWorkers = 16
 
 // applyHyperNode server-side-applies d when it differs from cur (nil: it does not exist yet), and its status
 // when its node count does and no other writer keeps it (statusowner.go); why, when set, is logged with the write. A cur the cache still shows from before
-// this reconciler's own last write of it (cacheBehind) is not written again: the write's watch event brings
+// this reconciler's own last write of it (writtenVersions) is not written again: the write's watch event brings
 // another pass.
 func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
-	if cur != nil && r.cacheBehind(d.Name, cur.ResourceVersion) {
+	if cur != nil && r.hyperNodesWritten.behind(d.Name, cur.ResourceVersion, "") {
 		r.Log.Debug("HyperNode not written again: the cache does not show the last write yet", "hypernode", d.Name)
 		return nil
 	}
@@ -441,7 +440,7 @@ func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha
 		r.Metrics.writes.WithLabelValues("status").Inc()
 	}
 	if version != "" {
-		r.noteWritten(d.Name, older)
+		r.hyperNodesWritten.note(d.Name, "", older...)
 	}
 	return nil
 }
@@ -456,35 +455,6 @@ func (r *Reconciler) leavesStatus(cur, d *topologyv1alpha1.HyperNode) bool {
 			"hypernode", cur.Name, "theirNodeCount", cur.Status.NodeCount, "nodesBelow", d.Status.NodeCount)
 	}
 	return yes
-}
-
-// noteWritten records the versions of HyperNode name from before this reconciler's last write of it.
-func (r *Reconciler) noteWritten(name string, older []string) {
-	r.writtenMu.Lock()
-	defer r.writtenMu.Unlock()
-	if r.olderVersions == nil {
-		r.olderVersions = map[string][]string{}
-	}
-	r.olderVersions[name] = older
-}
-
-// forgetWritten drops what noteWritten recorded of HyperNode name, once it is deleted.
-func (r *Reconciler) forgetWritten(name string) {
-	r.writtenMu.Lock()
-	defer r.writtenMu.Unlock()
-	delete(r.olderVersions, name)
-}
-
-// cacheBehind reports whether version is one the cache may show of HyperNode name from before this
-// reconciler's last write of it; a newer one (the write seen, or another writer's) ends the watch.
-func (r *Reconciler) cacheBehind(name, version string) bool {
-	r.writtenMu.Lock()
-	defer r.writtenMu.Unlock()
-	if slices.Contains(r.olderVersions[name], version) {
-		return true
-	}
-	delete(r.olderVersions, name)
-	return false
 }
 
 // placedNodes is the set of nodes tree places.

@@ -1,29 +1,62 @@
 package aggregator
 
-import "testing"
+import (
+	"testing"
 
-// TestCacheBehind: a version from before the reconciler's last write of a HyperNode means the cache lags; a
-// newer one (the write seen, or another writer's) ends the watch, as does the HyperNode's deletion.
-func TestCacheBehind(t *testing.T) {
-	r := &Reconciler{}
-	r.noteWritten("leaf-a", []string{"10", "11"})
-	r.noteWritten("leaf-b", []string{"20"})
-	for _, step := range []struct {
-		name, version string
-		want          bool
-	}{
-		{"leaf-a", "10", true},  // from before the apply
-		{"leaf-a", "11", true},  // the apply seen, not the status after it
-		{"leaf-a", "12", false}, // the last write seen
-		{"leaf-a", "10", false}, // forgotten once seen
-		{"leaf-c", "1", false},  // never written here
-	} {
-		if got := r.cacheBehind(step.name, step.version); got != step.want {
-			t.Errorf("cacheBehind(%s, %s) = %v, want %v", step.name, step.version, got, step.want)
-		}
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestWrittenVersions: a version from before the reconciler's last write of an object, asked with what that
+// write said, means the cache lags; a newer version (the write seen, or another writer's) ends the watch, as
+// does the object's deletion; a different wish is never held back.
+func TestWrittenVersions(t *testing.T) {
+	var w writtenVersions
+	w.note("leaf-a", "", "10", "11")
+	w.note("leaf-b", "", "20")
+	w.note("node-1", "leaf=a", "5")
+	type step struct {
+		Name, Version, What string
+		Behind              bool
 	}
-	r.forgetWritten("leaf-b")
-	if r.cacheBehind("leaf-b", "20") {
+	steps := []step{
+		{"leaf-a", "10", "", true},       // from before the apply
+		{"leaf-a", "11", "", true},       // the apply seen, not the status after it
+		{"leaf-a", "12", "", false},      // the last write seen
+		{"leaf-a", "10", "", false},      // forgotten once seen
+		{"leaf-c", "1", "", false},       // never written here
+		{"node-1", "5", "leaf=b", false}, // the wish changed since the write: write it
+		{"node-1", "5", "leaf=a", true},  // the same write, the cache still behind it
+		{"node-1", "6", "leaf=a", false}, // the write seen
+		{"node-1", "5", "leaf=a", false}, // and forgotten
+	}
+	var got []step
+	for _, s := range steps {
+		s.Behind = w.behind(s.Name, s.Version, s.What)
+		got = append(got, s)
+	}
+	if diff := cmp.Diff(steps, got); diff != "" {
+		t.Errorf("behind (-want +got):\n%s", diff)
+	}
+	w.forget("leaf-b")
+	if w.behind("leaf-b", "20", "") {
 		t.Error("a deleted HyperNode's versions were kept")
+	}
+}
+
+func TestLabelWriteEqualForEqualWrites(t *testing.T) {
+	a := labelWrite(map[string]string{"x": "1", "y": "2"}, "", "sw1")
+	b := labelWrite(map[string]string{"y": "2", "x": "1"}, "", "sw1")
+	if a != b {
+		t.Errorf("equal writes differ: %q and %q", a, b)
+	}
+	for _, other := range []string{
+		labelWrite(map[string]string{"x": "1", "y": "3"}, "", "sw1"),
+		labelWrite(map[string]string{"x": "1", "y": "2"}, "lost", "sw1"),
+		labelWrite(map[string]string{"x": "1", "y": "2"}, "", ""),
+		labelWrite(map[string]string{"x": "1"}, "", "sw1"),
+	} {
+		if other == a {
+			t.Errorf("a different write compares equal: %q", other)
+		}
 	}
 }
