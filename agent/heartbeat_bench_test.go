@@ -2,8 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +12,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/internal/testsupport/proctest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/internal/workers"
 )
 
 // BenchmarkHeartbeatRenewal measures what one heartbeat renewal costs the real API server and etcd, as a
@@ -48,48 +49,26 @@ func BenchmarkHeartbeatRenewal(b *testing.B) {
 		}},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
-			apiserver, etcd := cpuOf(b, "kube-apiserver"), cpuOf(b, "etcd")
-			next := make(chan int)
-			var wg sync.WaitGroup
-			var once sync.Once
-			var failed error
+			apiserver, etcd := childCPU(b, "kube-apiserver"), childCPU(b, "etcd")
 			start := time.Now()
-			for range 16 {
-				wg.Go(func() {
-					for i := range next {
-						if err := mode.renew(i); err != nil {
-							once.Do(func() { failed = err })
-						}
-					}
-				})
+			n := b.N
+			b.ResetTimer()
+			if err := errors.Join(workers.Run(n, 16, mode.renew)...); err != nil {
+				b.Fatal(err)
 			}
-			n := 0
-			for b.Loop() {
-				next <- n
-				n++
-			}
-			close(next)
-			wg.Wait()
 			elapsed := time.Since(start)
-			if failed != nil {
-				b.Fatal(failed)
-			}
 			perRenewal := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
-			b.ReportMetric(perRenewal(cpuOf(b, "kube-apiserver")-apiserver), "apiserver-CPU-ms/renewal")
-			b.ReportMetric(perRenewal(cpuOf(b, "etcd")-etcd), "etcd-CPU-ms/renewal")
+			b.ReportMetric(perRenewal(childCPU(b, "kube-apiserver")-apiserver), "apiserver-CPU-ms/renewal")
+			b.ReportMetric(perRenewal(childCPU(b, "etcd")-etcd), "etcd-CPU-ms/renewal")
 			b.ReportMetric(float64(n)/elapsed.Seconds(), "renewals/s")
 		})
 	}
 }
 
-// cpuOf is the CPU time so far of the test environment's process comm (kube-apiserver or etcd).
-func cpuOf(b *testing.B, comm string) time.Duration {
+// childCPU is the CPU time so far of the test environment's process comm (kube-apiserver or etcd).
+func childCPU(b *testing.B, comm string) time.Duration {
 	b.Helper()
-	pid, err := proctest.ChildPID(comm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	d, err := proctest.CPUTime(pid)
+	d, err := proctest.ChildCPUTime(comm)
 	if err != nil {
 		b.Fatal(err)
 	}

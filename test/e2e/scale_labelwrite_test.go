@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +15,7 @@ import (
 
 	"github.com/fabricmap/fabricmap/internal/testsupport/proctest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
+	"github.com/fabricmap/fabricmap/internal/workers"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -75,33 +76,18 @@ func BenchmarkNodeLabelWrite(b *testing.B) {
 		} {
 			b.Run(shape+"/"+write.name, func(b *testing.B) {
 				apiserver, etcd := childCPU(b, "kube-apiserver"), childCPU(b, "etcd")
-				next := make(chan int)
-				var wg sync.WaitGroup
-				var once sync.Once
-				var failed error
-				for range 16 {
-					wg.Go(func() {
-						for i := range next {
-							node := names[i%nodes]
-							opts := metav1.PatchOptions{FieldManager: wellknown.LabelFieldManager}
-							if write.force {
-								opts.Force = ptr(true)
-							}
-							if _, err := cs.CoreV1().Nodes().Patch(ctx, node, write.patch, []byte(write.body(node, i)), opts); err != nil {
-								once.Do(func() { failed = err })
-							}
-						}
-					})
-				}
-				n := 0
-				for b.Loop() {
-					next <- n
-					n++
-				}
-				close(next)
-				wg.Wait()
-				if failed != nil {
-					b.Fatal(failed)
+				n := b.N
+				b.ResetTimer()
+				if err := errors.Join(workers.Run(n, 16, func(i int) error {
+					node := names[i%nodes]
+					opts := metav1.PatchOptions{FieldManager: wellknown.LabelFieldManager}
+					if write.force {
+						opts.Force = ptr(true)
+					}
+					_, err := cs.CoreV1().Nodes().Patch(ctx, node, write.patch, []byte(write.body(node, i)), opts)
+					return err
+				})...); err != nil {
+					b.Fatal(err)
 				}
 				per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
 				b.ReportMetric(per(childCPU(b, "kube-apiserver")-apiserver), "apiserver-CPU-ms/write")
@@ -111,14 +97,10 @@ func BenchmarkNodeLabelWrite(b *testing.B) {
 	}
 }
 
-// childCPU is the CPU time so far of this test's child process comm (the kube-apiserver or etcd testenv runs).
+// childCPU is the CPU time so far of the test environment's process comm (kube-apiserver or etcd).
 func childCPU(b *testing.B, comm string) time.Duration {
 	b.Helper()
-	pid, err := proctest.ChildPID(comm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	d, err := proctest.CPUTime(pid)
+	d, err := proctest.ChildCPUTime(comm)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -130,3 +130,12 @@ func statFields(pid int) ([]string, error) {
 	}
 	return fields, nil
 }
+
+// ChildCPUTime is the CPU time so far of this process's child whose command name is comm (ChildPID).
+func ChildCPUTime(comm string) (time.Duration, error) {
+	pid, err := ChildPID(comm)
+	if err != nil {
+		return 0, err
+	}
+	return CPUTime(pid)
+}
