@@ -2,9 +2,9 @@ package ctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,62 +25,23 @@ const labelSource = "labels"
 // cluster without HyperNodes (no Volcano: Kueue or Koordinator read the labels): each tier key some node
 // carries is a layer, top first, its domains of Source labelSource. The tiers are named as the aggregator's
 // tree names them (so as its HyperNodes say): the leaf, spine and core tiers by number, the top one the
-// root's (topology.TierNameRoot) when it is the root's (rootLayer). nil when no node carries a key; what is
+// root's (topology.TierNameRoot) when it is the root's (treeread.ReadLabelTree, NameRoot). nil when no node carries a key; what is
 // read from (what: "the tree below is", …) or what cannot be read is said on errw.
 func treeFromNodeLabels(errw io.Writer, nodes map[string]map[string]string, keys hypernodegen.LabelKeys, what string) *topology.Tree {
-	var layers []treeread.Layer
-	top := -1 // index in keys.Tiers of the top layer
-	for i := len(keys.Tiers) - 1; i >= 0; i-- {
-		key := keys.Tiers[i]
-		if key == "" || !slices.ContainsFunc(mapsValues(nodes), func(l map[string]string) bool { return l[key] != "" }) {
-			continue
-		}
-		if top < 0 {
-			top = i
-		}
-		layers = append(layers, treeread.Layer{Name: topology.TierName(i + 1), LabelKey: key})
-	}
-	if len(layers) == 0 {
+	lt, err := treeread.ReadLabelTree(nodes, keys, treeread.LabelTreeOptions{NameRoot: true, Source: labelSource})
+	switch {
+	case errors.Is(err, treeread.ErrNoTopologyLabels):
 		return nil
-	}
-	if rootLayer(nodes, keys, top, len(layers)) {
-		layers[0].Name = topology.TierNameRoot
-	}
-	t, _, err := treeread.TreeFromLabels(layers, nodes)
-	if err != nil {
+	case err != nil:
 		fmt.Fprintf(errw, "warning: no HyperNodes, and the nodes' labels do not form a tree: %s\n", topology.Printable(err.Error()))
 		return nil
 	}
-	for _, d := range t.Domains {
-		d.Source = labelSource
-	}
-	keysRead := make([]string, len(layers))
-	for i, l := range layers {
+	keysRead := make([]string, len(lt.Layers))
+	for i, l := range lt.Layers {
 		keysRead[i] = l.LabelKey
 	}
 	fmt.Fprintf(errw, "No HyperNodes: %s read from the nodes' labels (%s).\n", what, strings.Join(keysRead, ", "))
-	return t
-}
-
-// rootLayer tells whether the top layer of a tree read from the nodes' labels (keys.Tiers[top], one of layers
-// layers) is the root's tier. The aggregator labels every switch tier up to the root's (hypernodegen.NodeLabels),
-// so it is when a key above it is left unwritten, or when it names one domain; when the keys end there and it
-// names several, the keys may end below the root, and the tier is named by its number. A single layer is the
-// leaves'.
-func rootLayer(nodes map[string]map[string]string, keys hypernodegen.LabelKeys, top, layers int) bool {
-	if layers < 2 {
-		return false
-	}
-	if slices.ContainsFunc(keys.Tiers[top+1:], func(k string) bool { return k != "" }) {
-		return true
-	}
-	values := map[string]bool{}
-	for _, l := range nodes {
-		if v := l[keys.Tiers[top]]; v != "" {
-			values[v] = true
-		}
-	}
-	return len(values) == 1
+	return lt.Tree
 }
 
 // labelView is what the nodes' labels state in a cluster without the HyperNode CRD: the tree, read by keys.
@@ -120,15 +81,6 @@ func (v labelView) hyperNodes() ([]topologyv1alpha1.HyperNode, error) {
 		return nil, fmt.Errorf("making HyperNodes of the nodes' labels: %w", err)
 	}
 	return items, nil
-}
-
-// mapsValues returns the values of m.
-func mapsValues(m map[string]map[string]string) []map[string]string {
-	out := make([]map[string]string, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
 
 // publishedLabelKeys reads the label keys the leading aggregator states on its leader-election Lease
