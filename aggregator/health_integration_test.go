@@ -253,7 +253,7 @@ func TestLinkHealthIsReported(t *testing.T) {
 		upsertReport(t, railHost("hl-02", straight, slow, [2]*v1alpha1.LinkHealth{nil, {Condition: v1alpha1.LinkDown, Reason: "PortDown", Message: "the port is down"}}))
 		reconcileOnce(t, r)
 		var want []string // one Event per finding of hl-02, whatever the others'
-		for _, f := range r.fabricHealth.last.Findings {
+		for _, f := range r.health.fabricHealth.last.Findings {
 			if f.Node == "hl-02" {
 				want = append(want, "Node/hl-02 Warning "+pipeline.EventReason(f.Kind))
 			}
@@ -288,7 +288,7 @@ func TestLinkHealthIsReported(t *testing.T) {
 		planFrom(t, r, path, "", "", at.Add(2*time.Minute)) // the plan approves the tree as it is
 		reconcileOnce(t, r)
 		if drift() != 0 {
-			t.Errorf("drift findings %v once the plan is the tree: %v", drift(), r.fabricHealth.last.Findings)
+			t.Errorf("drift findings %v once the plan is the tree: %v", drift(), r.health.fabricHealth.last.Findings)
 		}
 		recorder.take()
 	})

@@ -33,6 +33,28 @@ type linkHealth struct {
 	planErr string
 }
 
+// healthStage judges the fabric each pass: its links against the plan, the nodes that lost their uplinks or
+// some of their switches, the NVLink domains the tree leaves out; and says what it found, as Events, logs, metrics
+// and the node labels' health keys. It keeps what it judged between passes.
+type healthStage struct {
+	// r is the Reconciler whose dependencies (clients, settings, log, metrics, Events, clock, sources) it uses.
+	r *Reconciler
+	// fabricHealth is what fabric health keeps between passes.
+	fabricHealth linkHealth
+	// lostUplinks are the nodes without uplink evidence, by node (uplinks.go).
+	lostUplinks map[string]health.LostUplink
+	// switchLoss holds the nodes that lost some of their switches, and the last pass's recall (lostswitches.go).
+	switchLoss switchLoss
+	// nvlinkLeftOut is the number of nodes whose NVLink domain the tree leaves out, as last said (nvlinkleftout.go).
+	nvlinkLeftOut nvlinkLeftOut
+}
+
+// stageHealth is the Reconciler's health stage, wired to it.
+func (r *Reconciler) stageHealth() *healthStage {
+	r.health.r = r
+	return &r.health
+}
+
 // fabricSource is a source that gives the InfiniBand fabric behind its evidence (the capture), whose
 // switch-to-switch cables carry their trained speeds.
 type fabricSource interface {
@@ -45,7 +67,7 @@ type fabricSource interface {
 // uplinks on the tree's domains (so the HyperNodes carry them), the findings gauge by kind, a Warning Event on
 // the Node per finding when that node's findings change, and the assessment kept for the node labels and the
 // web page.
-func (r *Reconciler) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) {
+func (h *healthStage) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) {
 	used := reports
 	if len(dropped) > 0 {
 		gone := make(map[string]bool, len(dropped))
@@ -54,21 +76,21 @@ func (r *Reconciler) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeFa
 		}
 		used = slices.DeleteFunc(slices.Clone(reports), func(rep v1alpha1.NodeFabricReport) bool { return gone[rep.Name] })
 	}
-	a := pipeline.AssessHealth(tree, used, r.switchLinkSpeeds(), r.expectedTree(), r.lostUplinkList(), r.lostSwitchList())
+	a := pipeline.AssessHealth(tree, used, h.switchLinkSpeeds(), h.expectedTree(), h.lostUplinkList(), h.lostSwitchList())
 	for name, n := range a.DegradedUplinks {
 		if d, ok := tree.Domains[name]; ok {
 			d.DegradedUplinks = n
 		}
 	}
-	r.Metrics.observeFindings(a.Findings)
-	r.noteFindings(a.Findings, nodes)
-	r.fabricHealth.last = a
+	h.r.Metrics.observeFindings(a.Findings)
+	h.noteFindings(a.Findings, nodes)
+	h.fabricHealth.last = a
 }
 
 // switchLinkSpeeds gathers the switch-to-switch links with their speeds from the sources that have them.
-func (r *Reconciler) switchLinkSpeeds() []health.Link {
+func (h *healthStage) switchLinkSpeeds() []health.Link {
 	var out []health.Link
-	for _, p := range r.sourceList() {
+	for _, p := range h.r.sourceList() {
 		if fs, ok := p.src.(fabricSource); ok && p.good {
 			out = append(out, pipeline.SwitchLinksFromFabric(fs.Fabric())...)
 		}
@@ -78,29 +100,29 @@ func (r *Reconciler) switchLinkSpeeds() []health.Link {
 
 // expectedTree is the plan of --expected-topology (nil without one). A plan file that cannot be read keeps
 // the last good plan; the error is logged once per change of it.
-func (r *Reconciler) expectedTree() *topology.Tree {
-	if r.Config.ExpectedTopology == nil {
+func (h *healthStage) expectedTree() *topology.Tree {
+	if h.r.Config.ExpectedTopology == nil {
 		return nil
 	}
-	t, err := r.Config.ExpectedTopology.Load()
+	t, err := h.r.Config.ExpectedTopology.Load()
 	msg := ""
 	if err != nil {
 		msg = err.Error()
 	}
-	if msg != r.fabricHealth.planErr {
+	if msg != h.fabricHealth.planErr {
 		if err != nil {
-			r.Log.Error("the expected topology cannot be read; the last good plan stays in use", "file", r.Config.ExpectedTopology.Path, "err", err, "havePlan", t != nil)
+			h.r.Log.Error("the expected topology cannot be read; the last good plan stays in use", "file", h.r.Config.ExpectedTopology.Path, "err", err, "havePlan", t != nil)
 		} else {
-			r.Log.Info("the expected topology is read again", "file", r.Config.ExpectedTopology.Path, "domains", len(t.Domains))
+			h.r.Log.Info("the expected topology is read again", "file", h.r.Config.ExpectedTopology.Path, "domains", len(t.Domains))
 		}
-		r.fabricHealth.planErr = msg
+		h.fabricHealth.planErr = msg
 	}
 	return t
 }
 
 // nextPlanCheck is when to look at the plan file again: planRecheck with a plan, else never (0).
-func (r *Reconciler) nextPlanCheck() time.Duration {
-	if r.Config.ExpectedTopology == nil {
+func (h *healthStage) nextPlanCheck() time.Duration {
+	if h.r.Config.ExpectedTopology == nil {
 		return 0
 	}
 	return planRecheck
@@ -109,9 +131,9 @@ func (r *Reconciler) nextPlanCheck() time.Duration {
 // noteFindings records a Warning Event on the Node of each finding that names one (reason: EventReason of
 // its kind), once per change of that node's findings: a finding that stays costs nothing at later passes.
 // It logs each node whose findings changed, and each whose findings are gone.
-func (r *Reconciler) noteFindings(findings []health.Finding, nodes map[string]*metav1.PartialObjectMetadata) {
-	if r.fabricHealth.noted == nil {
-		r.fabricHealth.noted = map[string]string{}
+func (h *healthStage) noteFindings(findings []health.Finding, nodes map[string]*metav1.PartialObjectMetadata) {
+	if h.fabricHealth.noted == nil {
+		h.fabricHealth.noted = map[string]string{}
 	}
 	byNode := map[string][]health.Finding{}
 	for _, f := range findings {
@@ -122,19 +144,19 @@ func (r *Reconciler) noteFindings(findings []health.Finding, nodes map[string]*m
 	for _, n := range slices.Sorted(maps.Keys(byNode)) {
 		fs := byNode[n]
 		key := findingsKey(fs)
-		if r.fabricHealth.noted[n] == key {
+		if h.fabricHealth.noted[n] == key {
 			continue
 		}
-		r.fabricHealth.noted[n] = key
-		r.Log.Warn("link findings on a node", "node", n, "findings", len(fs), "worst", fs[0].Kind, "message", topology.Printable(fs[0].Message))
+		h.fabricHealth.noted[n] = key
+		h.r.Log.Warn("link findings on a node", "node", n, "findings", len(fs), "worst", fs[0].Kind, "message", topology.Printable(fs[0].Message))
 		for _, f := range fs {
-			r.nodeEvent(n, nodes, corev1.EventTypeWarning, pipeline.EventReason(f.Kind), "%s", f.Message)
+			h.r.nodeEvent(n, nodes, corev1.EventTypeWarning, pipeline.EventReason(f.Kind), "%s", f.Message)
 		}
 	}
-	for n := range r.fabricHealth.noted {
+	for n := range h.fabricHealth.noted {
 		if _, ok := byNode[n]; !ok {
-			delete(r.fabricHealth.noted, n)
-			r.Log.Info("no link findings on the node any more", "node", n)
+			delete(h.fabricHealth.noted, n)
+			h.r.Log.Info("no link findings on the node any more", "node", n)
 		}
 	}
 }
@@ -168,8 +190,8 @@ func findingsKey(fs []health.Finding) string {
 // (wellknown.LinkHealthDegraded or LinkHealthDown); from each other node that carries the label as
 // fabricmap set it, its removal. A node the tree does not place keeps the other labels fabricmap owns on it as
 // they are (its desired set is what it carries under keys); a node with no Node object is left out.
-func (r *Reconciler) withLinkHealth(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) {
-	for n, cond := range r.fabricHealth.last.DegradedNodes {
+func (h *healthStage) withLinkHealth(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) {
+	for n, cond := range h.fabricHealth.last.DegradedNodes {
 		node, ok := nodes[n]
 		if !ok {
 			continue

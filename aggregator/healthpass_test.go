@@ -41,15 +41,15 @@ func TestWithLinkHealth(t *testing.T) {
 		"admin-labelled": labelledNode("admin-labelled", map[string]string{wellknown.LinkHealthLabel: "down"}),
 		"healthy":        labelledNode("healthy", nil),
 	}
-	r := &Reconciler{fabricHealth: linkHealth{last: health.Assessment{DegradedNodes: map[string]string{
+	r := &Reconciler{health: healthStage{fabricHealth: linkHealth{last: health.Assessment{DegradedNodes: map[string]string{
 		"placed-slow": "degraded", "unplaced-down": "down", "no-node-object": "degraded",
-	}}}}
+	}}}}}
 	desired := map[string]map[string]string{
 		"placed-slow":   {tier: "leaf-a"},
 		"healed-placed": {tier: "leaf-a"},
 		"healthy":       {tier: "leaf-b"},
 	}
-	r.withLinkHealth(desired, nodes, []string{tier, wellknown.LinkHealthLabel})
+	r.stageHealth().withLinkHealth(desired, nodes, []string{tier, wellknown.LinkHealthLabel})
 	want := map[string]map[string]string{
 		"placed-slow":   {tier: "leaf-a", wellknown.LinkHealthLabel: "degraded"},
 		"unplaced-down": {tier: "leaf-old", wellknown.LinkHealthLabel: "down"},

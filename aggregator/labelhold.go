@@ -52,7 +52,7 @@ func (r *Reconciler) holdUnplacedLabels(desired map[string]map[string]string, pl
 			since = now
 			r.unplacedSince[n] = now
 		}
-		if l, lost := r.lostUplinks[n]; lost && l.Since.Before(since) {
+		if l, lost := r.health.lostUplinks[n]; lost && l.Since.Before(since) {
 			since = l.Since
 		}
 		if left := r.Config.UnplacedLabelHold - now.Sub(since); left > 0 {

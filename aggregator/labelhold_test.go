@@ -70,7 +70,7 @@ func TestHoldUnplacedLabels(t *testing.T) {
 			clock := &fakeClock{t: start}
 			var events eventLog
 			r := &Reconciler{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: NewMetrics(prometheus.NewRegistry()),
-				Events: &events, Now: clock.now, Config: Config{UnplacedLabelHold: tc.hold}, lostUplinks: lost}
+				Events: &events, Now: clock.now, Config: Config{UnplacedLabelHold: tc.hold}, health: healthStage{lostUplinks: lost}}
 			for i, p := range tc.passes {
 				clock.t = start.Add(p.at)
 				r.guard = guardState{}

@@ -42,8 +42,8 @@ type lostSwitch struct {
 // stated on the Nodes, with their time. Switches newly gone are logged and summed up in one Warning Event on the
 // leader-election Lease (each node's own Event comes with its health finding, noteFindings); the gauge of nodes
 // with lost switches follows.
-func (r *Reconciler) noteLostSwitches(ctx context.Context, inputs []topology.SourceInput, tree *topology.Tree, nodes map[string]*metav1.PartialObjectMetadata) {
-	s := &r.switchLoss
+func (h *healthStage) noteLostSwitches(ctx context.Context, inputs []topology.SourceInput, tree *topology.Tree, nodes map[string]*metav1.PartialObjectMetadata) {
+	s := &h.switchLoss
 	ins := make([]topology.Input, 0, len(inputs))
 	for _, in := range inputs {
 		ins = append(ins, in.Input)
@@ -53,18 +53,18 @@ func (r *Reconciler) noteLostSwitches(ctx context.Context, inputs []topology.Sou
 	s.recall = cur
 	if !s.loaded {
 		s.loaded = true
-		s.lost = r.annotatedSwitchLosses(nodes)
+		s.lost = h.annotatedSwitchLosses(nodes)
 	}
 	vanished := prev.Vanished(cur)
 	if len(s.lost) == 0 && len(vanished) == 0 {
-		r.Metrics.nodesWithLostSwitches.Set(0)
+		h.r.Metrics.nodesWithLostSwitches.Set(0)
 		return // the usual pass
 	}
-	now := r.now()
+	now := h.r.now()
 	placed := health.NodeLeaves(tree)
 	next := make(map[string]lostSwitch, len(s.lost))
 	for _, n := range slices.Sorted(maps.Keys(s.lost)) {
-		if l, keep := r.lossStays(n, s.lost[n], cur, placed, nodes); keep {
+		if l, keep := h.lossStays(n, s.lost[n], cur, placed, nodes); keep {
 			next[n] = l
 		}
 	}
@@ -88,27 +88,27 @@ func (r *Reconciler) noteLostSwitches(ctx context.Context, inputs []topology.Sou
 		fresh = append(fresh, l)
 	}
 	s.lost = next
-	r.Metrics.nodesWithLostSwitches.Set(float64(len(next)))
+	h.r.Metrics.nodesWithLostSwitches.Set(float64(len(next)))
 	if len(vanished) > 0 {
-		r.sayVanished(ctx, vanished, fresh)
+		h.sayVanished(ctx, vanished, fresh)
 	}
 }
 
 // lossStays judges one node's known loss at this pass: it ends when the node is no longer placed, when an admin
 // removed its annotation after the Node was seen carrying it, or when all its switches are back in the tree
 // (cur); else it keeps the switches still gone.
-func (r *Reconciler) lossStays(n string, l lostSwitch, cur *health.SwitchRecall, placed map[string]string,
+func (h *healthStage) lossStays(n string, l lostSwitch, cur *health.SwitchRecall, placed map[string]string,
 	nodes map[string]*metav1.PartialObjectMetadata) (lostSwitch, bool) {
 	if _, ok := placed[n]; !ok {
-		r.Log.Info("node that had lost switches is no longer followed: the tree no longer places it", "node", n, "switches", l.SwitchIDs())
+		h.r.Log.Info("node that had lost switches is no longer followed: the tree no longer places it", "node", n, "switches", l.SwitchIDs())
 		return l, false
 	}
 	if node, ok := nodes[n]; ok {
 		if _, has := node.Annotations[wellknown.SwitchLostAnnotation]; has {
 			l.shown = true
 		} else if l.shown {
-			r.Log.Info("lost switches acknowledged: the node's annotation was removed", "node", n, "switches", l.SwitchIDs(), "annotation", wellknown.SwitchLostAnnotation)
-			r.nodeEvent(n, nodes, corev1.EventTypeNormal, pipeline.ReasonSwitchLossAcknowledged,
+			h.r.Log.Info("lost switches acknowledged: the node's annotation was removed", "node", n, "switches", l.SwitchIDs(), "annotation", wellknown.SwitchLostAnnotation)
+			h.r.nodeEvent(n, nodes, corev1.EventTypeNormal, pipeline.ReasonSwitchLossAcknowledged,
 				"annotation %s removed: the loss of %s is acknowledged and no longer reported", wellknown.SwitchLostAnnotation, goneNames(l.Switches))
 			return l, false
 		}
@@ -118,9 +118,9 @@ func (r *Reconciler) lossStays(n string, l lostSwitch, cur *health.SwitchRecall,
 		return l, true
 	}
 	back := slices.DeleteFunc(slices.Clone(l.Switches), func(g health.GoneSwitch) bool { return !cur.Has(g.ID) })
-	r.Log.Info("switches a node had lost are back in the tree", "node", n, "back", goneNames(back), "stillLost", len(still))
+	h.r.Log.Info("switches a node had lost are back in the tree", "node", n, "back", goneNames(back), "stillLost", len(still))
 	if len(still) == 0 {
-		r.nodeEvent(n, nodes, corev1.EventTypeNormal, pipeline.ReasonSwitchRestored,
+		h.r.nodeEvent(n, nodes, corev1.EventTypeNormal, pipeline.ReasonSwitchRestored,
 			"%s back in the tree; the node had lost %s since %s", goneNames(back), wording.Plural(len(back), "it", "them"), l.Since.UTC().Format(time.RFC3339))
 		return l, false
 	}
@@ -130,7 +130,7 @@ func (r *Reconciler) lossStays(n string, l lostSwitch, cur *health.SwitchRecall,
 
 // annotatedSwitchLosses are the losses a previous leader stated on the Nodes (SwitchLostAnnotation), each
 // shown; a value it cannot read is logged and ignored.
-func (r *Reconciler) annotatedSwitchLosses(nodes map[string]*metav1.PartialObjectMetadata) map[string]lostSwitch {
+func (h *healthStage) annotatedSwitchLosses(nodes map[string]*metav1.PartialObjectMetadata) map[string]lostSwitch {
 	out := map[string]lostSwitch{}
 	for n, node := range nodes {
 		v, ok := node.Annotations[wellknown.SwitchLostAnnotation]
@@ -139,7 +139,7 @@ func (r *Reconciler) annotatedSwitchLosses(nodes map[string]*metav1.PartialObjec
 		}
 		l, err := pipeline.ParseSwitchLost(n, v)
 		if err != nil {
-			r.Log.Warn("node annotation ignored", "node", n, "err", err)
+			h.r.Log.Warn("node annotation ignored", "node", n, "err", err)
 			continue
 		}
 		out[n] = lostSwitch{LostSwitch: l, shown: true}
@@ -148,10 +148,10 @@ func (r *Reconciler) annotatedSwitchLosses(nodes map[string]*metav1.PartialObjec
 }
 
 // lostSwitchList returns the nodes that lost switches, sorted by node, for fabric health.
-func (r *Reconciler) lostSwitchList() []health.LostSwitch {
-	out := make([]health.LostSwitch, 0, len(r.switchLoss.lost))
-	for _, n := range slices.Sorted(maps.Keys(r.switchLoss.lost)) {
-		out = append(out, r.switchLoss.lost[n].LostSwitch)
+func (h *healthStage) lostSwitchList() []health.LostSwitch {
+	out := make([]health.LostSwitch, 0, len(h.switchLoss.lost))
+	for _, n := range slices.Sorted(maps.Keys(h.switchLoss.lost)) {
+		out = append(out, h.switchLoss.lost[n].LostSwitch)
 	}
 	return out
 }
@@ -159,9 +159,9 @@ func (r *Reconciler) lostSwitchList() []health.LostSwitch {
 // withSwitchLost returns the SwitchLostAnnotation value wanted on each node that lost switches and has a Node
 // (node → value), and lists in desired (node → labels fabricmap wants) every node whose annotation is to be
 // written or removed, with the labels fabricmap owns on it as they are when the pass wants none there.
-func (r *Reconciler) withSwitchLost(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) map[string]string {
-	out := make(map[string]string, len(r.switchLoss.lost))
-	for n, l := range r.switchLoss.lost {
+func (h *healthStage) withSwitchLost(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) map[string]string {
+	out := make(map[string]string, len(h.switchLoss.lost))
+	for n, l := range h.switchLoss.lost {
 		if node, ok := nodes[n]; ok {
 			out[n] = pipeline.SwitchLostValue(l.LostSwitch)
 			if _, listed := desired[n]; !listed {
@@ -183,18 +183,18 @@ func (r *Reconciler) withSwitchLost(desired map[string]map[string]string, nodes 
 // sayVanished logs the switches gone from the tree this pass and the nodes they leave short, and records one
 // Warning Event on the leader-election Lease that names the switches and counts the nodes, naming the first.
 // Switches gone with no node left short (their nodes left the tree with them) are logged only.
-func (r *Reconciler) sayVanished(ctx context.Context, vanished []health.GoneSwitch, fresh []health.LostSwitch) {
+func (h *healthStage) sayVanished(ctx context.Context, vanished []health.GoneSwitch, fresh []health.LostSwitch) {
 	names := make([]string, 0, len(fresh))
 	for _, l := range fresh {
 		names = append(names, l.Node)
 	}
 	if len(fresh) == 0 {
-		r.Log.Info("switches gone from the tree; no node still placed had them", "switches", goneNames(vanished))
+		h.r.Log.Info("switches gone from the tree; no node still placed had them", "switches", goneNames(vanished))
 		return
 	}
-	r.Log.Warn("switches gone from the tree while nodes they served stay placed: those nodes lost them",
+	h.r.Log.Warn("switches gone from the tree while nodes they served stay placed: those nodes lost them",
 		"switches", goneNames(vanished), "nodes", len(fresh), "first", head(names, 20))
-	r.fabricEvent(ctx, corev1.EventTypeWarning, pipeline.ReasonSwitchesVanished,
+	h.r.fabricEvent(ctx, corev1.EventTypeWarning, pipeline.ReasonSwitchesVanished,
 		"%s gone from the tree; %d %s that had %s stay placed and lost %s: %s. `fabricmap get health` lists them; remove a node's %s annotation to acknowledge a switch removed on purpose",
 		goneNames(vanished), len(fresh), wording.Plural(len(fresh), "node", "nodes"), wording.Plural(len(vanished), "it", "them"), wording.Plural(len(vanished), "it", "them"),
 		wording.Head(names, 10), wellknown.SwitchLostAnnotation)

@@ -147,7 +147,7 @@ func TestVanishedRailLeafIsLoud(t *testing.T) {
 	if len(before) != fab.Rails {
 		t.Fatalf("the unit's HyperNode stands for %v, want %d rail leaves", before, fab.Rails)
 	}
-	if got := switchLostFindings(r.fabricHealth.last); len(got) != 0 {
+	if got := switchLostFindings(r.health.fabricHealth.last); len(got) != 0 {
 		t.Fatalf("switch-lost findings on the whole capture: %q", got)
 	}
 	recorder.take()
@@ -167,13 +167,13 @@ func TestVanishedRailLeafIsLoud(t *testing.T) {
 	annotation := fmt.Sprintf(`{"switches":[{"id":%q,"name":"ib-su1-leaf-r3"}],"since":%q}`, gone[0], lostAt)
 
 	t.Run("every host's finding, from the aggregator and from the cluster", func(t *testing.T) {
-		if diff := cmp.Diff(wantFindings, switchLostFindings(r.fabricHealth.last)); diff != "" {
+		if diff := cmp.Diff(wantFindings, switchLostFindings(r.health.fabricHealth.last)); diff != "" {
 			t.Errorf("the aggregator's switch-lost findings (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff(wantFindings, switchLostFindings(clusterHealth(t))); diff != "" {
 			t.Errorf("get health's switch-lost findings (-want +got):\n%s", diff)
 		}
-		for _, f := range r.fabricHealth.last.Findings {
+		for _, f := range r.health.fabricHealth.last.Findings {
 			if f.Kind == health.KindSwitchLost && (!strings.Contains(f.Message, "ib-su1-leaf-r3") || f.Severity != health.SeverityCritical) {
 				t.Errorf("finding %+v: want critical, naming ib-su1-leaf-r3", f)
 			}
@@ -223,7 +223,7 @@ func TestVanishedRailLeafIsLoud(t *testing.T) {
 	t.Run("a new leader keeps the losses and their time, and says nothing new on the Lease", func(t *testing.T) {
 		r = newLeader()
 		poll()
-		if diff := cmp.Diff(wantFindings, switchLostFindings(r.fabricHealth.last)); diff != "" {
+		if diff := cmp.Diff(wantFindings, switchLostFindings(r.health.fabricHealth.last)); diff != "" {
 			t.Errorf("the new leader's switch-lost findings (-want +got):\n%s", diff)
 		}
 		for _, e := range recorder.take() {
@@ -238,7 +238,7 @@ func TestVanishedRailLeafIsLoud(t *testing.T) {
 	t.Run("the leaf back: findings, annotations and label go, each Node told", func(t *testing.T) {
 		writeCapture(full.Bytes())
 		poll()
-		if got := switchLostFindings(r.fabricHealth.last); len(got) != 0 {
+		if got := switchLostFindings(r.health.fabricHealth.last); len(got) != 0 {
 			t.Errorf("switch-lost findings once the leaf is back: %q", got)
 		}
 		if got := switchLostFindings(clusterHealth(t)); len(got) != 0 {
@@ -264,7 +264,7 @@ func TestVanishedRailLeafIsLoud(t *testing.T) {
 	t.Run("an admin acknowledges a leaf removed on purpose by removing the annotation", func(t *testing.T) {
 		writeCapture(short)
 		poll()
-		if got := len(switchLostFindings(r.fabricHealth.last)); got != fab.Hosts {
+		if got := len(switchLostFindings(r.health.fabricHealth.last)); got != fab.Hosts {
 			t.Fatalf("%d switch-lost findings once the leaf is gone again, want %d", got, fab.Hosts)
 		}
 		poll() // a pass that sees the annotation written: only then is its removal the admin's
@@ -275,7 +275,7 @@ func TestVanishedRailLeafIsLoud(t *testing.T) {
 			t.Fatal(err)
 		}
 		poll()
-		if diff := cmp.Diff(wantFindings[1:], switchLostFindings(r.fabricHealth.last)); diff != "" {
+		if diff := cmp.Diff(wantFindings[1:], switchLostFindings(r.health.fabricHealth.last)); diff != "" {
 			t.Errorf("switch-lost findings after the acknowledgement (-want +got):\n%s", diff)
 		}
 		if got := recorder.take(); !slices.Contains(got, "Node/"+hosts[0]+" Normal "+pipeline.ReasonSwitchLossAcknowledged) {

@@ -75,7 +75,7 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports, cloud topology.I
 		}
 	}
 	tree, problems, conflicts := pipeline.Infer(inputs, r.Config.Inference)
-	r.noteLostSwitches(ctx, inputs, tree, nodes) // the switches placed nodes lost since the last pass (lostswitches.go)
+	r.stageHealth().noteLostSwitches(ctx, inputs, tree, nodes) // the switches placed nodes lost since the last pass (lostswitches.go)
 	for _, c := range conflicts {
 		r.conflict(c, nodes)
 	}

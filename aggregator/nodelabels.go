@@ -49,9 +49,9 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 	topologyKeys := r.Config.LabelKeys.All()
 	keys := append(slices.Clone(topologyKeys), wellknown.LinkHealthLabel)
 	holdWait := r.holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
-	r.withLinkHealth(desired, nodes, keys)                                          // fabric health's label (healthpass.go)
-	uplinkLost := r.withUplinkLost(desired, nodes, keys)
-	switchLost := r.withSwitchLost(desired, nodes, keys) // lostswitches.go
+	r.stageHealth().withLinkHealth(desired, nodes, keys)                            // fabric health's label (healthpass.go)
+	uplinkLost := r.stageHealth().withUplinkLost(desired, nodes, keys)
+	switchLost := r.stageHealth().withSwitchLost(desired, nodes, keys) // lostswitches.go
 	names := make([]string, 0, len(desired))
 	for n := range desired {
 		names = append(names, n)

@@ -15,19 +15,19 @@ type nvlinkLeftOut int
 // chart value that turn them on. With the flag on it says nothing: a tree that still has no accelerator domain
 // (no leaf where most nodes report one) names the nodes it leaves out among the tree's problems. evidence is
 // the reports', where NVLink domains come from.
-func (r *Reconciler) noteNVLinkLeftOut(tree *topology.Tree, evidence []topology.NodeEvidence) {
+func (h *healthStage) noteNVLinkLeftOut(tree *topology.Tree, evidence []topology.NodeEvidence) {
 	n := nvlinkLeftOut(0)
-	if !r.Config.AcceleratorDomains {
+	if !h.r.Config.AcceleratorDomains {
 		n = nvlinkLeftOut(hypernodegen.NVLinkLeftOut(tree, evidence))
 	}
-	if n == r.nvlinkLeftOut {
+	if n == h.nvlinkLeftOut {
 		return
 	}
-	r.nvlinkLeftOut = n
+	h.nvlinkLeftOut = n
 	if n == 0 {
 		return
 	}
-	r.Log.Warn("nodes report NVLink domains that no output states: without --accelerator-domains the tree has no NVLink level, "+
+	h.r.Log.Warn("nodes report NVLink domains that no output states: without --accelerator-domains the tree has no NVLink level, "+
 		"so no node label, Kueue, KAI or Koordinator level or HyperNode names them; turn it on with --accelerator-domains "+
 		"(the chart's aggregator.acceleratorDomains)", "nodes", int(n))
 }

@@ -64,7 +64,7 @@ func TestNVLinkLeftOutIsSaidOnChange(t *testing.T) {
 				r.Config.AcceleratorDomains = p.accelerators
 				tree, _ := topology.Build(topology.Input{Nodes: p.evidence}, topology.BuildOptions{AcceleratorDomains: p.accelerators})
 				before := len(warnLines(logs.String()))
-				r.noteNVLinkLeftOut(tree, p.evidence)
+				r.stageHealth().noteNVLinkLeftOut(tree, p.evidence)
 				lines := warnLines(logs.String())[before:]
 				switch {
 				case p.want == "" && len(lines) > 0:

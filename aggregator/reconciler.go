@@ -24,7 +24,6 @@ import (
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
-	"github.com/fabricmap/fabricmap/health"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/workers"
@@ -134,12 +133,8 @@ type Reconciler struct {
 	foreignSaid string
 	// previousTree is the last tree built, whose names the next one keeps (see keepNames).
 	previousTree *topology.Tree
-	// fabricHealth is what fabric health keeps between passes (healthpass.go).
-	fabricHealth linkHealth
-	// lostUplinks are the nodes without uplink evidence, by node (uplinks.go).
-	lostUplinks map[string]health.LostUplink
-	// switchLoss holds the nodes that lost some of their switches, and the last pass's recall (lostswitches.go).
-	switchLoss switchLoss
+	// health is the stage that judges the fabric's links, uplinks, switches and NVLink domains (healthpass.go).
+	health healthStage
 	// unplacedSince records when each node carrying fabricmap's topology labels was first seen without a place in
 	// the tree, for Config.UnplacedLabelHold (labelhold.go).
 	unplacedSince map[string]time.Time
@@ -149,8 +144,6 @@ type Reconciler struct {
 	foreignOutputsSaid map[string]bool
 	// unwritableSaid holds the nodes an output leaves out, already logged, by output (outputs.go).
 	unwritableSaid map[string]bool
-	// nvlinkLeftOut is the number of nodes whose NVLink domain the tree leaves out, as last said (nvlinkleftout.go).
-	nvlinkLeftOut nvlinkLeftOut
 }
 
 // Request is the one request every event is folded into.
@@ -198,8 +191,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	prev := r.lastTree(existing, nodes)
 	r.keepNames(tree, prev)
-	r.noteUplinks(ctx, tree, prev, live, dropped, nodes) // the nodes that lost their uplinks since prev (uplinks.go)
-	r.assessHealth(tree, live, dropped, nodes)           // the uplinks on the domains, the findings for the labels and the page
+	r.stageHealth().noteUplinks(ctx, tree, prev, live, dropped, nodes) // the nodes that lost their uplinks since prev (uplinks.go)
+	r.stageHealth().assessHealth(tree, live, dropped, nodes)           // the uplinks on the domains, the findings for the labels and the page
 	r.publishSnapshot(tree, problems, nodes, live, start)
 	for _, p := range problems {
 		r.rejectEvidence(p, nodes)
@@ -207,7 +200,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if len(tree.Unplaced) > 0 {
 		r.Log.Info("nodes without topology evidence", "count", len(tree.Unplaced), "nodes", head(tree.Unplaced, 20))
 	}
-	r.noteNVLinkLeftOut(tree, evidence)
+	r.stageHealth().noteNVLinkLeftOut(tree, evidence)
 	if r.holdForSources(ctx, awaited, len(existing)) { // sourcehold.go: the last tree stays until every source answered
 		return reconcile.Result{RequeueAfter: max(requeueFabric, minPickup)}, nil
 	}
@@ -244,7 +237,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if oerr := r.syncOutputs(ctx, tree, evidence, nodes); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
-	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.nextPlanCheck(), labelHoldWait} {
+	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.stageHealth().nextPlanCheck(), labelHoldWait} {
 		if d > 0 && (requeue == 0 || d < requeue) {
 			requeue = d
 		}

@@ -122,7 +122,7 @@ func (r *Reconciler) publishSnapshot(tree *topology.Tree, problems []topology.Pr
 	}
 	around := &surroundings{nodes: slices.Sorted(maps.Keys(nodes)), reports: make([]string, 0, len(reports)), expired: []string{},
 		dropped: []string{}, expirySuspended: r.expirySuspended, sources: []web.SourceHealth{},
-		findings: slices.Clone(r.fabricHealth.last.Findings)}
+		findings: slices.Clone(r.health.fabricHealth.last.Findings)}
 	for i := range reports {
 		around.reports = append(around.reports, reports[i].Name)
 	}

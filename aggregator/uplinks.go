@@ -25,7 +25,7 @@ import (
 // logged and summed up in one Warning Event on the leader-election Lease (its own Event comes with its health
 // finding, noteFindings); a node placed again gets a Normal Event. The gauge of nodes without uplink evidence
 // follows; lostUplinks keeps them for fabric health, the node labels and the next pass.
-func (r *Reconciler) noteUplinks(ctx context.Context, tree, prev *topology.Tree, reports []v1alpha1.NodeFabricReport, dropped []string,
+func (h *healthStage) noteUplinks(ctx context.Context, tree, prev *topology.Tree, reports []v1alpha1.NodeFabricReport, dropped []string,
 	nodes map[string]*metav1.PartialObjectMetadata) {
 	inUse := make(map[string]bool, len(reports))
 	for i := range reports {
@@ -34,7 +34,7 @@ func (r *Reconciler) noteUplinks(ctx context.Context, tree, prev *topology.Tree,
 	for _, n := range dropped {
 		delete(inUse, n)
 	}
-	now := r.now()
+	now := h.r.now()
 	prevLeaf := health.NodeLeaves(prev)
 	next := map[string]health.LostUplink{}
 	var fresh []health.LostUplink
@@ -42,11 +42,11 @@ func (r *Reconciler) noteUplinks(ctx context.Context, tree, prev *topology.Tree,
 		if !inUse[n] {
 			continue
 		}
-		if l, ok := r.lostUplinks[n]; ok {
+		if l, ok := h.lostUplinks[n]; ok {
 			next[n] = l
 			continue
 		}
-		if l, ok := r.annotatedLoss(n, nodes); ok {
+		if l, ok := h.annotatedLoss(n, nodes); ok {
 			next[n] = l // a previous leader's finding, with its time
 			continue
 		}
@@ -57,33 +57,33 @@ func (r *Reconciler) noteUplinks(ctx context.Context, tree, prev *topology.Tree,
 		}
 	}
 	leaves := health.NodeLeaves(tree)
-	for _, n := range slices.Sorted(maps.Keys(r.lostUplinks)) {
+	for _, n := range slices.Sorted(maps.Keys(h.lostUplinks)) {
 		if _, still := next[n]; still {
 			continue
 		}
-		l := r.lostUplinks[n]
+		l := h.lostUplinks[n]
 		leaf, placed := leaves[n]
 		if !placed {
-			r.Log.Info("node that had lost its uplinks is no longer followed: its report is gone or no longer used", "node", n, "leaf", l.Leaf)
+			h.r.Log.Info("node that had lost its uplinks is no longer followed: its report is gone or no longer used", "node", n, "leaf", l.Leaf)
 			continue
 		}
-		r.Log.Info("node placed again after losing its uplinks", "node", n, "leaf", leaf, "lostLeaf", l.Leaf, "lostFor", now.Sub(l.Since).Round(time.Second))
-		r.nodeEvent(n, nodes, corev1.EventTypeNormal, pipeline.ReasonUplinkRestored,
+		h.r.Log.Info("node placed again after losing its uplinks", "node", n, "leaf", leaf, "lostLeaf", l.Leaf, "lostFor", now.Sub(l.Since).Round(time.Second))
+		h.r.nodeEvent(n, nodes, corev1.EventTypeNormal, pipeline.ReasonUplinkRestored,
 			"the node's report places it again, in %s; it had no uplink evidence since %s", leaf, l.Since.UTC().Format(time.RFC3339))
 	}
-	r.lostUplinks = next
-	r.Metrics.nodesWithoutUplink.Set(float64(len(next)))
+	h.lostUplinks = next
+	h.r.Metrics.nodesWithoutUplink.Set(float64(len(next)))
 	if len(fresh) > 0 {
-		r.sayUplinksLost(ctx, fresh)
+		h.sayUplinksLost(ctx, fresh)
 	}
 }
 
 // withUplinkLost returns the UplinkLostAnnotation value wanted on each node that lost its uplinks and has a Node
 // (node → value), and lists in desired (node → labels fabricmap wants) every node whose annotation is to be
 // written or removed, with the labels fabricmap owns on it as they are when the pass wants none there.
-func (r *Reconciler) withUplinkLost(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) map[string]string {
-	out := make(map[string]string, len(r.lostUplinks))
-	for n, l := range r.lostUplinks {
+func (h *healthStage) withUplinkLost(desired map[string]map[string]string, nodes map[string]*metav1.PartialObjectMetadata, keys []string) map[string]string {
+	out := make(map[string]string, len(h.lostUplinks))
+	for n, l := range h.lostUplinks {
 		if node, ok := nodes[n]; ok {
 			out[n] = pipeline.UplinkLostValue(l)
 			if _, listed := desired[n]; !listed {
@@ -104,7 +104,7 @@ func (r *Reconciler) withUplinkLost(desired map[string]map[string]string, nodes 
 
 // annotatedLoss is the lost uplink a previous leader stated on node n (UplinkLostAnnotation); a value it cannot
 // read is logged and ignored.
-func (r *Reconciler) annotatedLoss(n string, nodes map[string]*metav1.PartialObjectMetadata) (health.LostUplink, bool) {
+func (h *healthStage) annotatedLoss(n string, nodes map[string]*metav1.PartialObjectMetadata) (health.LostUplink, bool) {
 	node, ok := nodes[n]
 	if !ok {
 		return health.LostUplink{}, false
@@ -115,17 +115,17 @@ func (r *Reconciler) annotatedLoss(n string, nodes map[string]*metav1.PartialObj
 	}
 	l, err := pipeline.ParseUplinkLost(n, v)
 	if err != nil {
-		r.Log.Warn("node annotation ignored", "node", n, "err", err)
+		h.r.Log.Warn("node annotation ignored", "node", n, "err", err)
 		return health.LostUplink{}, false
 	}
 	return l, true
 }
 
 // lostUplinkList returns the nodes without uplink evidence, sorted by node, for fabric health.
-func (r *Reconciler) lostUplinkList() []health.LostUplink {
-	out := make([]health.LostUplink, 0, len(r.lostUplinks))
-	for _, n := range slices.Sorted(maps.Keys(r.lostUplinks)) {
-		out = append(out, r.lostUplinks[n])
+func (h *healthStage) lostUplinkList() []health.LostUplink {
+	out := make([]health.LostUplink, 0, len(h.lostUplinks))
+	for _, n := range slices.Sorted(maps.Keys(h.lostUplinks)) {
+		out = append(out, h.lostUplinks[n])
 	}
 	return out
 }
@@ -133,7 +133,7 @@ func (r *Reconciler) lostUplinkList() []health.LostUplink {
 // sayUplinksLost logs the nodes found without uplink evidence this pass and records one Warning Event on the
 // leader-election Lease that sums them up: how many, the first of them, and their leaves with how many nodes
 // each lost.
-func (r *Reconciler) sayUplinksLost(ctx context.Context, fresh []health.LostUplink) {
+func (h *healthStage) sayUplinksLost(ctx context.Context, fresh []health.LostUplink) {
 	names := make([]string, 0, len(fresh))
 	perLeaf := map[string]int{}
 	for _, l := range fresh {
@@ -144,9 +144,9 @@ func (r *Reconciler) sayUplinksLost(ctx context.Context, fresh []health.LostUpli
 	for _, leaf := range slices.Sorted(maps.Keys(perLeaf)) {
 		leaves = append(leaves, fmt.Sprintf("%s (%d)", leaf, perLeaf[leaf]))
 	}
-	r.Log.Warn("nodes lost all their uplink evidence: their reports name no switch that places them; they have no topology now",
-		"count", len(fresh), "nodes", head(names, 20), "leaves", leaves, "labelHold", r.Config.UnplacedLabelHold)
-	r.fabricEvent(ctx, corev1.EventTypeWarning, pipeline.ReasonNodesLostUplinks,
+	h.r.Log.Warn("nodes lost all their uplink evidence: their reports name no switch that places them; they have no topology now",
+		"count", len(fresh), "nodes", head(names, 20), "leaves", leaves, "labelHold", h.r.Config.UnplacedLabelHold)
+	h.r.fabricEvent(ctx, corev1.EventTypeWarning, pipeline.ReasonNodesLostUplinks,
 		"%d %s lost all uplink evidence (no report of theirs names a switch that places them): %s; leaves: %s. They have no topology now; `fabricmap get health` lists them",
 		len(fresh), wording.Plural(len(fresh), "node", "nodes"), wording.Head(names, 10), strings.Join(leaves, ", "))
 }

@@ -278,7 +278,7 @@ func TestFailedLeafIsLoud(t *testing.T) {
 		if diff := cmp.Diff(wantFindings, uplinkFindings(clusterHealth(t))); diff != "" {
 			t.Errorf("get health's uplink-lost findings (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(wantFindings, uplinkFindings(r.fabricHealth.last)); diff != "" {
+		if diff := cmp.Diff(wantFindings, uplinkFindings(r.health.fabricHealth.last)); diff != "" {
 			t.Errorf("the aggregator's uplink-lost findings (-want +got):\n%s", diff)
 		}
 		if got := pageFindings(t, r); !slices.Contains(got, "uplink-lost fl-1") {
@@ -311,7 +311,7 @@ func TestFailedLeafIsLoud(t *testing.T) {
 		r = newLeader()
 		leaderAt = clock.t
 		reconcileOnce(t, r)
-		if diff := cmp.Diff(wantFindings, uplinkFindings(r.fabricHealth.last)); diff != "" {
+		if diff := cmp.Diff(wantFindings, uplinkFindings(r.health.fabricHealth.last)); diff != "" {
 			t.Errorf("the new leader's uplink-lost findings (-want +got):\n%s", diff)
 		}
 		for _, e := range recorder.take() {

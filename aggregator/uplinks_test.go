@@ -141,8 +141,8 @@ func TestNoteUplinks(t *testing.T) {
 	}} {
 		clock.t = start.Add(time.Duration(i) * time.Minute)
 		events = nil
-		r.noteUplinks(context.Background(), p.tree, p.prev, all, p.dropped, nodes)
-		if diff := cmp.Diff(p.want, r.lostUplinks); diff != "" && !(len(p.want) == 0 && len(r.lostUplinks) == 0) {
+		r.stageHealth().noteUplinks(context.Background(), p.tree, p.prev, all, p.dropped, nodes)
+		if diff := cmp.Diff(p.want, r.health.lostUplinks); diff != "" && !(len(p.want) == 0 && len(r.health.lostUplinks) == 0) {
 			t.Errorf("%s: lost uplinks (-want +got):\n%s", p.name, diff)
 		}
 		if diff := cmp.Diff(p.wantEvents, []string(events)); diff != "" {
@@ -175,9 +175,9 @@ func TestWithUplinkLost(t *testing.T) {
 		"placed-b": owned(labelledNode("placed-b", map[string]string{tier: "sw-b"}, tier)),
 	}
 	nodes["by-hand"].Annotations = map[string]string{wellknown.UplinkLostAnnotation: "set by an admin"}
-	r := &Reconciler{lostUplinks: map[string]health.LostUplink{"lost": l, "no-node": {Node: "no-node", Leaf: "sw-a", Since: since}}}
+	r := &Reconciler{health: healthStage{lostUplinks: map[string]health.LostUplink{"lost": l, "no-node": {Node: "no-node", Leaf: "sw-a", Since: since}}}}
 	desired := map[string]map[string]string{"placed-b": {tier: "sw-c"}}
-	got := r.withUplinkLost(desired, nodes, []string{tier})
+	got := r.stageHealth().withUplinkLost(desired, nodes, []string{tier})
 	if diff := cmp.Diff(map[string]string{"lost": value}, got); diff != "" {
 		t.Errorf("annotations wanted (-want +got):\n%s", diff)
 	}
