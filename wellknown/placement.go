@@ -17,7 +17,8 @@ const (
 	// DPLabel and PPLabel give the gang's data- and pipeline-parallel degrees (any form).
 	DPLabel = "fabricmap.io/dp"
 	PPLabel = "fabricmap.io/pp"
-	// RankLabel gives a pod's rank (0 … M-1); without it ranks follow the pods' names.
+	// RankLabel gives a pod's rank (0 … M-1); without it ranks follow the Job completion index, else the pods'
+	// names with numbers compared as numbers (podread.RankOrder).
 	RankLabel = "fabricmap.io/rank"
 	// SizeLabel gives minMember in the plain-label form; without it minMember is DP x PP.
 	SizeLabel = "fabricmap.io/gang-size"
