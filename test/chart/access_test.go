@@ -9,10 +9,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
 // installAccess applies, for real, the objects of objs that make up one component's identity: those of the
@@ -53,7 +56,13 @@ func writeValues(t *testing.T, values map[string]any) string {
 // tokenKubeconfig writes a kubeconfig that authenticates with token alone, for a binary run as a service account.
 func tokenKubeconfig(t *testing.T, token string) string {
 	t.Helper()
-	rc := tokenConfig(token)
+	return tokenKubeconfigFor(t, testenv.Shared.Config, token)
+}
+
+// tokenKubeconfigFor is tokenKubeconfig for the API server of base (its address and CA).
+func tokenKubeconfigFor(t *testing.T, base *rest.Config, token string) string {
+	t.Helper()
+	rc := tokenConfigFor(base, token)
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthorityData: rc.CAData, CertificateAuthority: rc.CAFile}
 	cfg.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: token}

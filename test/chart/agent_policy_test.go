@@ -72,10 +72,12 @@ func agentClientOn(t *testing.T, ctx context.Context, cs kubernetes.Interface, n
 }
 
 // tokenConfig is a client configuration that authenticates with token alone.
-func tokenConfig(token string) *rest.Config {
-	admin := testenv.Shared.Config
-	return &rest.Config{Host: admin.Host, BearerToken: token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, CAFile: admin.CAFile}}
+func tokenConfig(token string) *rest.Config { return tokenConfigFor(testenv.Shared.Config, token) }
+
+// tokenConfigFor is tokenConfig for the API server of base (its address and CA).
+func tokenConfigFor(base *rest.Config, token string) *rest.Config {
+	return &rest.Config{Host: base.Host, BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: base.CAData, CAFile: base.CAFile}}
 }
 
 func tokenClient(t *testing.T, token string) client.Client {
