@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fabrictest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
@@ -30,7 +31,7 @@ func checkCustomKeys(t *testing.T) {
 	ctx := t.Context()
 	c := testenv.Shared.Client
 	for _, n := range []struct{ name, rack string }{{"rack-1-1", "r1"}, {"rack-1-2", "r1"}, {"rack-2-1", "r2"}, {"rack-2-2", "r2"}, {"rack-2-3", "r2"}} {
-		createNode(t, ctx, n.name, map[string]string{poolLabel: "custom", rackKey: n.rack, rowKey: "w1"})
+		fabrictest.CreateNode(t, ctx, testenv.Shared.Client, n.name, map[string]string{fabrictest.PoolLabel: "custom", rackKey: n.rack, rowKey: "w1"})
 	}
 	keys := hypernodegen.LabelKeys{Style: wellknown.LabelStyleCustom, Tiers: []string{rackKey, rowKey}}
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "fabricmap-aggregator",

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fabricmap/fabricmap/internal/testsupport/fabrictest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
@@ -68,12 +69,12 @@ func (g gang) pod(ns, pool string, i int) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			SchedulerName:   schedulerName,
 			SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: &g.name},
-			NodeSelector:    map[string]string{poolLabel: pool},
+			NodeSelector:    map[string]string{fabrictest.PoolLabel: pool},
 			Containers: []corev1.Container{{
 				Name: "trainer", Image: "registry.k8s.io/pause:3.10",
 				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{gpuResource: gpus, corev1.ResourceCPU: resource.MustParse("1")},
-					Limits:   corev1.ResourceList{gpuResource: gpus},
+					Requests: corev1.ResourceList{fabrictest.GPUResource: gpus, corev1.ResourceCPU: resource.MustParse("1")},
+					Limits:   corev1.ResourceList{fabrictest.GPUResource: gpus},
 				},
 			}},
 		},

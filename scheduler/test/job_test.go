@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fabricmap/fabricmap/internal/testsupport/fabrictest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
@@ -65,7 +66,7 @@ func startJobController(t *testing.T) {
 // checkJob runs an Indexed Job of 4 whole-node pods (parallelism = completions: a gang) for fabricmap-scheduler
 // in the "lowest" pool: the Job controller makes its Workload and PodGroup, and the gang lands in leaf-a1, as the
 // PodGroup written by hand does.
-func checkJob(t *testing.T, k keys) {
+func checkJob(t *testing.T, k fabrictest.Keys) {
 	ctx := t.Context()
 	startJobController(t)
 	ns := "fs-job"
@@ -77,9 +78,9 @@ func checkJob(t *testing.T, k keys) {
 		Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](4), CompletionMode: ptr.To(batchv1.IndexedCompletion),
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			SchedulerName: schedulerName, RestartPolicy: corev1.RestartPolicyNever,
-			NodeSelector: map[string]string{poolLabel: "lowest"},
+			NodeSelector: map[string]string{fabrictest.PoolLabel: "lowest"},
 			Containers: []corev1.Container{{Name: "trainer", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{gpuResource: gpus}, Limits: corev1.ResourceList{gpuResource: gpus}}}},
+				Requests: corev1.ResourceList{fabrictest.GPUResource: gpus}, Limits: corev1.ResourceList{fabrictest.GPUResource: gpus}}}},
 		}},
 	}}
 	if err := testenv.Shared.Client.Create(ctx, job); err != nil {
@@ -112,7 +113,7 @@ func checkJob(t *testing.T, k keys) {
 		}
 	}
 	t.Logf("the Job controller's PodGroup %s: pods bound to %v", groups.Items[0].Name, nodes)
-	leaves, err := countBy(ctx, nodes, k.leaf)
+	leaves, err := countBy(ctx, nodes, k.Leaf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/testsupport/fabrictest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/scheduler/fabricplacement"
 	"github.com/fabricmap/fabricmap/topology"
@@ -23,7 +24,7 @@ import (
 type placementCase struct {
 	name string
 	pool string
-	gang func(keys) gang
+	gang func(fabrictest.Keys) gang
 	// leaves is how many of the gang's pods each leaf must hold, exactly; nil: the gang must stay pending.
 	leaves map[string]int
 	// nvlink is the NVLink domain all the gang's pods must share; empty: any.
@@ -47,8 +48,8 @@ type placementCase struct {
 func TestFabricmapScheduler(t *testing.T) {
 	testenv.Require(t)
 	ctx := t.Context()
-	labels, k := fabricLabels(t)
-	createNodes(t, ctx, labels)
+	labels, k := fabrictest.Labels(t, fabric)
+	fabrictest.CreateNodes(t, ctx, testenv.Shared.Client, fabric, labels)
 	bin := startScheduler(t)
 
 	t.Run("placements", func(t *testing.T) { runCases(t, k) })
@@ -60,29 +61,29 @@ func TestFabricmapScheduler(t *testing.T) {
 }
 
 // runCases runs the cases of TestFabricmapScheduler in parallel.
-func runCases(t *testing.T, k keys) {
+func runCases(t *testing.T, k fabrictest.Keys) {
 	for _, tc := range []placementCase{
 		{name: "lowest leaf that holds it", pool: "lowest",
-			gang:   func(k keys) gang { return gang{name: "lowest", pods: 4, key: k.spine} },
+			gang:   func(k fabrictest.Keys) gang { return gang{name: "lowest", pods: 4, key: k.Spine} },
 			leaves: map[string]int{"leaf-a1": 4}},
 		{name: "fragmented: pipeline groups inside leaves", pool: "fragmented",
-			gang:   func(k keys) gang { return gang{name: "pipeline", pods: 4, dp: 2, pp: 2, key: k.spine} },
+			gang:   func(k fabrictest.Keys) gang { return gang{name: "pipeline", pods: 4, dp: 2, pp: 2, key: k.Spine} },
 			leaves: map[string]int{"leaf-b1": 2, "leaf-b2": 2}, pipelines: [][]int{{0, 1}, {2, 3}}},
 		{name: "degraded leaf avoided", pool: "degraded",
-			gang:   func(k keys) gang { return gang{name: "healthy", pods: 4, key: k.spine} },
+			gang:   func(k fabrictest.Keys) gang { return gang{name: "healthy", pods: 4, key: k.Spine} },
 			leaves: map[string]int{"leaf-c2": 4}},
 		{name: "one NVLink domain, the tightest", pool: "nvlink",
-			gang: func(keys) gang {
+			gang: func(fabrictest.Keys) gang {
 				return gang{name: "nvlink", pods: 2, annotations: map[string]string{fabricplacement.HighestTierAnnotation: topology.TierNameAccelerator}}
 			},
 			leaves: map[string]int{"leaf-e1": 2}, nvlink: nvlinkDomainY},
 		{name: "no such tier", pool: "bad",
-			gang: func(keys) gang {
+			gang: func(fabrictest.Keys) gang {
 				return gang{name: "no-tier", pods: 2, annotations: map[string]string{fabricplacement.HighestTierAnnotation: "galaxy"}}
 			},
 			reason: "galaxy"},
 		{name: "larger than the cluster", pool: "bad",
-			gang:   func(keys) gang { return gang{name: "too-large", pods: 40} },
+			gang:   func(fabrictest.Keys) gang { return gang{name: "too-large", pods: 40} },
 			reason: "40 pods do not fit even in the empty cluster"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,7 +94,7 @@ func runCases(t *testing.T, k keys) {
 }
 
 // runCase submits tc's gang in a namespace of its own and checks where it landed, or that it did not.
-func runCase(t *testing.T, tc placementCase, k keys) {
+func runCase(t *testing.T, tc placementCase, k fabrictest.Keys) {
 	ctx := t.Context()
 	g := tc.gang(k)
 	ns := "fs-" + g.name
@@ -133,7 +134,7 @@ func runCase(t *testing.T, tc placementCase, k keys) {
 		c, _ := scheduledCondition(ctx, ns, g.name)
 		return pending == 0 && len(nodes) == g.pods, fmt.Sprintf("bound to %v, %d unbound; PodGroupScheduled %+v", nodes, pending, c)
 	})
-	leaves, err := countBy(ctx, nodes, k.leaf)
+	leaves, err := countBy(ctx, nodes, k.Leaf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,9 +142,9 @@ func runCase(t *testing.T, tc placementCase, k keys) {
 		t.Errorf("gang bound to %v: pods per leaf (-want +got):\n%s", nodes, diff)
 	}
 	t.Logf("bound to %v", nodes)
-	checkPipelines(t, ns, g, tc.pipelines, k.leaf)
+	checkPipelines(t, ns, g, tc.pipelines, k.Leaf)
 	if tc.nvlink != "" {
-		domains, err := countBy(ctx, nodes, k.nvlink)
+		domains, err := countBy(ctx, nodes, k.NVLink)
 		if err != nil {
 			t.Fatal(err)
 		}

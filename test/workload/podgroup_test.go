@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fabricmap/fabricmap/internal/testsupport/fabrictest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
@@ -56,12 +57,12 @@ func gangPod(ns, group, pool string, i int) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", group, i)},
 		Spec: corev1.PodSpec{
 			SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: &group},
-			NodeSelector:    map[string]string{poolLabel: pool},
+			NodeSelector:    map[string]string{fabrictest.PoolLabel: pool},
 			Containers: []corev1.Container{{
 				Name: "trainer", Image: "registry.k8s.io/pause:3.10",
 				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{gpuResource: gpus, corev1.ResourceCPU: resource.MustParse("1")},
-					Limits:   corev1.ResourceList{gpuResource: gpus},
+					Requests: corev1.ResourceList{fabrictest.GPUResource: gpus, corev1.ResourceCPU: resource.MustParse("1")},
+					Limits:   corev1.ResourceList{fabrictest.GPUResource: gpus},
 				},
 			}},
 		},

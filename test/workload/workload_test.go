@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fabricmap/fabricmap/internal/testsupport/fabrictest"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 )
 
@@ -25,7 +26,7 @@ type gangCase struct {
 	pool string
 	pods int
 	// key picks the PodGroup's topology key among fabricmap's label keys.
-	key func(keys) string
+	key func(fabrictest.Keys) string
 	// pending says the gang must stay unbound, its PodGroup Unschedulable.
 	pending bool
 	// in lists the domains (values of the key) the gang may land in: all its pods in one of them.
@@ -44,9 +45,9 @@ func TestPodGroupTopology(t *testing.T) {
 	requireScheduler(t) // skip or fail at once, before creating anything
 	ctx := t.Context()
 
-	labels, k := fabricLabels(t)
-	createNodes(t, ctx, labels)
-	t.Logf("fabricmap's keys: leaf %s, spine %s, NVLink domain %s", k.leaf, k.spine, k.nvlink)
+	labels, k := fabrictest.Labels(t, fabric)
+	fabrictest.CreateNodes(t, ctx, testenv.Shared.Client, fabric, labels)
+	t.Logf("fabricmap's keys: leaf %s, spine %s, NVLink domain %s", k.Leaf, k.Spine, k.NVLink)
 
 	stop, err := testenv.StartSchedulerWith("--feature-gates=" + featureGates)
 	if err != nil {
@@ -54,13 +55,13 @@ func TestPodGroupTopology(t *testing.T) {
 	}
 	t.Cleanup(stop)
 
-	leafKey := func(k keys) string { return k.leaf }
+	leafKey := func(k fabrictest.Keys) string { return k.Leaf }
 	for _, tc := range []gangCase{
 		{name: "one leaf", pool: "leaf", pods: 4, key: leafKey, in: []string{"leaf-l1"}, leaves: []string{"leaf-l1"}},
-		{name: "one NVLink domain", pool: "nvlink", pods: 2, key: func(k keys) string { return k.nvlink },
-			in: []string{nvlinkValue(nvlinkDomainX), nvlinkValue(nvlinkDomainY)}, leaves: []string{"leaf-n1"}},
+		{name: "one NVLink domain", pool: "nvlink", pods: 2, key: func(k fabrictest.Keys) string { return k.NVLink },
+			in: []string{fabrictest.NVLinkValue(nvlinkDomainX), fabrictest.NVLinkValue(nvlinkDomainY)}, leaves: []string{"leaf-n1"}},
 		{name: "no leaf fits", pool: "pending", pods: 4, key: leafKey, pending: true},
-		{name: "one spine across leaves", pool: "spine", pods: 4, key: func(k keys) string { return k.spine },
+		{name: "one spine across leaves", pool: "spine", pods: 4, key: func(k fabrictest.Keys) string { return k.Spine },
 			in: []string{"spine-s1"}, leaves: []string{"leaf-s1", "leaf-s2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +72,7 @@ func TestPodGroupTopology(t *testing.T) {
 }
 
 // runCase submits tc's gang in a namespace of its own and checks where it landed, or that it did not.
-func runCase(t *testing.T, tc gangCase, k keys) {
+func runCase(t *testing.T, tc gangCase, k fabrictest.Keys) {
 	ctx := t.Context()
 	ns := "wl-" + tc.pool
 	if err := testenv.Shared.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -134,7 +135,7 @@ func runCase(t *testing.T, tc gangCase, k keys) {
 	if len(domains) != 1 || !slices.Contains(tc.in, domains[0]) {
 		t.Errorf("gang bound to %v spans %s %v; want all in one of %v", nodes, key, domains, tc.in)
 	}
-	leaves, err := nodeValues(ctx, nodes, k.leaf)
+	leaves, err := nodeValues(ctx, nodes, k.Leaf)
 	if err != nil {
 		t.Fatal(err)
 	}
