@@ -99,7 +99,7 @@ func TestSchedulerRunsAsRendered(t *testing.T) {
 		}
 		args = append(args, a)
 	}
-	args = append(args, "--bind-address=127.0.0.1", "--cert-dir="+dir, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc)
+	args = append(args, "--bind-address=127.0.0.1", "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc)
 	var environ []string
 	for _, e := range container.Env {
 		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
