@@ -34,7 +34,7 @@ const inconsistentRetry = time.Minute
 // objects blindly, so a pass that would leave them inconsistent writes nothing: the last tree stays, and the
 // log, a metric and an Event (once per inconsistency) say why. Node members selected by regex or label are
 // resolved against the nodes' names and the labels the pass writes (labels) over the ones they carry.
-func (r *Reconciler) checkConsistent(ctx context.Context, existing []topologyv1alpha1.HyperNode, plan pendingPlan, due []string,
+func (gs *guardStage) checkConsistent(ctx context.Context, existing []topologyv1alpha1.HyperNode, plan pendingPlan, due []string,
 	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) error {
 	after := afterPass(existing, plan, due)
 	var nodeLabels map[string]map[string]string // only selectors by regex or label need them: building costs a map per node
@@ -43,17 +43,17 @@ func (r *Reconciler) checkConsistent(ctx context.Context, existing []topologyv1a
 	}
 	err := consistent(after, nodeLabels)
 	if err == nil {
-		if r.inconsistent != "" {
-			r.Log.Info("the tree is consistent again; writing it")
-			r.inconsistent = ""
+		if gs.inconsistent != "" {
+			gs.r.Log.Info("the tree is consistent again; writing it")
+			gs.inconsistent = ""
 		}
 		return nil
 	}
-	r.Metrics.inconsistentPasses.Inc()
-	if msg := err.Error(); msg != r.inconsistent {
-		r.inconsistent = msg
-		r.Log.Error("nothing written: the HyperNodes this pass would leave are inconsistent; the last tree stays as written", "err", err)
-		r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonTreeInconsistent,
+	gs.r.Metrics.inconsistentPasses.Inc()
+	if msg := err.Error(); msg != gs.inconsistent {
+		gs.inconsistent = msg
+		gs.r.Log.Error("nothing written: the HyperNodes this pass would leave are inconsistent; the last tree stays as written", "err", err)
+		gs.r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonTreeInconsistent,
 			"nothing written: the HyperNodes the inferred tree would leave are inconsistent (%v); the last tree stays as written", err)
 	}
 	return fmt.Errorf("%w: %w", errInconsistent, err)

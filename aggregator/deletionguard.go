@@ -8,10 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -183,8 +181,8 @@ func subset(a, b map[string]bool) bool {
 // said in the metrics, the log and, when it starts, an Event on the Lease. It returns whether to delete, when to
 // look again for a confirmation (zero when nothing is held), and whether a hold just lifted unconfirmed (the
 // HyperNodes came back within the limits: those still gone must not be deleted the moment before theirs return).
-func (r *Reconciler) guardDeletions(ctx context.Context, gone []string, due, total int) (ok bool, wait time.Duration, lifted bool) {
-	g := r.Config.DeletionGuard
+func (gs *guardStage) guardDeletions(ctx context.Context, gone []string, due, total int) (ok bool, wait time.Duration, lifted bool) {
+	g := gs.r.Config.DeletionGuard
 	if g == nil {
 		return true, 0, false
 	}
@@ -193,7 +191,7 @@ func (r *Reconciler) guardDeletions(ctx context.Context, gone []string, due, tot
 	if len(gone) >= total {
 		why = "the tree would be left with none"
 	}
-	return r.guardPass(ctx, &r.guard, deletionHold, gone, due, g.trips(len(gone), total),
+	return gs.guardPass(ctx, &gs.guard, deletionHold, gone, due, g.trips(len(gone), total),
 		fmt.Sprintf("%d of %d managed HyperNodes (%.0f%%) are gone from the tree, %s", len(gone), total, share, why))
 }
 
@@ -219,50 +217,50 @@ var deletionHold = holdKind{what: "HyperNode deletions", held: ReasonDeletionsHe
 // guardPass runs one guard (state) over set, of which due are ready to be written, tripped whether the set is
 // beyond the limits; why says so for people. It returns whether the writes go ahead, when to look again for a
 // confirmation, and whether a hold lifted unconfirmed.
-func (r *Reconciler) guardPass(ctx context.Context, state *guardState, kind holdKind, set []string, due int, tripped bool, why string) (bool, time.Duration, bool) {
-	g := r.Config.DeletionGuard
+func (gs *guardStage) guardPass(ctx context.Context, state *guardState, kind holdKind, set []string, due int, tripped bool, why string) (bool, time.Duration, bool) {
+	g := gs.r.Config.DeletionGuard
 	var lease *coordinationv1.Lease
 	read := false
 	getLease := func() *coordinationv1.Lease { // read at most once a pass, and only when something is held
 		if !read {
-			lease, read = r.guardLease(ctx, g.Lease), true
+			lease, read = gs.r.guardLease(ctx, g.Lease), true
 		}
 		return lease
 	}
-	now := r.now()
-	d, next := g.decide(*state, set, due, tripped, now, func() time.Time { return r.confirmation(getLease(), g.Lease) })
+	now := gs.r.now()
+	d, next := g.decide(*state, set, due, tripped, now, func() time.Time { return gs.confirmation(getLease(), g.Lease) })
 	*state = next
 	switch d.Verdict {
 	case guardAllow:
-		kind.gauge(r.Metrics).Set(0)
+		kind.gauge(gs.r.Metrics).Set(0)
 		if d.Lifted {
-			r.Log.Info(kind.what+" hold lifted: back within the limits", "pending", len(set))
+			gs.r.Log.Info(kind.what+" hold lifted: back within the limits", "pending", len(set))
 		}
 		return true, 0, d.Lifted
 	case guardConfirmedByTime, guardConfirmedByAdmin:
 		by := map[guardVerdict]string{guardConfirmedByTime: "persistence", guardConfirmedByAdmin: "annotation"}[d.Verdict]
-		kind.gauge(r.Metrics).Set(0)
-		kind.confirmations(r.Metrics).WithLabelValues(by).Inc()
+		kind.gauge(gs.r.Metrics).Set(0)
+		kind.confirmations(gs.r.Metrics).WithLabelValues(by).Inc()
 		heldFor := now.Sub(d.Since)
-		r.Log.Warn("held "+kind.what+" confirmed; writing them", "by", by, "due", due, "why", why, "heldFor", heldFor)
-		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeNormal, kind.confirmed, "GuardTopology",
+		gs.r.Log.Warn("held "+kind.what+" confirmed; writing them", "by", by, "due", due, "why", why, "heldFor", heldFor)
+		gs.r.leaseEvent(g.Lease, getLease(), corev1.EventTypeNormal, kind.confirmed, "GuardTopology",
 			"%d held %s go ahead (%s), confirmed by %s after %v", due, kind.what, why, by, heldFor.Round(time.Second))
 		return true, 0, false
 	}
-	kind.gauge(r.Metrics).Set(float64(due))
-	kind.passes(r.Metrics).Inc()
+	kind.gauge(gs.r.Metrics).Set(float64(due))
+	kind.passes(gs.r.Metrics).Inc()
 	if d.Started {
 		confirm := fmt.Sprintf("kubectl -n %s annotate lease %s %s=$(date -u +%%FT%%TZ) --overwrite", g.Lease.Namespace, g.Lease.Name, wellknown.ConfirmDeletionsAnnotation)
 		wait := "never (an admin must confirm)"
 		if g.ConfirmAfter > 0 {
 			wait = g.ConfirmAfter.String()
 		}
-		r.Log.Warn(kind.what+" held: too much of the tree would change at once; nothing written",
+		gs.r.Log.Warn(kind.what+" held: too much of the tree would change at once; nothing written",
 			"due", due, "why", why, "first", head(set, 10), "autoConfirmAfter", wait, "confirm", confirm)
-		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, kind.held, "GuardTopology",
+		gs.r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, kind.held, "GuardTopology",
 			"%d %s held: %s; they go ahead when unchanged for %s, or at once with: %s", due, kind.what, why, wait, confirm)
 	} else {
-		r.Log.Debug(kind.what+" still held", "due", due, "why", why, "since", d.Since)
+		gs.r.Log.Debug(kind.what+" still held", "due", due, "why", why, "since", d.Since)
 	}
 	for _, refused := range []struct {
 		at  time.Time
@@ -272,9 +270,9 @@ func (r *Reconciler) guardPass(ctx context.Context, state *guardState, kind hold
 		if refused.at.IsZero() {
 			continue
 		}
-		r.Log.Warn("confirmation of held writes refused: "+refused.why+"; set it again", "lease", g.Lease,
+		gs.r.Log.Warn("confirmation of held writes refused: "+refused.why+"; set it again", "lease", g.Lease,
 			"annotation", wellknown.ConfirmDeletionsAnnotation, "confirmedAt", refused.at, "heldSince", d.Since, "held", kind.what)
-		r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, ReasonConfirmationRefused, "GuardTopology",
+		gs.r.leaseEvent(g.Lease, getLease(), corev1.EventTypeWarning, ReasonConfirmationRefused, "GuardTopology",
 			"%s=%s confirms nothing: %s; set it to the current time to confirm the held %s",
 			wellknown.ConfirmDeletionsAnnotation, refused.at.UTC().Format(time.RFC3339), refused.why, kind.what)
 	}
@@ -285,22 +283,9 @@ func (r *Reconciler) guardPass(ctx context.Context, state *guardState, kind hold
 	return false, requeue, false
 }
 
-// guardLease reads the guard's Lease from the API server (the cache holds no Lease of this name); nil when it
-// cannot be read: without leader election it may not exist, and an admin may create it to confirm.
-func (r *Reconciler) guardLease(ctx context.Context, key types.NamespacedName) *coordinationv1.Lease {
-	var lease coordinationv1.Lease
-	if err := r.Live.Get(ctx, key, &lease); err != nil {
-		if !apierrors.IsNotFound(err) {
-			r.Log.Warn("cannot read the Lease that confirms held deletions", "lease", key, "err", fmt.Errorf("reading Lease %s: %w", key, err))
-		}
-		return nil
-	}
-	return &lease
-}
-
 // confirmation returns the time the Lease's ConfirmDeletionsAnnotation states: zero when there is none, or
 // when it is no time (then the log says so, and nothing is confirmed).
-func (r *Reconciler) confirmation(lease *coordinationv1.Lease, key types.NamespacedName) time.Time {
+func (gs *guardStage) confirmation(lease *coordinationv1.Lease, key types.NamespacedName) time.Time {
 	if lease == nil {
 		return time.Time{}
 	}
@@ -310,32 +295,9 @@ func (r *Reconciler) confirmation(lease *coordinationv1.Lease, key types.Namespa
 	}
 	at, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		r.Log.Warn("confirmation of held deletions ignored: its value is no RFC 3339 time", "lease", key,
+		gs.r.Log.Warn("confirmation of held deletions ignored: its value is no RFC 3339 time", "lease", key,
 			"err", fmt.Errorf("annotation %s on Lease %s: %w", wellknown.ConfirmDeletionsAnnotation, key, err))
 		return time.Time{}
 	}
 	return at
-}
-
-// leaseEvent records an Event on the leader Lease (its UID when it could be read), when a recorder is set: the
-// object that stands for the aggregator itself.
-func (r *Reconciler) leaseEvent(key types.NamespacedName, lease *coordinationv1.Lease, eventType, reason, action, format string, args ...any) {
-	if r.Events == nil {
-		return
-	}
-	ref := &corev1.ObjectReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Namespace: key.Namespace, Name: key.Name}
-	if lease != nil {
-		ref.UID = lease.UID
-	}
-	r.Events.Eventf(ref, nil, eventType, reason, action, "%s", topology.Printable(fmt.Sprintf(format, args...)))
-}
-
-// fabricEvent records an Event about the whole fabric (action BuildTopology) on the leader Lease,
-// DeletionGuard.Lease; without a deletion guard no Lease stands for the aggregator, and only the log says it.
-func (r *Reconciler) fabricEvent(ctx context.Context, eventType, reason, format string, args ...any) {
-	if r.Config.DeletionGuard == nil || r.Events == nil {
-		return
-	}
-	key := r.Config.DeletionGuard.Lease
-	r.leaseEvent(key, r.guardLease(ctx, key), eventType, reason, "BuildTopology", format, args...)
 }

@@ -25,13 +25,13 @@ const maxNamedForeign = 5
 // fabricmap_aggregator_foreign_hypernodes, and says so when the set changed since it last said: a Warning
 // log line and Event on the leader Lease that name them and the setting to turn off. They are never edited
 // or deleted: another writer owns them.
-func (r *Reconciler) noteForeignHyperNodes(ctx context.Context, foreign, owned []topologyv1alpha1.HyperNode, placed map[string]bool,
+func (gs *guardStage) noteForeignHyperNodes(ctx context.Context, foreign, owned []topologyv1alpha1.HyperNode, placed map[string]bool,
 	nodes map[string]*metav1.PartialObjectMetadata) {
 	var found []hypernodegen.ForeignHyperNode
 	if len(foreign) > 0 {
-		resolved, err := r.liveLabelMembers(ctx, foreign) // selectors on keys the Node cache does not keep
+		resolved, err := gs.liveLabelMembers(ctx, foreign) // selectors on keys the Node cache does not keep
 		if err != nil {
-			r.Log.Warn("foreign HyperNodes that select Nodes by label: their members are read from the cache alone", "err", err)
+			gs.r.Log.Warn("foreign HyperNodes that select Nodes by label: their members are read from the cache alone", "err", err)
 		} else {
 			foreign = resolved
 		}
@@ -43,24 +43,24 @@ func (r *Reconciler) noteForeignHyperNodes(ctx context.Context, foreign, owned [
 		}
 		found = hypernodegen.ForeignHyperNodes(append(append([]topologyv1alpha1.HyperNode(nil), owned...), foreign...), placed, labels)
 	}
-	r.Metrics.foreignHyperNodes.Set(float64(len(found)))
+	gs.r.Metrics.foreignHyperNodes.Set(float64(len(found)))
 	var said strings.Builder
 	for _, f := range found {
 		said.WriteString(f.Name + "=" + strings.Join(f.Members, ",") + "\n")
 	}
-	if said.String() == r.foreignSaid {
+	if said.String() == gs.foreignSaid {
 		return
 	}
-	r.foreignSaid = said.String()
+	gs.foreignSaid = said.String()
 	if len(found) == 0 {
-		r.Log.Info("no HyperNode made by another writer holds fabricmap's nodes any more")
+		gs.r.Log.Info("no HyperNode made by another writer holds fabricmap's nodes any more")
 		return
 	}
 	names := make([]string, 0, len(found))
 	for _, f := range found {
 		names = append(names, f.Name)
 	}
-	r.Log.Warn("HyperNodes not made by fabricmap hold fabricmap's nodes: each such node has two parents; left alone",
+	gs.r.Log.Warn("HyperNodes not made by fabricmap hold fabricmap's nodes: each such node has two parents; left alone",
 		"count", len(found), "hypernodes", head(names, 20), "fix", hypernodegen.ForeignAdvice)
 	described := found
 	more := ""
@@ -72,7 +72,7 @@ func (r *Reconciler) noteForeignHyperNodes(ctx context.Context, foreign, owned [
 	for _, f := range described {
 		summaries = append(summaries, f.Summary())
 	}
-	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonForeignHyperNodes,
+	gs.r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonForeignHyperNodes,
 		"%d HyperNodes not made by fabricmap hold fabricmap's nodes or HyperNodes, which now have two parents (Volcano's scheduler reads a broken tree): %s%s; fabricmap leaves them alone: %s",
 		len(found), strings.Join(summaries, "; "), more, hypernodegen.ForeignAdvice)
 }

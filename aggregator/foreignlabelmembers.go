@@ -16,7 +16,7 @@ import (
 // that select by other keys (a rack label, the hostname) would otherwise select nothing, and
 // noteForeignHyperNodes would miss them. Members it can read from the cache, or whose selector does not parse,
 // stay as they are. foreign is not changed: the HyperNodes changed are copies.
-func (r *Reconciler) liveLabelMembers(ctx context.Context, foreign []topologyv1alpha1.HyperNode) ([]topologyv1alpha1.HyperNode, error) {
+func (gs *guardStage) liveLabelMembers(ctx context.Context, foreign []topologyv1alpha1.HyperNode) ([]topologyv1alpha1.HyperNode, error) {
 	out := make([]topologyv1alpha1.HyperNode, 0, len(foreign))
 	selected := map[string][]string{} // selector → the Nodes it selects: one list per selector a pass
 	for _, hn := range foreign {
@@ -24,7 +24,7 @@ func (r *Reconciler) liveLabelMembers(ctx context.Context, foreign []topologyv1a
 		changed := false
 		for _, m := range hn.Spec.Members {
 			sel := m.Selector.LabelMatch
-			if m.Type != topologyv1alpha1.MemberTypeNode || sel == nil || r.cachedSelector(sel) {
+			if m.Type != topologyv1alpha1.MemberTypeNode || sel == nil || gs.cachedSelector(sel) {
 				members = append(members, m)
 				continue
 			}
@@ -35,7 +35,7 @@ func (r *Reconciler) liveLabelMembers(ctx context.Context, foreign []topologyv1a
 			}
 			names, ok := selected[s.String()]
 			if !ok {
-				if names, err = r.liveNodeNames(ctx, s.String(), client.MatchingLabelsSelector{Selector: s}); err != nil {
+				if names, err = gs.liveNodeNames(ctx, s.String(), client.MatchingLabelsSelector{Selector: s}); err != nil {
 					return nil, fmt.Errorf("reading the Nodes HyperNode %q selects: %w", hn.Name, err)
 				}
 				selected[s.String()] = names
@@ -55,14 +55,14 @@ func (r *Reconciler) liveLabelMembers(ctx context.Context, foreign []topologyv1a
 }
 
 // cachedSelector reports whether every label key sel reads is one the Node cache keeps.
-func (r *Reconciler) cachedSelector(sel *metav1.LabelSelector) bool {
+func (gs *guardStage) cachedSelector(sel *metav1.LabelSelector) bool {
 	for k := range sel.MatchLabels {
-		if !r.nodeKeys.keeps(k) {
+		if !gs.r.nodeKeys.keeps(k) {
 			return false
 		}
 	}
 	for _, e := range sel.MatchExpressions {
-		if !r.nodeKeys.keeps(e.Key) {
+		if !gs.r.nodeKeys.keeps(e.Key) {
 			return false
 		}
 	}
@@ -70,13 +70,13 @@ func (r *Reconciler) cachedSelector(sel *metav1.LabelSelector) bool {
 }
 
 // liveNodeNames lists the names of the Nodes selector selects, straight from the API server, page by page.
-func (r *Reconciler) liveNodeNames(ctx context.Context, selector string, sel client.ListOption) ([]string, error) {
+func (gs *guardStage) liveNodeNames(ctx context.Context, selector string, sel client.ListOption) ([]string, error) {
 	var names []string
 	opts := []client.ListOption{sel, client.Limit(nodeListPage)}
 	for {
 		var page metav1.PartialObjectMetadataList
 		page.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-		if err := r.Live.List(ctx, &page, opts...); err != nil {
+		if err := gs.r.Live.List(ctx, &page, opts...); err != nil {
 			return nil, fmt.Errorf("listing the Nodes of selector %q: %w", selector, err)
 		}
 		for _, n := range page.Items {

@@ -27,17 +27,17 @@ const DefaultUnplacedLabelHold = 10 * time.Minute
 // guard holds HyperNode deletions (too much of the tree gone at once) no label is removed either. It sets the
 // gauges of the nodes whose labels are held and removed, and returns when the next hold ends (a moment past
 // it); zero when none is held.
-func (r *Reconciler) holdUnplacedLabels(desired map[string]map[string]string, placed map[string]bool, dropped []string,
+func (gs *guardStage) holdUnplacedLabels(desired map[string]map[string]string, placed map[string]bool, dropped []string,
 	nodes map[string]*metav1.PartialObjectMetadata, keys []string) time.Duration {
-	if r.unplacedSince == nil {
-		r.unplacedSince = map[string]time.Time{}
+	if gs.unplacedSince == nil {
+		gs.unplacedSince = map[string]time.Time{}
 	}
 	gone := make(map[string]bool, len(dropped))
 	for _, n := range dropped {
 		gone[n] = true
 	}
-	now := r.now()
-	guardHolds := r.guard.held != nil
+	now := gs.r.now()
+	guardHolds := gs.guard.held != nil
 	seen := map[string]bool{}
 	held, waiting := 0, 0
 	var wait time.Duration
@@ -47,15 +47,15 @@ func (r *Reconciler) holdUnplacedLabels(desired map[string]map[string]string, pl
 			continue
 		}
 		seen[n] = true
-		since, ok := r.unplacedSince[n]
+		since, ok := gs.unplacedSince[n]
 		if !ok {
 			since = now
-			r.unplacedSince[n] = now
+			gs.unplacedSince[n] = now
 		}
-		if l, lost := r.health.lostUplinks[n]; lost && l.Since.Before(since) {
+		if l, lost := gs.r.health.lostUplinks[n]; lost && l.Since.Before(since) {
 			since = l.Since
 		}
-		if left := r.Config.UnplacedLabelHold - now.Sub(since); left > 0 {
+		if left := gs.r.Config.UnplacedLabelHold - now.Sub(since); left > 0 {
 			held++
 			if wait == 0 || left < wait {
 				wait = left
@@ -69,23 +69,23 @@ func (r *Reconciler) holdUnplacedLabels(desired map[string]map[string]string, pl
 		}
 		desired[n] = map[string]string{}
 		removed = append(removed, n)
-		r.nodeEvent(n, nodes, corev1.EventTypeWarning, ReasonTopologyLabelsRemoved,
+		gs.r.nodeEvent(n, nodes, corev1.EventTypeWarning, ReasonTopologyLabelsRemoved,
 			"the node has had no place in the topology since %s (hold %s): the topology labels fabricmap wrote on it are removed until it is placed again",
-			since.UTC().Format(time.RFC3339), r.Config.UnplacedLabelHold)
+			since.UTC().Format(time.RFC3339), gs.r.Config.UnplacedLabelHold)
 	}
-	for n := range r.unplacedSince {
+	for n := range gs.unplacedSince {
 		if !seen[n] {
-			delete(r.unplacedSince, n)
+			delete(gs.unplacedSince, n)
 		}
 	}
-	r.Metrics.labelsHeld.Set(float64(held))
-	r.Metrics.labelsReleased.Add(float64(len(removed)))
+	gs.r.Metrics.labelsHeld.Set(float64(held))
+	gs.r.Metrics.labelsReleased.Add(float64(len(removed)))
 	if len(removed) > 0 {
-		r.Log.Warn("topology labels removed from nodes without a place in the tree past the hold", "count", len(removed),
-			"nodes", head(removed, 20), "hold", r.Config.UnplacedLabelHold)
+		gs.r.Log.Warn("topology labels removed from nodes without a place in the tree past the hold", "count", len(removed),
+			"nodes", head(removed, 20), "hold", gs.r.Config.UnplacedLabelHold)
 	}
 	if waiting > 0 {
-		r.Log.Info("topology labels of nodes without a place kept past the hold: the deletion guard holds HyperNode deletions", "nodes", waiting)
+		gs.r.Log.Info("topology labels of nodes without a place kept past the hold: the deletion guard holds HyperNode deletions", "nodes", waiting)
 	}
 	if wait > 0 {
 		wait += 100 * time.Millisecond // a moment past the end, so that the pass then sees it over

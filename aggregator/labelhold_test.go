@@ -73,13 +73,13 @@ func TestHoldUnplacedLabels(t *testing.T) {
 				Events: &events, Now: clock.now, Config: Config{UnplacedLabelHold: tc.hold}, health: healthStage{lostUplinks: lost}}
 			for i, p := range tc.passes {
 				clock.t = start.Add(p.at)
-				r.guard = guardState{}
+				r.guards.guard = guardState{}
 				if p.guardHolds {
-					r.guard.held = map[string]bool{"sw-9": true}
+					r.guards.guard.held = map[string]bool{"sw-9": true}
 				}
 				events = nil
 				desired := map[string]map[string]string{"placed": {tier0: "sw-1"}, "dropped": {}}
-				wait := r.holdUnplacedLabels(desired, map[string]bool{"placed": true}, []string{"dropped"}, nodes, keys)
+				wait := r.stageGuard().holdUnplacedLabels(desired, map[string]bool{"placed": true}, []string{"dropped"}, nodes, keys)
 				want := map[string]map[string]string{"placed": {tier0: "sw-1"}, "dropped": {}}
 				for _, n := range p.wantRemoved {
 					want[n] = map[string]string{}

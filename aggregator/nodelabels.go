@@ -48,8 +48,8 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 	}
 	topologyKeys := r.Config.LabelKeys.All()
 	keys := append(slices.Clone(topologyKeys), wellknown.LinkHealthLabel)
-	holdWait := r.holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
-	r.stageHealth().withLinkHealth(desired, nodes, keys)                            // fabric health's label (healthpass.go)
+	holdWait := r.stageGuard().holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
+	r.stageHealth().withLinkHealth(desired, nodes, keys)                                         // fabric health's label (healthpass.go)
 	uplinkLost := r.stageHealth().withUplinkLost(desired, nodes, keys)
 	switchLost := r.stageHealth().withSwitchLost(desired, nodes, keys) // lostswitches.go
 	names := make([]string, 0, len(desired))

@@ -121,23 +121,13 @@ type Reconciler struct {
 	ages map[string]reportAge
 	// expirySuspended is set while most agents are silent together (see checkMassSilence).
 	expirySuspended bool
-	// guard is the deletion guard's memory of held and confirmed deletions (see guardDeletions).
-	guard guardState
-	// rewriteGuard is the rewrite guard's memory of held and confirmed rewrites and its baseline (rewriteguard.go).
-	rewriteGuard rewriteGuardState
-	// inconsistent is the last inconsistency that kept a pass from writing, said once (consistency.go).
-	inconsistent string
-	// awaitedSaid is the set of awaited sources last said (sourcehold.go).
-	awaitedSaid string
-	// foreignSaid is the set of foreign HyperNodes over fabricmap's nodes last said (foreignhypernodes.go).
-	foreignSaid string
 	// previousTree is the last tree built, whose names the next one keeps (see keepNames).
 	previousTree *topology.Tree
 	// health is the stage that judges the fabric's links, uplinks, switches and NVLink domains (healthpass.go).
 	health healthStage
-	// unplacedSince records when each node carrying fabricmap's topology labels was first seen without a place in
-	// the tree, for Config.UnplacedLabelHold (labelhold.go).
-	unplacedSince map[string]time.Time
+	// guards is the stage that holds a pass's writes back: the deletion and rewrite guards, the consistency
+	// check, the wait for sources, the hold of unplaced nodes' labels, foreign HyperNodes (guardstage.go).
+	guards guardStage
 	// prunedOff holds the outputs turned off whose objects from an earlier run are deleted (outputs.go).
 	prunedOff map[string]bool
 	// foreignOutputsSaid holds the output objects already said to be someone else's (outputs.go).
@@ -201,7 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		r.Log.Info("nodes without topology evidence", "count", len(tree.Unplaced), "nodes", head(tree.Unplaced, 20))
 	}
 	r.stageHealth().noteNVLinkLeftOut(tree, evidence)
-	if r.holdForSources(ctx, awaited, len(existing)) { // sourcehold.go: the last tree stays until every source answered
+	if r.stageGuard().holdForSources(ctx, awaited, len(existing)) { // sourcehold.go: the last tree stays until every source answered
 		return reconcile.Result{RequeueAfter: max(requeueFabric, minPickup)}, nil
 	}
 	desired, err := hypernodegen.HyperNodes(tree, hypernodegen.Options{NodeSelector: r.Config.MemberSelector, LabelKeys: r.Config.LabelKeys})
@@ -213,12 +203,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.Metrics.observeTree(tree, len(live))
 
 	placed := placedNodes(tree)
-	r.noteForeignHyperNodes(ctx, foreign, existing, placed, nodes) // foreignhypernodes.go: said, never written
-	var labels map[string]map[string]string                        // the topology labels the tree gives each placed node; nil: none written
+	r.stageGuard().noteForeignHyperNodes(ctx, foreign, existing, placed, nodes) // foreignhypernodes.go: said, never written
+	var labels map[string]map[string]string                                     // the topology labels the tree gives each placed node; nil: none written
 	if r.Config.NodeLabels {
 		labels = hypernodegen.DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
 	}
-	if ok, wait := r.guardRewrites(ctx, desired, existing, nodes, labels); !ok {
+	if ok, wait := r.stageGuard().guardRewrites(ctx, desired, existing, nodes, labels); !ok {
 		return reconcile.Result{RequeueAfter: wait}, nil // rewriteguard.go: nothing of this tree is written
 	}
 	writes, requeue, err := r.planHyperNodes(ctx, desired, existing, served, placed, nodes, labels)
@@ -303,7 +293,7 @@ func (r *Reconciler) planWrites(ctx context.Context, desired, existing []topolog
 			"hypernode", n, "absentFor", now.Sub(r.absentSince[n]))
 		due = append(due, n)
 	}
-	ok, wait, lifted := r.guardDeletions(ctx, gone, len(due), len(have))
+	ok, wait, lifted := r.stageGuard().guardDeletions(ctx, gone, len(due), len(have))
 	if wait > 0 && (requeue == 0 || wait < requeue) {
 		requeue = wait
 	}
@@ -324,7 +314,7 @@ func (r *Reconciler) planWrites(ctx context.Context, desired, existing []topolog
 		due = nil
 		plan = anchorPending(desired, existing, placed, nodeNames, nil) // nothing goes: every pending one waits below the tree
 	}
-	if err := r.checkConsistent(ctx, existing, plan, due, nodes, labels); err != nil {
+	if err := r.stageGuard().checkConsistent(ctx, existing, plan, due, nodes, labels); err != nil {
 		if requeue == 0 || requeue > inconsistentRetry {
 			requeue = inconsistentRetry
 		}

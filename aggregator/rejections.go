@@ -1,8 +1,6 @@
 package aggregator
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -36,17 +34,4 @@ func (r *Reconciler) rejectEvidence(p topology.Problem, nodes map[string]*metav1
 	if p.Node != "" {
 		r.nodeEvent(p.Node, nodes, corev1.EventTypeWarning, ReasonEvidenceRejected, "evidence from source %s rejected: %s", p.Source, p.Reason)
 	}
-}
-
-// nodeEvent records an Event about evidence on the named Node, when it exists and a recorder is set. The
-// recorder folds repeats of one Event into a series, so a problem that stays costs no write per reconcile.
-// The message goes through topology.Printable: names from evidence (a switch's, an NVLink domain's) may
-// hold control characters that kubectl would print raw.
-func (r *Reconciler) nodeEvent(node string, nodes map[string]*metav1.PartialObjectMetadata, eventType, reason, format string, args ...any) {
-	n, ok := nodes[node]
-	if r.Events == nil || !ok {
-		return
-	}
-	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node, UID: n.UID}
-	r.Events.Eventf(ref, nil, eventType, reason, "BuildTopology", "%s", topology.Printable(fmt.Sprintf(format, args...)))
 }

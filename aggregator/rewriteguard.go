@@ -163,22 +163,22 @@ func parents(hns []topologyv1alpha1.HyperNode) map[string]string {
 // the last tree until the same rewrites persist for DeletionGuard.ConfirmAfter or an admin confirms
 // (ConfirmDeletionsAnnotation). desired and labels are what the pass would write, existing and nodes what is
 // written. It returns whether the pass may write, and when to look again while it may not.
-func (r *Reconciler) guardRewrites(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode,
+func (gs *guardStage) guardRewrites(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode,
 	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (bool, time.Duration) {
-	g := r.Config.DeletionGuard
+	g := gs.r.Config.DeletionGuard
 	if g == nil {
 		return true, 0
 	}
-	keys := r.Config.LabelKeys.All()
+	keys := gs.r.Config.LabelKeys.All()
 	var wait time.Duration
-	ok := r.rewriteGuard.judge(desiredView(desired, labels, keys), writtenView(existing, nodes, keys), r.now(), g.window(),
+	ok := gs.rewriteGuard.judge(desiredView(desired, labels, keys), writtenView(existing, nodes, keys), gs.r.now(), g.window(),
 		func(rw rewrites) bool {
 			set := rw.set()
 			why := fmt.Sprintf("%d of %d managed HyperNodes would change tier or parent and %d of %d labelled nodes their topology labels "+
 				"(counted against the tree before the rewrites of the last %v), above the limit of %.0f%%",
 				len(rw.hyperNodes), rw.managed, len(rw.nodes), rw.labelled, g.window(), 100*g.MaxShare)
 			var ok bool
-			ok, wait, _ = r.guardPass(ctx, &r.rewriteGuard.guardState, rewriteHold, set, len(set), g.tripsRewrites(rw), why)
+			ok, wait, _ = gs.guardPass(ctx, &gs.rewriteGuard.guardState, rewriteHold, set, len(set), g.tripsRewrites(rw), why)
 			return ok
 		})
 	return ok, wait

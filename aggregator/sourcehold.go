@@ -20,30 +20,30 @@ const ReasonSourceAwaited = "SourceAwaited"
 // until every source answered once, and the log, fabricmap_aggregator_source_awaited and an Event on the Lease
 // say so; nodes that joined meanwhile are placed then. With no HyperNodes yet (a first install) there is nothing
 // to keep, and the tree is written from what answered.
-func (r *Reconciler) holdForSources(ctx context.Context, awaited []string, owned int) bool {
+func (gs *guardStage) holdForSources(ctx context.Context, awaited []string, owned int) bool {
 	held := len(awaited) > 0 && owned > 0
-	for _, p := range r.sourceList() {
+	for _, p := range gs.r.sourceList() {
 		v := 0.0
 		if held && slices.Contains(awaited, p.src.Name()) {
 			v = 1
 		}
-		r.Metrics.sourceAwaited.WithLabelValues(p.src.Name()).Set(v)
+		gs.r.Metrics.sourceAwaited.WithLabelValues(p.src.Name()).Set(v)
 	}
 	said := ""
 	if held {
 		said = strings.Join(awaited, ",")
 	}
-	if said == r.awaitedSaid {
+	if said == gs.awaitedSaid {
 		return held
 	}
-	r.awaitedSaid = said
+	gs.awaitedSaid = said
 	if !held {
-		r.Log.Info("every source has answered since the start; writing the tree")
+		gs.r.Log.Info("every source has answered since the start; writing the tree")
 		return false
 	}
-	r.Log.Warn("nothing written: sources have given no good evidence since the aggregator started; the HyperNodes written before stay as they are until they answer",
+	gs.r.Log.Warn("nothing written: sources have given no good evidence since the aggregator started; the HyperNodes written before stay as they are until they answer",
 		"sources", awaited, "hyperNodes", owned)
-	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonSourceAwaited,
+	gs.r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonSourceAwaited,
 		"nothing written: source(s) %s gave no good evidence since the aggregator started; the %d HyperNodes written before stay until they answer (see the aggregator's log for their errors)",
 		said, owned)
 	return true
