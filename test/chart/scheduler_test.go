@@ -13,6 +13,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -174,6 +175,40 @@ func TestSchedulerAccess(t *testing.T) {
 			}
 			if sar.Status.Allowed != tc.want {
 				t.Errorf("allowed = %v, want %v (%s)", sar.Status.Allowed, tc.want, sar.Status.Reason)
+			}
+		})
+	}
+}
+
+// TestSchedulerDisruptionBudget: a PodDisruptionBudget keeps one fabricmap-scheduler through drains when there
+// is a standby to take the Lease, and only when scheduler.podDisruptionBudget.enabled.
+func TestSchedulerDisruptionBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []string
+		want int
+	}{
+		{"two replicas", nil, 1},
+		{"one replica", []string{"scheduler.replicas=1"}, 0},
+		{"turned off", []string{"scheduler.podDisruptionBudget.enabled=false"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"--set", "scheduler.enabled=true"}
+			for _, s := range tc.set {
+				args = append(args, "--set", s)
+			}
+			got := 0
+			for _, o := range renderRelease(t, "fabricmap", args...) {
+				if o.GetKind() == "PodDisruptionBudget" && o.GetName() == schedulerSA {
+					got++
+					minAvailable, _, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "minAvailable")
+					if d := cmp.Diff(float64(1), minAvailable); d != "" {
+						t.Errorf("minAvailable (-want +got):\n%s", d)
+					}
+				}
+			}
+			if got != tc.want {
+				t.Errorf("%d PodDisruptionBudgets %s rendered, want %d", got, schedulerSA, tc.want)
 			}
 		})
 	}
