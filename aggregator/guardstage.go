@@ -26,6 +26,8 @@ type guardStage struct {
 
 // stageGuard is the Reconciler's guard stage, wired to it.
 func (r *Reconciler) stageGuard() *guardStage {
-	r.guards.r = r
+	if r.guards.r == nil {
+		r.guards.r = r
+	}
 	return &r.guards
 }

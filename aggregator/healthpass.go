@@ -51,7 +51,9 @@ type healthStage struct {
 
 // stageHealth is the Reconciler's health stage, wired to it.
 func (r *Reconciler) stageHealth() *healthStage {
-	r.health.r = r
+	if r.health.r == nil {
+		r.health.r = r
+	}
 	return &r.health
 }
 

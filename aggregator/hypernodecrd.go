@@ -352,22 +352,6 @@ func (r *Reconciler) planHyperNodes(ctx context.Context, desired, existing []top
 	return r.planWrites(ctx, desired, existing, placed, nodes, labels)
 }
 
-// writeHyperNodesServed makes the planned writes (none when w is nil). A write refused because HyperNodes are
-// no longer served (their CRD deleted, or being deleted) is no error to retry: the CRD is looked at again at
-// once, and the HyperNodes start again when it is back.
-func (r *Reconciler) writeHyperNodesServed(ctx context.Context, w *hyperNodeWrites) error {
-	if w == nil {
-		return nil
-	}
-	err := r.writeHyperNodes(ctx, w)
-	if err != nil && r.hyperNodeCRD != nil && hyperNodesNotServed(err) {
-		r.Log.Warn("HyperNodes not written: the API server no longer serves them (CRD deleted?); looking at the CRD again", "err", err)
-		r.hyperNodeCRD.lookAgain()
-		return nil
-	}
-	return err
-}
-
 // crdTerminating is how the API server refuses to create a custom resource while its CRD is being deleted
 // (apiextensions-apiserver's forbidCreateAdmission), with a Forbidden error like any RBAC refusal.
 const crdTerminating = "custom resource definition is terminating"

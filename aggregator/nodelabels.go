@@ -36,9 +36,9 @@ import (
 // different value is counted, logged and recorded as a Warning Event (withoutForeignLabels,
 // noteForeignLabels). A node whose labels and annotation already match costs no write. placed are the nodes
 // the tree places (placedNodes). It returns when the next held labels are due for removal; zero when none are held.
-func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[string]string, placed map[string]bool,
+func (ws *writeStage) syncNodeLabels(ctx context.Context, desired map[string]map[string]string, placed map[string]bool,
 	dropped []string, nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
-	if !r.Config.NodeLabels {
+	if !ws.r.Config.NodeLabels {
 		return 0, nil
 	}
 	for _, n := range dropped {
@@ -46,12 +46,12 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 			desired[n] = map[string]string{}
 		}
 	}
-	topologyKeys := r.Config.LabelKeys.All()
+	topologyKeys := ws.r.Config.LabelKeys.All()
 	keys := append(slices.Clone(topologyKeys), wellknown.LinkHealthLabel)
-	holdWait := r.stageGuard().holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
-	r.stageHealth().withLinkHealth(desired, nodes, keys)                                         // fabric health's label (healthpass.go)
-	uplinkLost := r.stageHealth().withUplinkLost(desired, nodes, keys)
-	switchLost := r.stageHealth().withSwitchLost(desired, nodes, keys) // lostswitches.go
+	holdWait := ws.r.stageGuard().holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
+	ws.r.stageHealth().withLinkHealth(desired, nodes, keys)                                         // fabric health's label (healthpass.go)
+	uplinkLost := ws.r.stageHealth().withUplinkLost(desired, nodes, keys)
+	switchLost := ws.r.stageHealth().withSwitchLost(desired, nodes, keys) // lostswitches.go
 	names := make([]string, 0, len(desired))
 	for n := range desired {
 		names = append(names, n)
@@ -74,7 +74,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 			annotationDiffers(node, wellknown.SwitchLostAnnotation, switchLost[n]) {
 			// The cache may not show this reconciler's last write yet (its Node events bring no pass): the
 			// same write again would be a no-op the API server pays for in full.
-			if r.nodesWritten.behind(n, node.ResourceVersion, labelWrite(apply, uplinkLost[n], switchLost[n])) {
+			if ws.nodesWritten.behind(n, node.ResourceVersion, labelWrite(apply, uplinkLost[n], switchLost[n])) {
 				lagging++
 				continue
 			}
@@ -82,17 +82,17 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 		}
 	}
 	if lagging > 0 {
-		r.Log.Debug("node labels not written again: the cache does not show the last write yet", "nodes", lagging)
+		ws.r.Log.Debug("node labels not written again: the cache does not show the last write yet", "nodes", lagging)
 	}
-	r.noteForeignLabels(conflicts, nodes, keys)
+	ws.noteForeignLabels(conflicts, nodes, keys)
 	// One write per node that differs, several at a time: a cold start labels every node of the cluster, and
 	// one round trip after another would take minutes at 10,000 nodes. The client's rate limit still bounds
 	// what reaches the API server.
 	errs := workers.Run(len(todo), labelWorkers, func(i int) error {
 		n := todo[i]
-		err := r.applyNodeLabels(ctx, n, desired[n], map[string]string{wellknown.UplinkLostAnnotation: uplinkLost[n], wellknown.SwitchLostAnnotation: switchLost[n]})
+		err := ws.applyNodeLabels(ctx, n, desired[n], map[string]string{wellknown.UplinkLostAnnotation: uplinkLost[n], wellknown.SwitchLostAnnotation: switchLost[n]})
 		if err == nil {
-			r.nodesWritten.note(n, labelWrite(desired[n], uplinkLost[n], switchLost[n]), nodes[n].ResourceVersion)
+			ws.nodesWritten.note(n, labelWrite(desired[n], uplinkLost[n], switchLost[n]), nodes[n].ResourceVersion)
 		}
 		return err
 	})
@@ -104,7 +104,7 @@ func (r *Reconciler) syncNodeLabels(ctx context.Context, desired map[string]map[
 				failed++
 			}
 		}
-		r.Log.Info("node labels updated", "nodes", len(todo)-failed, "failed", failed, "first", head(todo, 5))
+		ws.r.Log.Info("node labels updated", "nodes", len(todo)-failed, "failed", failed, "first", head(todo, 5))
 	}
 	return holdWait, errors.Join(errs...)
 }
@@ -115,7 +115,7 @@ const labelWorkers = 16
 // applyNodeLabels server-side-applies the labels fabricmap owns on node n, and its annotations (key → value:
 // UplinkLostAnnotation, SwitchLostAnnotation) whose value is set; one fabricmap set and not given a value now
 // is removed.
-func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want, annotations map[string]string) error {
+func (ws *writeStage) applyNodeLabels(ctx context.Context, n string, want, annotations map[string]string) error {
 	labels := map[string]any{}
 	for k, v := range want {
 		labels[k] = v
@@ -131,11 +131,11 @@ func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want, annota
 		metadata["annotations"] = set
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": metadata}}
-	if err := r.applyNodeMetadata(ctx, u); err != nil {
+	if err := ws.applyNodeMetadata(ctx, u); err != nil {
 		return fmt.Errorf("labelling node %q: %w", n, err)
 	}
-	r.Metrics.writes.WithLabelValues("node-labels").Inc()
-	r.Log.Debug("node labels applied", "node", n, "labels", want, "annotations", set)
+	ws.r.Metrics.writes.WithLabelValues("node-labels").Inc()
+	ws.r.Log.Debug("node labels applied", "node", n, "labels", want, "annotations", set)
 	return nil
 }
 
@@ -143,15 +143,15 @@ func (r *Reconciler) applyNodeLabels(ctx context.Context, n string, want, annota
 // server's answer, the Node's metadata in protobuf, is read and dropped undecoded; through Client it is the
 // whole Node, decoded into maps and dropped: at a cold start that is one GPU node's labels, managed fields,
 // status and images per node of the cluster.
-func (r *Reconciler) applyNodeMetadata(ctx context.Context, u *unstructured.Unstructured) error {
-	if r.NodeWriter == nil {
-		return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership)
+func (ws *writeStage) applyNodeMetadata(ctx context.Context, u *unstructured.Unstructured) error {
+	if ws.r.NodeWriter == nil {
+		return ws.r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership)
 	}
 	body, err := u.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	answer, err := r.NodeWriter.Patch(types.ApplyPatchType).AbsPath("/api/v1/nodes", u.GetName()).
+	answer, err := ws.r.NodeWriter.Patch(types.ApplyPatchType).AbsPath("/api/v1/nodes", u.GetName()).
 		Param("fieldManager", wellknown.LabelFieldManager).Param("force", "true").
 		SetHeader("Accept", metadataOnly).Body(body).Stream(ctx)
 	if err != nil {

@@ -33,27 +33,27 @@ const ReasonOutputReplaced = "OutputReplaced"
 // the tree (empty, invalid, too large) leaves its objects as they were: a good object is never replaced by a
 // worse one. One failing output does not stop the others; a missing CRD is logged and counted, not retried in
 // a loop. A pruned output that the settings turn off has the objects of an earlier run deleted (pruneOff).
-func (r *Reconciler) syncOutputs(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, nodes map[string]*metav1.PartialObjectMetadata) error {
-	env := outputs.Env{LabelKeys: r.Config.LabelKeys, Evidence: evidence, Namespace: r.Config.Namespace, MemberSelector: r.Config.MemberSelector,
-		Unwritable: func(output, node, why string) { r.noteUnwritable(output, node, why, nodes) }}
+func (ws *writeStage) syncOutputs(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, nodes map[string]*metav1.PartialObjectMetadata) error {
+	env := outputs.Env{LabelKeys: ws.r.Config.LabelKeys, Evidence: evidence, Namespace: ws.r.Config.Namespace, MemberSelector: ws.r.Config.MemberSelector,
+		Unwritable: func(output, node, why string) { ws.noteUnwritable(output, node, why, nodes) }}
 	var errs []error
-	for _, k := range r.Config.Outputs.Kinds() {
+	for _, k := range ws.r.Config.Outputs.Kinds() {
 		if k.Build == nil {
 			continue
 		}
 		if !k.Given {
 			if k.Prune {
-				errs = append(errs, r.pruneOff(ctx, k))
+				errs = append(errs, ws.pruneOff(ctx, k))
 			}
 			continue
 		}
 		objs, err := k.Build(tree, env)
 		if err != nil {
-			r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
-			r.Log.Warn("output not written; the existing objects are left as they were", "output", k.Name, "err", err)
+			ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+			ws.r.Log.Warn("output not written; the existing objects are left as they were", "output", k.Name, "err", err)
 			continue
 		}
-		if err := r.syncKind(ctx, k, objs); err != nil {
+		if err := ws.syncKind(ctx, k, objs); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -62,36 +62,36 @@ func (r *Reconciler) syncOutputs(ctx context.Context, tree *topology.Tree, evide
 
 // syncKind applies the objects of output k that changed and, for a pruned kind, deletes its owned objects
 // that objs no longer hold.
-func (r *Reconciler) syncKind(ctx context.Context, k outputs.Kind, objs []outputs.Object) error {
+func (ws *writeStage) syncKind(ctx context.Context, k outputs.Kind, objs []outputs.Object) error {
 	var errs []error
 	wrote := 0
 	foreign := 0
 	for _, o := range objs {
-		w, err := r.applyIfChanged(ctx, o, k.Name)
+		w, err := ws.applyIfChanged(ctx, o, k.Name)
 		var fe *foreignOutputError
 		switch {
 		case errors.As(err, &fe):
 			foreign++
-			r.noteForeignOutput(ctx, k.Name, fe)
+			ws.noteForeignOutput(ctx, k.Name, fe)
 		case notServed(err):
-			r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
-			r.Log.Warn("output not written: its API is not served (CRD not installed?)", "output", k.Name, "err", err)
+			ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+			ws.r.Log.Warn("output not written: its API is not served (CRD not installed?)", "output", k.Name, "err", err)
 			return nil
 		case err != nil:
-			r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+			ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
 			errs = append(errs, fmt.Errorf("output %s: %w", k.Name, err))
 		case w:
 			wrote++
-			r.Metrics.writes.WithLabelValues(k.Name).Inc()
+			ws.r.Metrics.writes.WithLabelValues(k.Name).Inc()
 		}
 	}
-	r.Metrics.foreignOutputs.WithLabelValues(k.Name).Set(float64(foreign))
+	ws.r.Metrics.foreignOutputs.WithLabelValues(k.Name).Set(float64(foreign))
 	if wrote > 0 {
-		r.Log.Info("output applied", "output", k.Name, "objects", wrote)
+		ws.r.Log.Info("output applied", "output", k.Name, "objects", wrote)
 	}
 	if k.Prune && len(errs) == 0 {
-		if err := r.prune(ctx, k, objs); err != nil {
-			r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+		if err := ws.prune(ctx, k, objs); err != nil {
+			ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
 			errs = append(errs, fmt.Errorf("output %s: %w", k.Name, err))
 		}
 	}
@@ -104,17 +104,17 @@ const ReasonOutputLeftOut = "OutputLeftOut"
 
 // noteUnwritable says that output leaves node out, and why: a Warning Event on the Node at every pass (the
 // recorder folds the repeats), a log line once per node and output.
-func (r *Reconciler) noteUnwritable(output, node, why string, nodes map[string]*metav1.PartialObjectMetadata) {
-	r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonOutputLeftOut, "output %s leaves this node out: %s", output, why)
+func (ws *writeStage) noteUnwritable(output, node, why string, nodes map[string]*metav1.PartialObjectMetadata) {
+	ws.r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonOutputLeftOut, "output %s leaves this node out: %s", output, why)
 	key := output + "/" + node
-	if r.unwritableSaid[key] {
+	if ws.unwritableSaid[key] {
 		return
 	}
-	if r.unwritableSaid == nil {
-		r.unwritableSaid = map[string]bool{}
+	if ws.unwritableSaid == nil {
+		ws.unwritableSaid = map[string]bool{}
 	}
-	r.unwritableSaid[key] = true
-	r.Log.Warn("output leaves a node out", "output", output, "node", node, "why", why)
+	ws.unwritableSaid[key] = true
+	ws.r.Log.Warn("output leaves a node out", "output", output, "node", node, "why", why)
 }
 
 // ReasonForeignOutput is the Warning Event on the leader Lease when an output object the settings name exists
@@ -123,17 +123,17 @@ const ReasonForeignOutput = "ForeignOutput"
 
 // noteForeignOutput says, once per object for as long as it stays foreign, that output k's object e is not
 // fabricmap's: a Warning log line and Event. The error keeps the pass from counting it as written.
-func (r *Reconciler) noteForeignOutput(ctx context.Context, kind string, e *foreignOutputError) {
+func (ws *writeStage) noteForeignOutput(ctx context.Context, kind string, e *foreignOutputError) {
 	key := kind + "/" + e.key.String()
-	if r.foreignOutputsSaid[key] {
+	if ws.foreignOutputsSaid[key] {
 		return
 	}
-	if r.foreignOutputsSaid == nil {
-		r.foreignOutputsSaid = map[string]bool{}
+	if ws.foreignOutputsSaid == nil {
+		ws.foreignOutputsSaid = map[string]bool{}
 	}
-	r.foreignOutputsSaid[key] = true
-	r.Log.Warn("output not written: the object exists and is not fabricmap's", "output", kind, "err", e)
-	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonForeignOutput, "output %s: %s", kind, e.Error())
+	ws.foreignOutputsSaid[key] = true
+	ws.r.Log.Warn("output not written: the object exists and is not fabricmap's", "output", kind, "err", e)
+	ws.r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonForeignOutput, "output %s: %s", kind, e.Error())
 }
 
 // pruneOff deletes every owned object of the pruned output k, which the settings turn off: what an earlier run
@@ -141,30 +141,30 @@ func (r *Reconciler) noteForeignOutput(ctx context.Context, kind string, e *fore
 // while the aggregator runs). A kind that is not served holds nothing to delete, and one the aggregator may not
 // list (its RBAC comes with the output) is said once at Info and left to `fabricmap cleanup`: neither is an
 // error, retried, or logged again.
-func (r *Reconciler) pruneOff(ctx context.Context, k outputs.Kind) error {
-	if r.prunedOff[k.Name] || k.Owned == nil || (k.Owned.Namespaced && r.Config.Namespace == "") {
+func (ws *writeStage) pruneOff(ctx context.Context, k outputs.Kind) error {
+	if ws.prunedOff[k.Name] || k.Owned == nil || (k.Owned.Namespaced && ws.r.Config.Namespace == "") {
 		return nil
 	}
-	err := r.prune(ctx, k, nil)
+	err := ws.prune(ctx, k, nil)
 	switch {
 	case notServed(err):
 	case apierrors.IsForbidden(err):
-		r.Log.Info("output off: its objects from an earlier run, if any, were not looked for (not allowed); `fabricmap cleanup` removes them",
+		ws.r.Log.Info("output off: its objects from an earlier run, if any, were not looked for (not allowed); `fabricmap cleanup` removes them",
 			"output", k.Name, "err", err)
 	case err != nil:
-		r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+		ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
 		return fmt.Errorf("output %s (off): %w", k.Name, err)
 	}
-	if r.prunedOff == nil {
-		r.prunedOff = map[string]bool{}
+	if ws.prunedOff == nil {
+		ws.prunedOff = map[string]bool{}
 	}
-	r.prunedOff[k.Name] = true
+	ws.prunedOff[k.Name] = true
 	return nil
 }
 
 // prune deletes the owned objects of output k (in the aggregator's namespace, for a namespaced kind) that want
 // does not hold, each only if it is still the object listed.
-func (r *Reconciler) prune(ctx context.Context, k outputs.Kind, want []outputs.Object) error {
+func (ws *writeStage) prune(ctx context.Context, k outputs.Kind, want []outputs.Object) error {
 	keep := map[client.ObjectKey]bool{}
 	var gvk schema.GroupVersionKind
 	for _, o := range want {
@@ -176,7 +176,7 @@ func (r *Reconciler) prune(ctx context.Context, k outputs.Kind, want []outputs.O
 		gvk = o.GetObjectKind().GroupVersionKind()
 	}
 	if gvk.Empty() {
-		mapping, err := r.Client.RESTMapper().RESTMapping(k.Owned.GroupKind)
+		mapping, err := ws.r.Client.RESTMapper().RESTMapping(k.Owned.GroupKind)
 		if err != nil {
 			return err
 		}
@@ -186,9 +186,9 @@ func (r *Reconciler) prune(ctx context.Context, k outputs.Kind, want []outputs.O
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	opts := []client.ListOption{client.MatchingLabels(k.Owned.Selector)}
 	if k.Owned.Namespaced {
-		opts = append(opts, client.InNamespace(r.Config.Namespace))
+		opts = append(opts, client.InNamespace(ws.r.Config.Namespace))
 	}
-	if err := r.Live.List(ctx, list, opts...); err != nil {
+	if err := ws.r.Live.List(ctx, list, opts...); err != nil {
 		return fmt.Errorf("listing %s: %w", gvk.Kind, err)
 	}
 	var errs []error
@@ -199,12 +199,12 @@ func (r *Reconciler) prune(ctx context.Context, k outputs.Kind, want []outputs.O
 		}
 		obj.SetGroupVersionKind(gvk)
 		uid := obj.GetUID()
-		if err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if err := ws.r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, obj.Namespace, obj.Name, err))
 			continue
 		}
-		r.Metrics.writes.WithLabelValues(k.Name + "-delete").Inc()
-		r.Log.Info("output object deleted: the tree no longer gives it", "output", k.Name, "object", client.ObjectKeyFromObject(obj).String())
+		ws.r.Metrics.writes.WithLabelValues(k.Name + "-delete").Inc()
+		ws.r.Log.Info("output object deleted: the tree no longer gives it", "output", k.Name, "object", client.ObjectKeyFromObject(obj).String())
 	}
 	return errors.Join(errs...)
 }
@@ -213,7 +213,7 @@ func (r *Reconciler) prune(ctx context.Context, k outputs.Kind, want []outputs.O
 // labels. The live object is read from the API server, not a cache: these kinds may not be served at all. An
 // immutable output whose content changed is deleted (precondition: the UID and version read) and created
 // again, with an Event, rather than refused by the API server on every pass.
-func (r *Reconciler) applyIfChanged(ctx context.Context, o outputs.Object, kind string) (bool, error) {
+func (ws *writeStage) applyIfChanged(ctx context.Context, o outputs.Object, kind string) (bool, error) {
 	field := o.Field
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object)
 	if err != nil {
@@ -222,10 +222,10 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, o outputs.Object, kind 
 	want := &unstructured.Unstructured{Object: m}
 	cur := &unstructured.Unstructured{}
 	cur.SetGroupVersionKind(want.GroupVersionKind())
-	err = r.Live.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	err = ws.r.Live.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, kube.Apply(ctx, r.Client, want, wellknown.AggregatorFieldManager) // created: fabricmap's
+		return true, kube.Apply(ctx, ws.r.Client, want, wellknown.AggregatorFieldManager) // created: fabricmap's
 	case err != nil:
 		return false, err
 	case !hasAll(cur.GetLabels(), hypernodegen.OwnedSelector()):
@@ -233,10 +233,10 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, o outputs.Object, kind 
 	case sameContent(cur, want, field):
 		return false, nil
 	case o.Immutable && !equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]):
-		if err := r.replace(ctx, cur, field, kind); err != nil {
+		if err := ws.replace(ctx, cur, field, kind); err != nil {
 			return false, err
 		}
-		return true, kube.Apply(ctx, r.Client, want, wellknown.AggregatorFieldManager)
+		return true, kube.Apply(ctx, ws.r.Client, want, wellknown.AggregatorFieldManager)
 	}
 	// fabricmap's own object with other content: its whole content becomes what the tree gives (an update, not
 	// an apply, which would keep keys another writer added), with the read version as precondition.
@@ -247,7 +247,7 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, o outputs.Object, kind 
 	labels := cur.GetLabels()
 	maps.Copy(labels, want.GetLabels())
 	cur.SetLabels(labels)
-	if err := r.Client.Update(ctx, cur, client.FieldOwner(wellknown.AggregatorFieldManager)); err != nil {
+	if err := ws.r.Client.Update(ctx, cur, client.FieldOwner(wellknown.AggregatorFieldManager)); err != nil {
 		return false, fmt.Errorf("replacing the %s of %s %s: %w", field, cur.GetKind(), client.ObjectKeyFromObject(cur), err)
 	}
 	return true, nil
@@ -283,16 +283,16 @@ func (e *foreignOutputError) Error() string {
 // replace deletes cur, the live object of the immutable output o whose content the tree changed, so that it
 // can be created again; the log and an Event on the leader Lease say so. Schedulers that read it (Kueue) see
 // it missing for the moment between the two writes.
-func (r *Reconciler) replace(ctx context.Context, cur *unstructured.Unstructured, field, kind string) error {
+func (ws *writeStage) replace(ctx context.Context, cur *unstructured.Unstructured, field, kind string) error {
 	uid, version := cur.GetUID(), cur.GetResourceVersion()
-	err := r.Client.Delete(ctx, cur, client.Preconditions{UID: &uid, ResourceVersion: &version})
+	err := ws.r.Client.Delete(ctx, cur, client.Preconditions{UID: &uid, ResourceVersion: &version})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting %s %q to create it with the new %s: %w", cur.GetKind(), cur.GetName(), field, err)
 	}
-	r.Metrics.writes.WithLabelValues(kind + "-replace").Inc()
-	r.Log.Warn("output replaced: the API server refuses to change its content in place, so it was deleted and is created again",
+	ws.r.Metrics.writes.WithLabelValues(kind + "-replace").Inc()
+	ws.r.Log.Warn("output replaced: the API server refuses to change its content in place, so it was deleted and is created again",
 		"output", kind, "name", cur.GetName(), "field", field)
-	r.fabricEvent(ctx, corev1.EventTypeNormal, ReasonOutputReplaced,
+	ws.r.fabricEvent(ctx, corev1.EventTypeNormal, ReasonOutputReplaced,
 		"%s %s replaced: its %s changed with the tree (tiers added or removed) and cannot be changed in place", cur.GetKind(), cur.GetName(), field)
 	return nil
 }

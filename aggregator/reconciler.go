@@ -13,11 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -25,13 +21,10 @@ import (
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
-	"github.com/fabricmap/fabricmap/internal/kube"
-	"github.com/fabricmap/fabricmap/internal/workers"
 	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/pipeline"
 	"github.com/fabricmap/fabricmap/sources"
 	"github.com/fabricmap/fabricmap/topology"
-	"github.com/fabricmap/fabricmap/wellknown"
 )
 
 // Config tunes the aggregator.
@@ -110,11 +103,6 @@ type Reconciler struct {
 	// be (lastgood.go).
 	lastGood map[string]v1alpha1.NodeFabricReportSpec
 	polled   []*polledSource
-	// hyperNodesWritten and nodesWritten hold, for each HyperNode and Node written here, its resource versions
-	// from before the last write, which the cache may still show (applyHyperNode, syncNodeLabels).
-	hyperNodesWritten, nodesWritten writtenVersions
-	// statusYielded holds the HyperNodes whose status another writer keeps (statusowner.go).
-	statusYielded statusYielded
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
 	absentSince map[string]time.Time
 	// ages holds the reports that are expired or dropped, as last seen.
@@ -128,12 +116,9 @@ type Reconciler struct {
 	// guards is the stage that holds a pass's writes back: the deletion and rewrite guards, the consistency
 	// check, the wait for sources, the hold of unplaced nodes' labels, foreign HyperNodes (guardstage.go).
 	guards guardStage
-	// prunedOff holds the outputs turned off whose objects from an earlier run are deleted (outputs.go).
-	prunedOff map[string]bool
-	// foreignOutputsSaid holds the output objects already said to be someone else's (outputs.go).
-	foreignOutputsSaid map[string]bool
-	// unwritableSaid holds the nodes an output leaves out, already logged, by output (outputs.go).
-	unwritableSaid map[string]bool
+	// write is the stage that writes the outputs: the HyperNodes, the node labels and the registry's kinds
+	// (writestage.go).
+	write writeStage
 }
 
 // Request is the one request every event is folded into.
@@ -220,11 +205,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	var labelHoldWait time.Duration
 	var herr, lerr error
 	var wg sync.WaitGroup
-	wg.Go(func() { herr = r.writeHyperNodesServed(ctx, writes) })
-	wg.Go(func() { labelHoldWait, lerr = r.syncNodeLabels(ctx, labels, placed, dropped, nodes) })
+	write := r.stageWrite()
+	wg.Go(func() { herr = write.writeHyperNodesServed(ctx, writes) })
+	wg.Go(func() { labelHoldWait, lerr = write.syncNodeLabels(ctx, labels, placed, dropped, nodes) })
 	wg.Wait()
 	err = errors.Join(err, herr, lerr)
-	if oerr := r.syncOutputs(ctx, tree, evidence, nodes); oerr != nil {
+	if oerr := write.syncOutputs(ctx, tree, evidence, nodes); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
 	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.stageHealth().nextPlanCheck(), labelHoldWait} {
@@ -323,123 +309,6 @@ func (r *Reconciler) planWrites(ctx context.Context, desired, existing []topolog
 	return &hyperNodeWrites{plan: plan, due: due, have: have}, requeue, nil
 }
 
-// hyperNodeWrites is what a pass writes of the HyperNodes (planWrites).
-type hyperNodeWrites struct {
-	plan pendingPlan
-	due  []string // owned HyperNodes to delete
-	have map[string]*topologyv1alpha1.HyperNode
-}
-
-// writeHyperNodes makes the writes w plans.
-func (r *Reconciler) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) error {
-	plan, due, have := w.plan, w.due, w.have
-	// The writes go several at a time (writeWorkers), within the client's rate limit: the kept ones first, so
-	// that no node is in two HyperNodes when the tree's take it, then the tree's, then the deletions.
-	if err := errors.Join(workers.Run(len(plan.kept), writeWorkers, func(i int) error {
-		return r.applyHyperNode(ctx, &plan.kept[i], have[plan.kept[i].Name], "kept below the tree until its grace period ends")
-	})...); err != nil {
-		return err
-	}
-	taken, err := r.foreignHyperNodes(ctx, plan.desired, have)
-	if err != nil {
-		return err
-	}
-	if err := errors.Join(workers.Run(len(plan.desired), writeWorkers, func(i int) error {
-		d := &plan.desired[i]
-		if taken[d.Name] {
-			r.Metrics.nameConflicts.Inc()
-			r.Log.Error("a HyperNode not made by fabricmap already has this name; leaving it alone", "hypernode", d.Name)
-			return nil
-		}
-		return r.applyHyperNode(ctx, d, have[d.Name], "")
-	})...); err != nil {
-		return err
-	}
-	errs := workers.Run(len(due), writeWorkers, func(i int) error {
-		hn := have[due[i]]
-		err := r.Client.Delete(ctx, hn, client.Preconditions{UID: &hn.UID, ResourceVersion: &hn.ResourceVersion})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting HyperNode %q: %w", hn.Name, err)
-		}
-		r.Metrics.writes.WithLabelValues("delete").Inc()
-		r.Log.Info("HyperNode deleted", "hypernode", hn.Name)
-		return nil
-	})
-	for i, n := range due {
-		if errs[i] == nil {
-			delete(r.absentSince, n)
-			r.hyperNodesWritten.forget(n)
-			r.statusYielded.forget(n)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// writeWorkers is how many HyperNode writes are in flight at once; the client's rate limit (--kube-api-qps)
-// bounds what reaches the API server.
-const writeWorkers = 16
-
-// applyHyperNode server-side-applies d when it differs from cur (nil: it does not exist yet), and its status
-// when its node count does and no other writer keeps it (statusowner.go); why, when set, is logged with the write. A cur the cache still shows from before
-// this reconciler's own last write of it (writtenVersions) is not written again: the write's watch event brings
-// another pass.
-func (r *Reconciler) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
-	if cur != nil && r.hyperNodesWritten.behind(d.Name, cur.ResourceVersion, "") {
-		r.Log.Debug("HyperNode not written again: the cache does not show the last write yet", "hypernode", d.Name)
-		return nil
-	}
-	var older []string // the versions before the last write made here
-	if cur != nil {
-		older = append(older, cur.ResourceVersion)
-	}
-	var version string
-	if cur == nil || !specEqual(cur, d) {
-		v, err := kube.ApplyVersion(ctx, r.Client, d, wellknown.AggregatorFieldManager)
-		if err != nil {
-			return err
-		}
-		version = v
-		r.Metrics.writes.WithLabelValues("apply").Inc()
-		args := []any{"hypernode", d.Name, "tier", d.Spec.Tier, "members", len(d.Spec.Members), "created", cur == nil}
-		if why != "" {
-			args = append(args, "why", why)
-		}
-		r.Log.Info("HyperNode applied", args...)
-	}
-	if cur == nil || cur.Status.NodeCount != d.Status.NodeCount && !r.leavesStatus(cur, d) {
-		var status runtime.Object = d
-		if d.Status.NodeCount == 0 { // an emptied HyperNode waiting for its grace period: the typed status omits a zero count
-			status = &unstructured.Unstructured{Object: map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,
-				"metadata": map[string]any{"name": d.Name}, "status": map[string]any{"nodeCount": int64(0)}}}
-		}
-		if version != "" {
-			older = append(older, version)
-		}
-		v, err := kube.ApplyStatus(ctx, r.Client, status, wellknown.AggregatorFieldManager)
-		if err != nil {
-			return err
-		}
-		version = v
-		r.Metrics.writes.WithLabelValues("status").Inc()
-	}
-	if version != "" {
-		r.hyperNodesWritten.note(d.Name, "", older...)
-	}
-	return nil
-}
-
-// leavesStatus reports whether cur's status is another writer's (statusowner.go), saying so once per
-// HyperNode with both counts.
-func (r *Reconciler) leavesStatus(cur, d *topologyv1alpha1.HyperNode) bool {
-	yes, first := r.statusYielded.yielded(cur)
-	if first {
-		r.Metrics.statusYielded.Inc()
-		r.Log.Info("HyperNode status left to another writer (Volcano's HyperNode controller counts members): fabricmap no longer writes it",
-			"hypernode", cur.Name, "theirNodeCount", cur.Status.NodeCount, "nodesBelow", d.Status.NodeCount)
-	}
-	return yes
-}
-
 // placedNodes is the set of nodes tree places.
 func placedNodes(tree *topology.Tree) map[string]bool {
 	out := map[string]bool{}
@@ -449,41 +318,6 @@ func placedNodes(tree *topology.Tree) map[string]bool {
 		}
 	}
 	return out
-}
-
-// foreignHyperNodes returns the names among desired that HyperNodes not made by fabricmap already hold (no
-// fabricmap ownership label). Only names fabricmap does not hold yet (absent from have) can be taken; one
-// live List answers for all of them, not a read per name.
-func (r *Reconciler) foreignHyperNodes(ctx context.Context, desired []topologyv1alpha1.HyperNode, have map[string]*topologyv1alpha1.HyperNode) (map[string]bool, error) {
-	fresh := map[string]bool{}
-	for i := range desired {
-		if _, ok := have[desired[i].Name]; !ok {
-			fresh[desired[i].Name] = true
-		}
-	}
-	if len(fresh) == 0 {
-		return nil, nil
-	}
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNodeList"))
-	if err := r.Live.List(ctx, &list); err != nil {
-		return nil, fmt.Errorf("listing HyperNodes to check that the new names are free: %w", err)
-	}
-	taken := map[string]bool{}
-	for _, hn := range list.Items {
-		if fresh[hn.Name] && !hypernodegen.Owned(hn.Labels) {
-			taken[hn.Name] = true
-		}
-	}
-	return taken, nil
-}
-
-// specEqual compares what fabricmap owns of a HyperNode: its spec, its labels and its annotations.
-func specEqual(cur, want *topologyv1alpha1.HyperNode) bool {
-	if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) {
-		return false
-	}
-	return hasAll(cur.Labels, want.Labels) && hasAll(cur.Annotations, want.Annotations)
 }
 
 func head(s []string, n int) []string {
