@@ -40,43 +40,43 @@ const massSilence = 0.55
 // checkMassSilence decides, once per reconcile, whether expiries are suspended, and says so when that changes.
 // Only the agents of the given reports count: a Lease left by a deleted node (until the garbage collector
 // takes it) is silent, but says nothing about the others.
-func (r *Reconciler) checkMassSilence(reports []v1alpha1.NodeFabricReport) {
-	if r.Config.ReportExpiry <= 0 {
+func (es *evidenceStage) checkMassSilence(reports []v1alpha1.NodeFabricReport) {
+	if es.r.Config.ReportExpiry <= 0 {
 		return
 	}
 	have := make(map[string]bool, len(reports))
 	for i := range reports {
 		have[reports[i].Name] = true
 	}
-	silent, total := r.Heartbeats.Silent(r.Config.ReportExpiry/2, func(node string) bool { return have[node] })
+	silent, total := es.r.Heartbeats.Silent(es.r.Config.ReportExpiry/2, func(node string) bool { return have[node] })
 	suspended := total > 0 && float64(silent) > massSilence*float64(total)
-	if suspended != r.expirySuspended {
+	if suspended != es.expirySuspended {
 		if suspended {
-			r.Log.Warn("most agents went silent together: the API server was out of reach, not the agents; no report expires until they renew",
-				"silentForHalfTheExpiry", silent, "agents", total, "expiry", r.Config.ReportExpiry)
+			es.r.Log.Warn("most agents went silent together: the API server was out of reach, not the agents; no report expires until they renew",
+				"silentForHalfTheExpiry", silent, "agents", total, "expiry", es.r.Config.ReportExpiry)
 		} else {
 			// Those still silent get a whole expiry from now: the outage was no fault of theirs.
-			r.Heartbeats.Restart(r.Config.ReportExpiry / 2)
-			r.Log.Info("agents renew their heartbeats again; reports expire as usual, the still silent ones counted from now",
+			es.r.Heartbeats.Restart(es.r.Config.ReportExpiry / 2)
+			es.r.Log.Info("agents renew their heartbeats again; reports expire as usual, the still silent ones counted from now",
 				"silentForHalfTheExpiry", silent, "agents", total)
 		}
 	}
-	r.expirySuspended = suspended
-	r.Metrics.expirySuspended.Set(map[bool]float64{true: 1, false: 0}[suspended])
+	es.expirySuspended = suspended
+	es.r.Metrics.expirySuspended.Set(map[bool]float64{true: 1, false: 0}[suspended])
 }
 
 // age judges node's report by its agent's silence: expired past Config.ReportExpiry, dropped past that and
 // Config.DeleteGracePeriod. Without an expiry, without a Lease for the node, or while most agents are silent
 // together (checkMassSilence), a report is fresh.
-func (r *Reconciler) age(node string) (reportAge, time.Duration) {
-	if r.Config.ReportExpiry <= 0 || r.expirySuspended {
+func (es *evidenceStage) age(node string) (reportAge, time.Duration) {
+	if es.r.Config.ReportExpiry <= 0 || es.expirySuspended {
 		return reportFresh, 0
 	}
-	silent, ok := r.Heartbeats.Silence(node)
+	silent, ok := es.r.Heartbeats.Silence(node)
 	switch {
-	case !ok || silent <= r.Config.ReportExpiry:
+	case !ok || silent <= es.r.Config.ReportExpiry:
 		return reportFresh, silent
-	case silent <= r.Config.ReportExpiry+r.Config.DeleteGracePeriod:
+	case silent <= es.r.Config.ReportExpiry+es.r.Config.DeleteGracePeriod:
 		return reportExpired, silent
 	default:
 		return reportDropped, silent
@@ -85,58 +85,58 @@ func (r *Reconciler) age(node string) (reportAge, time.Duration) {
 
 // noteAge records node's report age and, when it changed since the last reconcile, says so: a log line and
 // an Event on the Node. It keeps the expired-reports gauges current.
-func (r *Reconciler) noteAge(node string, a reportAge, silent time.Duration, nodes map[string]*metav1.PartialObjectMetadata) {
-	prev := r.ages[node]
+func (es *evidenceStage) noteAge(node string, a reportAge, silent time.Duration, nodes map[string]*metav1.PartialObjectMetadata) {
+	prev := es.ages[node]
 	if a == prev {
 		return
 	}
 	if a == reportFresh {
-		delete(r.ages, node)
+		delete(es.ages, node)
 	} else {
-		r.ages[node] = a
+		es.ages[node] = a
 	}
 	silentFor := silent.Round(time.Second)
 	switch a {
 	case reportExpired:
-		r.Log.Warn("agent silent past the report expiry; its report stays in use for the grace period", "node", node,
-			"silentFor", silentFor, "expiry", r.Config.ReportExpiry, "grace", r.Config.DeleteGracePeriod)
-		r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonReportExpired,
+		es.r.Log.Warn("agent silent past the report expiry; its report stays in use for the grace period", "node", node,
+			"silentFor", silentFor, "expiry", es.r.Config.ReportExpiry, "grace", es.r.Config.DeleteGracePeriod)
+		es.r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonReportExpired,
 			"the fabricmap agent has not renewed its heartbeat for %s (expiry %s); the node's report stays in use for %s more, then the node leaves the topology",
-			silentFor, r.Config.ReportExpiry, r.Config.DeleteGracePeriod)
+			silentFor, es.r.Config.ReportExpiry, es.r.Config.DeleteGracePeriod)
 	case reportDropped:
-		r.Log.Warn("agent silent past the expiry and the grace period; the node leaves the tree", "node", node, "silentFor", silentFor)
-		r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonReportDropped,
+		es.r.Log.Warn("agent silent past the expiry and the grace period; the node leaves the tree", "node", node, "silentFor", silentFor)
+		es.r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonReportDropped,
 			"the fabricmap agent has not renewed its heartbeat for %s: the node left the topology until its agent reports again", silentFor)
 	case reportFresh:
-		r.Log.Info("agent heartbeat resumed; the node's report is used again", "node", node)
-		r.nodeEvent(node, nodes, corev1.EventTypeNormal, ReasonHeartbeatResumed, "the fabricmap agent renews its heartbeat again; its report is used")
+		es.r.Log.Info("agent heartbeat resumed; the node's report is used again", "node", node)
+		es.r.nodeEvent(node, nodes, corev1.EventTypeNormal, ReasonHeartbeatResumed, "the fabricmap agent renews its heartbeat again; its report is used")
 	}
 }
 
 // forgetAges drops the recorded ages of nodes whose report is gone, and sets the gauges.
-func (r *Reconciler) forgetAges(seen map[string]bool) {
+func (es *evidenceStage) forgetAges(seen map[string]bool) {
 	expired, dropped := 0, 0
-	for n, a := range r.ages {
+	for n, a := range es.ages {
 		switch {
 		case !seen[n]:
-			delete(r.ages, n)
+			delete(es.ages, n)
 		case a == reportExpired:
 			expired++
 		case a == reportDropped:
 			dropped++
 		}
 	}
-	r.Metrics.expiredReports.WithLabelValues("kept").Set(float64(expired))
-	r.Metrics.expiredReports.WithLabelValues("dropped").Set(float64(dropped))
+	es.r.Metrics.expiredReports.WithLabelValues("kept").Set(float64(expired))
+	es.r.Metrics.expiredReports.WithLabelValues("dropped").Set(float64(dropped))
 }
 
 // nextExpiry is when the next report crosses its expiry or its grace period; zero when none will.
-func (r *Reconciler) nextExpiry() time.Duration {
-	if r.Config.ReportExpiry <= 0 {
+func (es *evidenceStage) nextExpiry() time.Duration {
+	if es.r.Config.ReportExpiry <= 0 {
 		return 0
 	}
 	// A moment past the deadline, so that the reconcile then sees it crossed.
-	d := r.Heartbeats.NextDeadline(r.Config.ReportExpiry, r.Config.ReportExpiry+r.Config.DeleteGracePeriod)
+	d := es.r.Heartbeats.NextDeadline(es.r.Config.ReportExpiry, es.r.Config.ReportExpiry+es.r.Config.DeleteGracePeriod)
 	if d == 0 {
 		return 0
 	}

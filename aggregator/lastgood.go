@@ -16,35 +16,35 @@ import (
 // report's own, shared, not copied), and its evidence is made again only when a later report of the node
 // cannot be used: at 50,000 nodes keeping every node's evidence cost about 100 MiB, while a spec kept beside
 // the cache costs memory of its own only once the report it came from has been replaced by a bad one.
-func (r *Reconciler) evidence(reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) (out []topology.NodeEvidence, dropped []string) {
+func (es *evidenceStage) evidence(reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) (out []topology.NodeEvidence, dropped []string) {
 	out = make([]topology.NodeEvidence, 0, len(reports))
 	seen := make(map[string]bool, len(reports))
 	for i := range reports {
 		rep := &reports[i]
 		seen[rep.Name] = true
-		age, silent := r.age(rep.Name)
-		r.noteAge(rep.Name, age, silent, nodes)
+		age, silent := es.age(rep.Name)
+		es.noteAge(rep.Name, age, silent, nodes)
 		if age == reportDropped {
 			dropped = append(dropped, rep.Name)
 			continue
 		}
 		e := pipeline.EvidenceFromReport(rep)
 		if reason := e.Check(); reason != "" {
-			prev, ok := r.lastGood[rep.Name]
+			prev, ok := es.lastGood[rep.Name]
 			if ok {
 				out = append(out, pipeline.EvidenceFromReport(&v1alpha1.NodeFabricReport{ObjectMeta: metav1.ObjectMeta{Name: rep.Name}, Spec: prev}))
 			}
-			r.rejectReport(rep.Name, reason, ok, nodes)
+			es.rejectReport(rep.Name, reason, ok, nodes)
 			continue
 		}
-		r.lastGood[rep.Name] = rep.Spec
+		es.lastGood[rep.Name] = rep.Spec
 		out = append(out, e)
 	}
-	for n := range r.lastGood {
+	for n := range es.lastGood {
 		if !seen[n] {
-			delete(r.lastGood, n) // the report is gone (node deleted): its evidence goes with it
+			delete(es.lastGood, n) // the report is gone (node deleted): its evidence goes with it
 		}
 	}
-	r.forgetAges(seen)
+	es.forgetAges(seen)
 	return out, dropped
 }

@@ -17,7 +17,7 @@ import (
 // UID): the node was deleted, and its links are no evidence. Orphans are deleted, as the garbage collector
 // would (the aggregator does it at once, so that no reconcile counts a deleted node and no cluster without a
 // running garbage collector keeps them). Reports without a Node owner (made by hand) are kept as they are.
-func (r *Reconciler) dropOrphans(ctx context.Context, reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) []v1alpha1.NodeFabricReport {
+func (es *evidenceStage) dropOrphans(ctx context.Context, reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) []v1alpha1.NodeFabricReport {
 	kept := reports[:0]
 	for i := range reports {
 		rep := &reports[i]
@@ -26,15 +26,15 @@ func (r *Reconciler) dropOrphans(ctx context.Context, reports []v1alpha1.NodeFab
 			continue
 		}
 		uid := rep.UID
-		err := r.Client.Delete(ctx, rep, client.Preconditions{UID: &uid})
+		err := es.r.Client.Delete(ctx, rep, client.Preconditions{UID: &uid})
 		switch {
 		case err == nil:
-			r.Metrics.writes.WithLabelValues("delete-report").Inc()
-			r.Log.Info("deleted the report of a node that no longer exists", "node", rep.Name)
+			es.r.Metrics.writes.WithLabelValues("delete-report").Inc()
+			es.r.Log.Info("deleted the report of a node that no longer exists", "node", rep.Name)
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 			// already gone, or replaced by a new report since it was listed
 		default:
-			r.Log.Warn("could not delete the report of a node that no longer exists", "node", rep.Name, "err", err)
+			es.r.Log.Warn("could not delete the report of a node that no longer exists", "node", rep.Name, "err", err)
 		}
 	}
 	return kept
@@ -55,10 +55,10 @@ func ownerNodeGone(rep *v1alpha1.NodeFabricReport, nodes map[string]*metav1.Part
 // listNodes returns the metadata of every Node by name; read once per reconcile (from the manager's cache)
 // for both the orphan check and the node labels. They are the cache's own objects, not copies: read them,
 // never change them.
-func (r *Reconciler) listNodes(ctx context.Context) (map[string]*metav1.PartialObjectMetadata, error) {
+func (es *evidenceStage) listNodes(ctx context.Context) (map[string]*metav1.PartialObjectMetadata, error) {
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+	if err := es.r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	out := make(map[string]*metav1.PartialObjectMetadata, len(list.Items))

@@ -99,16 +99,11 @@ type Reconciler struct {
 	// every one (a Reconciler not built by NewManager).
 	nodeKeys nodeKeys
 
-	// lastGood holds each node's last usable report spec, whose evidence is used when its current report cannot
-	// be (lastgood.go).
-	lastGood map[string]v1alpha1.NodeFabricReportSpec
-	polled   []*polledSource
+	// inputs is the evidence stage: the reports, their ages and last good specs, the Nodes (evidencestage.go).
+	inputs evidenceStage
+	polled []*polledSource
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
 	absentSince map[string]time.Time
-	// ages holds the reports that are expired or dropped, as last seen.
-	ages map[string]reportAge
-	// expirySuspended is set while most agents are silent together (see checkMassSilence).
-	expirySuspended bool
 	// previousTree is the last tree built, whose names the next one keeps (see keepNames).
 	previousTree *topology.Tree
 	// health is the stage that judges the fabric's links, uplinks, switches and NVLink domains (healthpass.go).
@@ -135,28 +130,27 @@ func (r *Reconciler) now() time.Time {
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	start := r.now()
 	defer func() { r.Metrics.reconcileDuration.Observe(time.Since(start).Seconds()) }()
-	if r.lastGood == nil {
-		r.lastGood = map[string]v1alpha1.NodeFabricReportSpec{}
+	if r.absentSince == nil {
 		r.absentSince = map[string]time.Time{}
-		r.ages = map[string]reportAge{}
 	}
+	in := r.stageEvidence()
 	// The reports as the cache holds them, not a copy of each: at 50,000 nodes a copy per pass is tens of MiB.
 	// Nothing below changes a report (they are the cache's own objects, compactReport's).
 	var reports v1alpha1.NodeFabricReportList
 	if err := r.Client.List(ctx, &reports, client.UnsafeDisableDeepCopy); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing reports: %w", err)
 	}
-	nodes, err := r.listNodes(ctx)
+	nodes, err := in.listNodes(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	live := r.dropOrphans(ctx, reports.Items, nodes)
+	live := in.dropOrphans(ctx, reports.Items, nodes)
 	if r.Config.ReportedGUIDs != nil {
 		r.Config.ReportedGUIDs.Set(pipeline.ReportGUIDs(live))
 	}
 	r.pollSources(ctx) // the due source polls begin, off the reconcile (sources.go), with the reports' GUIDs
-	r.checkMassSilence(live)
-	evidence, dropped := r.evidence(live, nodes)
+	in.checkMassSilence(live)
+	evidence, dropped := in.evidence(live, nodes)
 	cloud, cloudProblems := pipeline.CloudEvidence(live)
 	tree, problems, requeueFabric, awaited := r.mergeSources(ctx, topology.Input{Nodes: evidence}, cloud, nodes)
 	problems = append(problems, cloudProblems...)
@@ -170,7 +164,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	r.stageHealth().assessHealth(tree, live, dropped, nodes)           // the uplinks on the domains, the findings for the labels and the page
 	r.publishSnapshot(tree, problems, nodes, live, start)
 	for _, p := range problems {
-		r.rejectEvidence(p, nodes)
+		in.rejectEvidence(p, nodes)
 	}
 	if len(tree.Unplaced) > 0 {
 		r.Log.Info("nodes without topology evidence", "count", len(tree.Unplaced), "nodes", head(tree.Unplaced, 20))
@@ -213,7 +207,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if oerr := write.syncOutputs(ctx, tree, evidence, nodes); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
-	for _, d := range []time.Duration{requeueFabric, r.nextExpiry(), r.stageHealth().nextPlanCheck(), labelHoldWait} {
+	for _, d := range []time.Duration{requeueFabric, in.nextExpiry(), r.stageHealth().nextPlanCheck(), labelHoldWait} {
 		if d > 0 && (requeue == 0 || d < requeue) {
 			requeue = d
 		}

@@ -32,17 +32,17 @@ func (l *eventLog) Eventf(regarding runtime.Object, _ runtime.Object, eventtype,
 func TestRejectedEvidenceIsRecordedOnTheNode(t *testing.T) {
 	var events eventLog
 	r := &Reconciler{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: NewMetrics(prometheus.NewRegistry()), Events: &events}
-	r.lastGood = map[string]v1alpha1.NodeFabricReportSpec{}
+	r.inputs.lastGood = map[string]v1alpha1.NodeFabricReportSpec{}
 	nodes := map[string]*metav1.PartialObjectMetadata{}
 	for _, n := range []string{"n1", "n2", "n3"} {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, UID: types.UID("uid-" + n)}}
 	}
-	r.evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), *report("n2", "01")}, nodes)
+	r.stageEvidence().evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), *report("n2", "01")}, nodes)
 	broken := *report("n2", "01")
 	broken.Spec.Neighbors[0].ChassisID = ""
 	newcomer := *report("n3", "02")
 	newcomer.Spec.Neighbors[0].ChassisID = ""
-	ev, _ := r.evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), broken, newcomer}, nodes)
+	ev, _ := r.stageEvidence().evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), broken, newcomer}, nodes)
 	if len(ev) != 2 {
 		t.Fatalf("evidence = %+v, want n1 and n2's last good", ev)
 	}
@@ -56,7 +56,7 @@ func TestRejectedEvidenceIsRecordedOnTheNode(t *testing.T) {
 		t.Fatalf("problems = %v, want the duplicate and the bad name", problems)
 	}
 	for _, p := range problems {
-		r.rejectEvidence(p, nodes)
+		r.stageEvidence().rejectEvidence(p, nodes)
 	}
 
 	want := []string{
@@ -93,9 +93,9 @@ func TestRejectionEventsEscapeNames(t *testing.T) {
 	}
 	_, problems := topology.Build(in, topology.BuildOptions{})
 	for _, p := range problems {
-		r.rejectEvidence(p, nodes)
+		r.stageEvidence().rejectEvidence(p, nodes)
 	}
-	r.rejectEvidence(topology.Problem{Node: "n1", Source: "ufm", Reason: "switch \"guid:1\" is called \x1b]0;title\x07"}, nodes)
+	r.stageEvidence().rejectEvidence(topology.Problem{Node: "n1", Source: "ufm", Reason: "switch \"guid:1\" is called \x1b]0;title\x07"}, nodes)
 
 	want := []string{
 		`Node/n3 Warning EvidenceRejected: evidence from source reports rejected: switch "mac:02:00:00:00:00:01": name "\x1b[31mevil\nleaf", ` +

@@ -121,12 +121,12 @@ func (r *Reconciler) publishSnapshot(tree *topology.Tree, problems []topology.Pr
 		return
 	}
 	around := &surroundings{nodes: slices.Sorted(maps.Keys(nodes)), reports: make([]string, 0, len(reports)), expired: []string{},
-		dropped: []string{}, expirySuspended: r.expirySuspended, sources: []web.SourceHealth{},
+		dropped: []string{}, expirySuspended: r.inputs.expirySuspended, sources: []web.SourceHealth{},
 		findings: slices.Clone(r.health.fabricHealth.last.Findings)}
 	for i := range reports {
 		around.reports = append(around.reports, reports[i].Name)
 	}
-	for n, a := range r.ages {
+	for n, a := range r.inputs.ages {
 		switch a {
 		case reportExpired:
 			around.expired = append(around.expired, n)

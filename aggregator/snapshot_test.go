@@ -100,7 +100,7 @@ func TestPublishSnapshot(t *testing.T) {
 	ufm := &polledSource{src: &staticSource{name: "ufm"}, good: true, taken: true, attempt: first}
 	capture := &polledSource{src: &staticSource{name: "capture"}}
 	r := &Reconciler{Snapshot: &TreeSnapshot{}, polled: []*polledSource{ufm, capture},
-		ages: map[string]reportAge{"n2": reportExpired, "n4": reportDropped}}
+		inputs: evidenceStage{ages: map[string]reportAge{"n2": reportExpired, "n4": reportDropped}}}
 	r.publishSnapshot(tree, nil, nodes, reports, first)
 	if got := r.Snapshot.WebState().Sources[0].LastSuccess; !got.Equal(first) {
 		t.Fatalf("ufm's last success %v, want %v", got, first)
@@ -109,7 +109,7 @@ func TestPublishSnapshot(t *testing.T) {
 	// The next pass: UFM's poll fails, the capture's is held back by its shrink guard, most agents are silent.
 	ufm.lastErr, ufm.attempt = errors.New("source ufm: 503\x1b[0m"), second
 	capture.good, capture.taken, capture.attempt, capture.held = true, true, second, &shrinkHold{gone: []string{"n1", "n2"}}
-	r.expirySuspended = true
+	r.inputs.expirySuspended = true
 	r.publishSnapshot(tree, nil, nodes, reports, second)
 	got := r.Snapshot.WebState()
 	want := web.State{
