@@ -17,8 +17,9 @@ import (
 // HighestTierAnnotation on a PodGroup names the highest tier that may hold the whole gang, by the tier's name
 // in the tree (leaf, spine, accelerator, …) or its number (1 is the closest): a hard limit, as Volcano's
 // highestTierAllowed. Without it the PodGroup's topology key, when it is one of fabricmap's label keys, is the
-// limit; with neither the gang may span any tier (lower tiers are preferred all the same).
-const HighestTierAnnotation = "fabricmap.io/highest-tier"
+// limit; with neither the gang may span any tier (lower tiers are preferred all the same). The name's one home
+// is package wellknown, which `fabricmap get tiers` prints it from.
+const HighestTierAnnotation = wellknown.HighestTierAnnotation
 
 // gangOf is the placement request of the PodGroup pg for its unscheduled pods: one pod each, the largest
 // request among them, DP and PP from the PodGroup's (or else the first pod's) fabricmap.io/dp and
