@@ -92,7 +92,7 @@ func (h *healthStage) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeF
 // switchLinkSpeeds gathers the switch-to-switch links with their speeds from the sources that have them.
 func (h *healthStage) switchLinkSpeeds() []health.Link {
 	var out []health.Link
-	for _, p := range h.r.sourceList() {
+	for _, p := range h.r.stagePoll().sourceList() {
 		if fs, ok := p.src.(fabricSource); ok && p.good {
 			out = append(out, pipeline.SwitchLinksFromFabric(fs.Fabric())...)
 		}

@@ -28,7 +28,7 @@ const maxNotedHosts = 10
 // since it last said so: a Warning Event on each Node a host was re-identified as, one on the leader Lease
 // listing the hosts left out, and the fabricmap_aggregator_source_hosts_noted gauge. A source that is no
 // sources.Noter says nothing.
-func (r *Reconciler) noteHosts(ctx context.Context, p *polledSource, nodes map[string]*metav1.PartialObjectMetadata) {
+func (ps *pollStage) noteHosts(ctx context.Context, p *polledSource, nodes map[string]*metav1.PartialObjectMetadata) {
 	noter, ok := p.src.(sources.Noter)
 	if !ok {
 		return
@@ -52,10 +52,10 @@ func (r *Reconciler) noteHosts(ctx context.Context, p *polledSource, nodes map[s
 			continue
 		}
 		reidentified++
-		r.nodeEvent(n.Node, nodes, corev1.EventTypeWarning, ReasonHostReidentified, "source %s: %s", name, n.String())
+		ps.r.nodeEvent(n.Node, nodes, corev1.EventTypeWarning, ReasonHostReidentified, "source %s: %s", name, n.String())
 	}
-	r.Metrics.sourceHostsNoted.WithLabelValues(name, "reidentified").Set(float64(reidentified))
-	r.Metrics.sourceHostsNoted.WithLabelValues(name, "left-out").Set(float64(len(left)))
+	ps.r.Metrics.sourceHostsNoted.WithLabelValues(name, "reidentified").Set(float64(reidentified))
+	ps.r.Metrics.sourceHostsNoted.WithLabelValues(name, "left-out").Set(float64(len(left)))
 	if len(left) == 0 {
 		return
 	}
@@ -64,6 +64,6 @@ func (r *Reconciler) noteHosts(ctx context.Context, p *polledSource, nodes map[s
 		more = fmt.Sprintf("; and %d more", count-maxNotedHosts)
 		left = left[:maxNotedHosts]
 	}
-	r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonHostsLeftOut,
+	ps.r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonHostsLeftOut,
 		"source %s left out %d hosts or systems it found no node for (each with its reason: a default description, a management host, a gateway or router UFM lists as a host): %s%s", name, count, strings.Join(left, "; "), more)
 }

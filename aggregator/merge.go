@@ -1,7 +1,6 @@
 package aggregator
 
 import (
-	"cmp"
 	"context"
 	"time"
 
@@ -19,18 +18,6 @@ type EventRecorder interface {
 	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...any)
 }
 
-// sourceList returns the polled sources, built once from r.Sources (an interval of 1 minute when a Spec sets none).
-func (r *Reconciler) sourceList() []*polledSource {
-	if r.polled != nil {
-		return r.polled
-	}
-	r.polled = []*polledSource{}
-	for _, s := range r.Sources {
-		r.polled = append(r.polled, &polledSource{src: s.Source, interval: cmp.Or(s.Interval, time.Minute), pollTimeout: s.PollTimeout})
-	}
-	return r.polled
-}
-
 // mergeSources infers the tree from the reports' evidence, their cloud sections' (cloud) and every fabric-wide
 // source's last good evidence
 // (Infer: the one inference `fabricmap topology` shares), and keeps the polling's side: a source's errors,
@@ -38,15 +25,15 @@ func (r *Reconciler) sourceList() []*polledSource {
 // counted, logged and recorded as an Event on the Node. It returns the tree, the evidence it could not use,
 // when the next source poll is due (0 when there is no source), and the sources that have given no good
 // evidence since the aggregator started (sourcehold.go).
-func (r *Reconciler) mergeSources(ctx context.Context, reports, cloud topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (*topology.Tree, []topology.Problem, time.Duration, []string) {
+func (is *inferStage) mergeSources(ctx context.Context, reports, cloud topology.Input, nodes map[string]*metav1.PartialObjectMetadata) (*topology.Tree, []topology.Problem, time.Duration, []string) {
 	inputs := []topology.SourceInput{{Name: pipeline.SourceReports, Input: reports, Merge: topology.Merge}}
 	if len(cloud.Nodes) > 0 { // the nodes' own instance metadata (pipeline.CloudEvidence)
 		inputs = append(inputs, topology.SourceInput{Name: pipeline.SourceCloud, Input: cloud, Merge: labels.MergeBelow})
 	}
-	now := r.now()
+	now := is.r.now()
 	var next time.Duration
 	var awaited []string
-	for _, p := range r.sourceList() {
+	for _, p := range is.r.stagePoll().sourceList() {
 		in, err := p.evidence(ctx, now)
 		name := p.src.Name()
 		stale := 0.0
@@ -54,45 +41,45 @@ func (r *Reconciler) mergeSources(ctx context.Context, reports, cloud topology.I
 		if err != nil {
 			stale = 1
 			if polledNow {
-				r.Metrics.sourceErrors.WithLabelValues(name).Inc()
-				r.Log.Error("source unusable; its last good evidence stays in use", "source", name, "haveLastGood", p.good, "err", err)
+				is.r.Metrics.sourceErrors.WithLabelValues(name).Inc()
+				is.r.Log.Error("source unusable; its last good evidence stays in use", "source", name, "haveLastGood", p.good, "err", err)
 			}
 		} else if polledNow {
-			r.Metrics.sourceLastSuccess.WithLabelValues(name).Set(float64(p.attempt.Unix()))
+			is.r.Metrics.sourceLastSuccess.WithLabelValues(name).Set(float64(p.attempt.Unix()))
 		}
 		if polledNow {
-			r.notePartialCapture(ctx, p, err)
+			is.r.stagePoll().notePartialCapture(ctx, p, err)
 		}
-		r.Metrics.sourceStale.WithLabelValues(name).Set(stale)
+		is.r.Metrics.sourceStale.WithLabelValues(name).Set(stale)
 		if d := p.nextPoll(now); next == 0 || d < next {
 			next = d
 		}
 		if p.good {
 			inputs = append(inputs, topology.SourceInput{Name: name, Input: in, Merge: p.src.Merge})
-			r.noteHosts(ctx, p, nodes)
+			is.r.stagePoll().noteHosts(ctx, p, nodes)
 		} else {
 			awaited = append(awaited, name)
 		}
 	}
-	tree, problems, conflicts := pipeline.Infer(inputs, r.Config.Inference)
-	r.stageHealth().noteLostSwitches(ctx, inputs, tree, nodes) // the switches placed nodes lost since the last pass (lostswitches.go)
+	tree, problems, conflicts := pipeline.Infer(inputs, is.r.Config.Inference)
+	is.r.stageHealth().noteLostSwitches(ctx, inputs, tree, nodes) // the switches placed nodes lost since the last pass (lostswitches.go)
 	for _, c := range conflicts {
-		r.conflict(c, nodes)
+		is.conflict(c, nodes)
 	}
 	return tree, problems, next, awaited
 }
 
 // conflict reports two sources that disagree about a node's switches.
-func (r *Reconciler) conflict(c topology.Conflict, nodes map[string]*metav1.PartialObjectMetadata) {
-	r.Metrics.conflicts.WithLabelValues(c.Kept, c.Dropped).Inc()
-	r.Snapshot.RecordConflict(c)
-	r.Log.Warn("sources disagree about a node's switches; the higher-priority source wins",
+func (is *inferStage) conflict(c topology.Conflict, nodes map[string]*metav1.PartialObjectMetadata) {
+	is.r.Metrics.conflicts.WithLabelValues(c.Kept, c.Dropped).Inc()
+	is.r.Snapshot.RecordConflict(c)
+	is.r.Log.Warn("sources disagree about a node's switches; the higher-priority source wins",
 		"node", c.Node, "kept", c.Kept, "dropped", c.Dropped)
 	n, ok := nodes[c.Node]
-	if r.Events == nil || !ok {
+	if is.r.Events == nil || !ok {
 		return
 	}
 	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: c.Node, UID: n.UID}
-	r.Events.Eventf(ref, nil, corev1.EventTypeWarning, "SourceConflict", "MergeTopology",
+	is.r.Events.Eventf(ref, nil, corev1.EventTypeWarning, "SourceConflict", "MergeTopology",
 		"sources %s and %s place this node behind different switches; %s wins (higher priority)", c.Kept, c.Dropped, c.Kept)
 }

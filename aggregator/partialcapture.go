@@ -33,7 +33,7 @@ const ReasonSourceAnswerRefused = "SourceAnswerRefused"
 // anything else ends it, so that the same partial capture later is said again.
 // A capture refused past its limits is said the same way, under ReasonCaptureOverLimit, and a cloud answer
 // refused under ReasonSourceAnswerRefused.
-func (r *Reconciler) notePartialCapture(ctx context.Context, p *polledSource, err error) {
+func (ps *pollStage) notePartialCapture(ctx context.Context, p *polledSource, err error) {
 	reason := ReasonCapturePartial
 	switch {
 	case errors.Is(err, ibfabric.ErrPartialCapture):
@@ -50,5 +50,5 @@ func (r *Reconciler) notePartialCapture(ctx context.Context, p *polledSource, er
 		return
 	}
 	p.partialSaid = msg
-	r.fabricEvent(ctx, corev1.EventTypeWarning, reason, "source %s: %s", p.src.Name(), msg)
+	ps.r.fabricEvent(ctx, corev1.EventTypeWarning, reason, "source %s: %s", p.src.Name(), msg)
 }

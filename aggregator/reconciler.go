@@ -101,11 +101,12 @@ type Reconciler struct {
 
 	// inputs is the evidence stage: the reports, their ages and last good specs, the Nodes (evidencestage.go).
 	inputs evidenceStage
-	polled []*polledSource
+	// polls is the poll stage: the fabric-wide sources and their last good evidence (pollstage.go).
+	polls pollStage
 	// absentSince records when an owned HyperNode first went missing from the inferred tree.
 	absentSince map[string]time.Time
-	// previousTree is the last tree built, whose names the next one keeps (see keepNames).
-	previousTree *topology.Tree
+	// infer is the infer stage: the tree from every source's evidence, its names kept (inferstage.go).
+	infer inferStage
 	// health is the stage that judges the fabric's links, uplinks, switches and NVLink domains (healthpass.go).
 	health healthStage
 	// guards is the stage that holds a pass's writes back: the deletion and rewrite guards, the consistency
@@ -148,18 +149,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if r.Config.ReportedGUIDs != nil {
 		r.Config.ReportedGUIDs.Set(pipeline.ReportGUIDs(live))
 	}
-	r.pollSources(ctx) // the due source polls begin, off the reconcile (sources.go), with the reports' GUIDs
+	r.stagePoll().pollSources(ctx) // the due source polls begin, off the reconcile (sources.go), with the reports' GUIDs
 	in.checkMassSilence(live)
 	evidence, dropped := in.evidence(live, nodes)
 	cloud, cloudProblems := pipeline.CloudEvidence(live)
-	tree, problems, requeueFabric, awaited := r.mergeSources(ctx, topology.Input{Nodes: evidence}, cloud, nodes)
+	tree, problems, requeueFabric, awaited := r.stageInfer().mergeSources(ctx, topology.Input{Nodes: evidence}, cloud, nodes)
 	problems = append(problems, cloudProblems...)
 	existing, foreign, served, err := r.hyperNodes(ctx) // none when their CRD is not installed (hypernodecrd.go)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	prev := r.lastTree(existing, nodes)
-	r.keepNames(tree, prev)
+	prev := r.stageInfer().lastTree(existing, nodes)
+	r.stageInfer().keepNames(tree, prev)
 	r.stageHealth().noteUplinks(ctx, tree, prev, live, dropped, nodes) // the nodes that lost their uplinks since prev (uplinks.go)
 	r.stageHealth().assessHealth(tree, live, dropped, nodes)           // the uplinks on the domains, the findings for the labels and the page
 	r.publishSnapshot(tree, problems, nodes, live, start)

@@ -136,7 +136,7 @@ func (r *Reconciler) publishSnapshot(tree *topology.Tree, problems []topology.Pr
 	}
 	slices.Sort(around.expired)
 	slices.Sort(around.dropped)
-	for _, p := range r.sourceList() {
+	for _, p := range r.stagePoll().sourceList() {
 		h := web.SourceHealth{Name: p.src.Name(), Ready: p.good, Stale: p.lastErr != nil}
 		if p.lastErr != nil {
 			h.Error = topology.Printable(p.lastErr.Error())

@@ -99,7 +99,7 @@ func TestPublishSnapshot(t *testing.T) {
 	first, second := time.Unix(1_800_000_000, 0), time.Unix(1_800_000_060, 0)
 	ufm := &polledSource{src: &staticSource{name: "ufm"}, good: true, taken: true, attempt: first}
 	capture := &polledSource{src: &staticSource{name: "capture"}}
-	r := &Reconciler{Snapshot: &TreeSnapshot{}, polled: []*polledSource{ufm, capture},
+	r := &Reconciler{Snapshot: &TreeSnapshot{}, polls: pollStage{polled: []*polledSource{ufm, capture}},
 		inputs: evidenceStage{ages: map[string]reportAge{"n2": reportExpired, "n4": reportDropped}}}
 	r.publishSnapshot(tree, nil, nodes, reports, first)
 	if got := r.Snapshot.WebState().Sources[0].LastSuccess; !got.Equal(first) {

@@ -22,7 +22,7 @@ const ReasonSourceAwaited = "SourceAwaited"
 // to keep, and the tree is written from what answered.
 func (gs *guardStage) holdForSources(ctx context.Context, awaited []string, owned int) bool {
 	held := len(awaited) > 0 && owned > 0
-	for _, p := range gs.r.sourceList() {
+	for _, p := range gs.r.stagePoll().sourceList() {
 		v := 0.0
 		if held && slices.Contains(awaited, p.src.Name()) {
 			v = 1

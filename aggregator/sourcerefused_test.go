@@ -35,7 +35,7 @@ func TestRefusedInputsAreSaidOnTheLease(t *testing.T) {
 		context.DeadlineExceeded,
 		refusedToken, // after another outcome: said again
 	} {
-		r.notePartialCapture(context.Background(), p, err)
+		r.stagePoll().notePartialCapture(context.Background(), p, err)
 	}
 	want := eventLog{
 		"Lease/fabricmap-aggregator Warning SourceAnswerRefused: source aws: " + refusedToken.Error(),

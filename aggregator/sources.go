@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,14 +69,14 @@ type pollOutcome struct {
 
 // pollSources begins every poll that is due, each in its own goroutine, before mergeSources takes in what
 // finished polls published: the first polls of all sources run side by side.
-func (r *Reconciler) pollSources(ctx context.Context) {
-	now := r.now()
-	for i, p := range r.sourceList() {
+func (ps *pollStage) pollSources(ctx context.Context) {
+	now := ps.r.now()
+	for i, p := range ps.sourceList() {
 		p.mu.Lock()
-		p.metrics = r.Metrics
+		p.metrics = ps.r.Metrics
 		p.mu.Unlock()
-		if i < len(r.Sources) { // sourceList follows r.Sources
-			p.shrink, p.log = r.Sources[i].Shrink, r.Log
+		if i < len(ps.r.Sources) { // sourceList follows ps.r.Sources
+			p.shrink, p.log = ps.r.Sources[i].Shrink, ps.r.Log
 		}
 		p.start(ctx, now)
 	}
@@ -288,4 +289,16 @@ func (p *polledSource) nextPoll(now time.Time) time.Duration {
 		return min(max(now.Sub(p.started), minPickup), maxPickup)
 	}
 	return max(p.interval-now.Sub(p.started), time.Second)
+}
+
+// sourceList returns the polled sources, built once from ps.r.Sources (an interval of 1 minute when a Spec sets none).
+func (ps *pollStage) sourceList() []*polledSource {
+	if ps.polled != nil {
+		return ps.polled
+	}
+	ps.polled = []*polledSource{}
+	for _, s := range ps.r.Sources {
+		ps.polled = append(ps.polled, &polledSource{src: s.Source, interval: cmp.Or(s.Interval, time.Minute), pollTimeout: s.PollTimeout})
+	}
+	return ps.polled
 }

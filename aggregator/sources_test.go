@@ -236,7 +236,7 @@ func equalTiers(a, b map[string]int) bool {
 // outcomes.
 func settleSources(t *testing.T, r *Reconciler) {
 	t.Helper()
-	for _, p := range r.polled {
+	for _, p := range r.polls.polled {
 		p.mu.Lock()
 		running := p.running
 		p.mu.Unlock()
@@ -290,7 +290,7 @@ func TestPolledSourceWaitsOnlyForTheFirstPoll(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
 	r.Now = func() time.Time { return clock }
 	ctx := context.Background()
-	p := r.sourceList()[0]
+	p := r.stagePoll().sourceList()[0]
 	type step struct {
 		Nodes    []string
 		Err      string
@@ -298,7 +298,7 @@ func TestPolledSourceWaitsOnlyForTheFirstPoll(t *testing.T) {
 		Next     time.Duration
 	}
 	look := func() step {
-		r.pollSources(ctx)
+		r.stagePoll().pollSources(ctx)
 		in, err := p.evidence(ctx, clock)
 		st := step{Next: p.nextPoll(clock)}
 		for _, n := range in.Nodes {
@@ -368,7 +368,7 @@ func TestPolledSourceHoldsAShrinkUntilConfirmed(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
 	r.Now = func() time.Time { return clock }
 	ctx := context.Background()
-	p := r.sourceList()[0]
+	p := r.stagePoll().sourceList()[0]
 	type step struct {
 		Nodes int
 		Held  float64
@@ -377,7 +377,7 @@ func TestPolledSourceHoldsAShrinkUntilConfirmed(t *testing.T) {
 	// poll answers one poll with in, after after has passed, and says what the reconcile then uses.
 	poll := func(after time.Duration, in topology.Input) step {
 		clock = clock.Add(after)
-		r.pollSources(ctx)
+		r.stagePoll().pollSources(ctx)
 		src.answers <- in
 		settleSources(t, r)
 		got, err := p.evidence(ctx, clock)

@@ -12,9 +12,9 @@ import (
 // places tell which nodes lost their uplinks. The first tree after the aggregator starts (or after leadership
 // moves) has none: the HyperNodes fabricmap wrote before stand for it, read back with the switches each stands
 // for (wellknown.SwitchesAnnotation) and the nodes each holds. Nil when there is neither.
-func (r *Reconciler) lastTree(existing []topologyv1alpha1.HyperNode, nodes map[string]*metav1.PartialObjectMetadata) *topology.Tree {
-	if r.previousTree != nil || len(existing) == 0 {
-		return r.previousTree
+func (is *inferStage) lastTree(existing []topologyv1alpha1.HyperNode, nodes map[string]*metav1.PartialObjectMetadata) *topology.Tree {
+	if is.previousTree != nil || len(existing) == 0 {
+		return is.previousTree
 	}
 	labels := make(map[string]map[string]string, len(nodes))
 	for n, m := range nodes {
@@ -30,10 +30,10 @@ func (r *Reconciler) lastTree(existing []topologyv1alpha1.HyperNode, nodes map[s
 // name is kept only while the vote of tree's evidence does not reject it: the trust order (fabric-wide sources,
 // then most of the nodes that report a switch) decides on every pass, so the first node to report a switch
 // cannot name it for good. Each previous name the vote replaces is logged, with the name that replaces it.
-func (r *Reconciler) keepNames(tree, prev *topology.Tree) {
+func (is *inferStage) keepNames(tree, prev *topology.Tree) {
 	for _, n := range topology.KeepNames(tree, prev) {
-		r.Log.Info("a domain's previous name is not kept: the sources' vote rejects it",
+		is.r.Log.Info("a domain's previous name is not kept: the sources' vote rejects it",
 			"domain", topology.Printable(n.Domain), "previous", topology.Printable(n.Previous))
 	}
-	r.previousTree = tree
+	is.previousTree = tree
 }

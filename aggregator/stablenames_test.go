@@ -141,7 +141,7 @@ func TestKeepNamesFollowsTheVote(t *testing.T) {
 				if p.restart {
 					r = newR()
 				}
-				r.keepNames(tree, r.lastTree(existing, nil))
+				r.stageInfer().keepNames(tree, r.stageInfer().lastTree(existing, nil))
 				if err := tree.Validate(); err != nil {
 					t.Fatalf("invalid tree: %v", err)
 				}

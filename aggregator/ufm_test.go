@@ -44,7 +44,7 @@ func TestStalledUFMDoesNotHoldUpTheTree(t *testing.T) {
 	if got := hyperNodes(t)["sw-77"]; !slices.Equal(got, []string{"stalled-n1"}) {
 		t.Errorf("while UFM stalls, the new report's leaf sw-77 holds %v, want [stalled-n1]", got)
 	}
-	p := r.polled[0]
+	p := r.polls.polled[0]
 	p.mu.Lock()
 	inFlight := p.running != nil
 	p.mu.Unlock()

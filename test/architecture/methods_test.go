@@ -22,7 +22,7 @@ const maxMethods = 25
 // stillOver holds the types not yet split below maxMethods, with the most methods each may keep until it is: a
 // count may only fall. Empty is the goal.
 var stillOver = map[string]int{
-	"aggregator.Reconciler": 22,
+	"aggregator.Reconciler": 20,
 }
 
 // methodCounts counts the methods each type declares in the non-test Go files of dir (not below it), by the
