@@ -342,16 +342,6 @@ func (r *Reconciler) hyperNodes(ctx context.Context) (owned, foreign []topologyv
 	return owned, foreign, true, nil
 }
 
-// planHyperNodes plans the writes that make the owned HyperNodes match desired when they are served (nil
-// when they are not: nothing to write).
-func (r *Reconciler) planHyperNodes(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, served bool, placed map[string]bool,
-	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (*hyperNodeWrites, time.Duration, error) {
-	if !served {
-		return nil, 0, nil
-	}
-	return r.planWrites(ctx, desired, existing, placed, nodes, labels)
-}
-
 // crdTerminating is how the API server refuses to create a custom resource while its CRD is being deleted
 // (apiextensions-apiserver's forbidCreateAdmission), with a Forbidden error like any RBAC refusal.
 const crdTerminating = "custom resource definition is terminating"

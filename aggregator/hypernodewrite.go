@@ -79,7 +79,7 @@ func (ws *writeStage) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) e
 	})
 	for i, n := range due {
 		if errs[i] == nil {
-			delete(ws.r.absentSince, n)
+			ws.r.stageGuard().deleted(n)
 			ws.hyperNodesWritten.forget(n)
 			ws.statusYielded.forget(n)
 		}

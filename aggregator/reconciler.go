@@ -7,17 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
-	"sort"
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
 
 	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
@@ -70,6 +65,10 @@ type Config struct {
 
 // Reconciler rebuilds the whole tree from all reports on every change and applies the difference. Every event
 // maps to the single request "fabric": the tree is one object, and the work queue folds bursts into one pass.
+// A pass runs in stages, each a type with the state it keeps between passes: evidence (the reports and Nodes,
+// evidenceStage), poll (the fabric-wide sources, pollStage), infer (the tree, inferStage), health (the links,
+// healthStage), guard (what may be written, guardStage) and write (HyperNodes, node labels and the registry's
+// outputs, writeStage). The Reconciler holds their dependencies and calls them in order.
 type Reconciler struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
@@ -103,8 +102,6 @@ type Reconciler struct {
 	inputs evidenceStage
 	// polls is the poll stage: the fabric-wide sources and their last good evidence (pollstage.go).
 	polls pollStage
-	// absentSince records when an owned HyperNode first went missing from the inferred tree.
-	absentSince map[string]time.Time
 	// infer is the infer stage: the tree from every source's evidence, its names kept (inferstage.go).
 	infer inferStage
 	// health is the stage that judges the fabric's links, uplinks, switches and NVLink domains (healthpass.go).
@@ -131,9 +128,6 @@ func (r *Reconciler) now() time.Time {
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	start := r.now()
 	defer func() { r.Metrics.reconcileDuration.Observe(time.Since(start).Seconds()) }()
-	if r.absentSince == nil {
-		r.absentSince = map[string]time.Time{}
-	}
 	in := r.stageEvidence()
 	// The reports as the cache holds them, not a copy of each: at 50,000 nodes a copy per pass is tens of MiB.
 	// Nothing below changes a report (they are the cache's own objects, compactReport's).
@@ -191,7 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if ok, wait := r.stageGuard().guardRewrites(ctx, desired, existing, nodes, labels); !ok {
 		return reconcile.Result{RequeueAfter: wait}, nil // rewriteguard.go: nothing of this tree is written
 	}
-	writes, requeue, err := r.planHyperNodes(ctx, desired, existing, served, placed, nodes, labels)
+	writes, requeue, err := r.stageGuard().planHyperNodes(ctx, desired, existing, served, placed, nodes, labels)
 	if errors.Is(err, errInconsistent) {
 		return reconcile.Result{RequeueAfter: requeue}, nil // consistency.go: said; the last tree stays as written
 	}
@@ -214,94 +208,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 	}
 	return reconcile.Result{RequeueAfter: requeue}, err
-}
-
-// planWrites decides what a pass writes of the HyperNodes: the desired ones that differ from the existing owned
-// ones, and the owned ones absent from the tree for the grace period, unless the deletion guard holds them.
-// While they wait, absent HyperNodes stay below the tree (anchorPending): their parent lists them again, and
-// they keep only the members the tree has not placed elsewhere (placed are the nodes the tree places, nodes
-// every Node); one that no HyperNode of the tree stands above any more is due at once, through the guard,
-// rather than left as a second root. It returns when to look again for pending deletes, and errInconsistent
-// (wrapped) when the HyperNodes it would leave are inconsistent: then nothing of the pass is written.
-func (r *Reconciler) planWrites(ctx context.Context, desired, existing []topologyv1alpha1.HyperNode, placed map[string]bool,
-	nodes map[string]*metav1.PartialObjectMetadata, labels map[string]map[string]string) (*hyperNodeWrites, time.Duration, error) {
-	have := map[string]*topologyv1alpha1.HyperNode{}
-	for i := range existing {
-		have[existing[i].Name] = &existing[i]
-	}
-	want := map[string]bool{}
-	for i := range desired {
-		want[desired[i].Name] = true
-		delete(r.absentSince, desired[i].Name)
-	}
-
-	var requeue time.Duration
-	now := r.now()
-	names := make([]string, 0, len(have))
-	for n := range have {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var gone []string
-	pastGrace := map[string]bool{}
-	for _, n := range names {
-		if want[n] {
-			continue
-		}
-		gone = append(gone, n)
-		since, ok := r.absentSince[n]
-		if !ok {
-			since = now
-			r.absentSince[n] = now
-			r.Log.Info("HyperNode no longer in the tree; it stays below its parent and is deleted after the grace period", "hypernode", n, "grace", r.Config.DeleteGracePeriod)
-		}
-		if left := r.Config.DeleteGracePeriod - now.Sub(since); left > 0 {
-			if requeue == 0 || left < requeue {
-				requeue = left
-			}
-			continue
-		}
-		pastGrace[n] = true
-	}
-	var nodeNames []string // what a pending HyperNode's regular expression may still select; none pending, none needed
-	if len(gone) > 0 {
-		nodeNames = slices.Sorted(maps.Keys(nodes))
-	}
-	plan := anchorPending(desired, existing, placed, nodeNames, pastGrace)
-	due := slices.Sorted(maps.Keys(pastGrace))
-	for _, n := range plan.unanchored {
-		r.Log.Info("HyperNode no longer in the tree, and no HyperNode of the tree is left above it: deleting it now rather than leave a second root",
-			"hypernode", n, "absentFor", now.Sub(r.absentSince[n]))
-		due = append(due, n)
-	}
-	ok, wait, lifted := r.stageGuard().guardDeletions(ctx, gone, len(due), len(have))
-	if wait > 0 && (requeue == 0 || wait < requeue) {
-		requeue = wait
-	}
-	if lifted && len(due) > 0 {
-		// A hold ended because HyperNodes came back (agents restarting after every report vanished): the ones
-		// still gone waited out their grace period under the hold, and their reports are likely a moment away.
-		// Each gets a grace period from now rather than a deletion now and a new HyperNode (new UID) soon after.
-		for _, n := range gone {
-			r.absentSince[n] = now
-		}
-		r.Log.Info("the deletion hold lifted unconfirmed: the HyperNodes still gone get a new grace period", "gone", len(gone), "grace", r.Config.DeleteGracePeriod)
-		if requeue == 0 || r.Config.DeleteGracePeriod < requeue {
-			requeue = r.Config.DeleteGracePeriod
-		}
-		ok = false
-	}
-	if !ok {
-		due = nil
-		plan = anchorPending(desired, existing, placed, nodeNames, nil) // nothing goes: every pending one waits below the tree
-	}
-	if err := r.stageGuard().checkConsistent(ctx, existing, plan, due, nodes, labels); err != nil {
-		if requeue == 0 || requeue > inconsistentRetry {
-			requeue = inconsistentRetry
-		}
-		return nil, requeue, err
-	}
-	return &hyperNodeWrites{plan: plan, due: due, have: have}, requeue, nil
 }
 
 // placedNodes is the set of nodes tree places.

@@ -205,8 +205,8 @@ func TestRailLeafDownKeepsNames(t *testing.T) {
 		if got := hyperNodes(t); !equal(got, want) {
 			t.Errorf("%s: HyperNodes = %v, want %v", step.name, got, want)
 		}
-		if len(r.absentSince) > 0 {
-			t.Errorf("%s: HyperNodes waiting to be deleted: %v", step.name, r.absentSince)
+		if len(r.guards.absentSince) > 0 {
+			t.Errorf("%s: HyperNodes waiting to be deleted: %v", step.name, r.guards.absentSince)
 		}
 	}
 }
@@ -240,7 +240,7 @@ func TestRailLeafDownAcrossRestartKeepsNames(t *testing.T) {
 	if got := hyperNodes(t); !equal(got, want) {
 		t.Errorf("after a restart without ib-su1-rail0: HyperNodes = %v, want %v", got, want)
 	}
-	if len(after.absentSince) > 0 {
-		t.Errorf("HyperNodes waiting to be deleted after the restart: %v", after.absentSince)
+	if len(after.guards.absentSince) > 0 {
+		t.Errorf("HyperNodes waiting to be deleted after the restart: %v", after.guards.absentSince)
 	}
 }
