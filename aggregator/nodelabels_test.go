@@ -241,8 +241,9 @@ func TestNodeLabelsNotRewrittenWhileTheCacheLags(t *testing.T) {
 	labelWrites := func() float64 { return counterValue(r.Metrics.writes.WithLabelValues("node-labels")) }
 	sync := func(value string, cached *metav1.PartialObjectMetadata) float64 {
 		before := labelWrites()
-		if _, err := r.stageWrite().syncNodeLabels(ctx, map[string]map[string]string{n: {leaf: value}}, map[string]bool{n: true}, nil,
-			map[string]*metav1.PartialObjectMetadata{n: cached}); err != nil {
+		nodes := map[string]*metav1.PartialObjectMetadata{n: cached}
+		wish := r.nodeLabelWish(map[string]map[string]string{n: {leaf: value}}, map[string]bool{n: true}, nil, nodes)
+		if _, err := r.stageWrite().syncNodeLabels(ctx, wish, nodes); err != nil {
 			t.Fatal(err)
 		}
 		return labelWrites() - before

@@ -195,8 +195,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	var herr, lerr error
 	var wg sync.WaitGroup
 	write := r.stageWrite()
+	wish := r.nodeLabelWish(labels, placed, dropped, nodes) // the guard's hold and health's labels and annotations
 	wg.Go(func() { herr = write.writeHyperNodesServed(ctx, writes) })
-	wg.Go(func() { labelHoldWait, lerr = write.syncNodeLabels(ctx, labels, placed, dropped, nodes) })
+	wg.Go(func() { labelHoldWait, lerr = write.syncNodeLabels(ctx, wish, nodes) })
 	wg.Wait()
 	err = errors.Join(err, herr, lerr)
 	if oerr := write.syncOutputs(ctx, tree, evidence, nodes); oerr != nil {
