@@ -210,10 +210,11 @@ func wentBack(last, cur counterSample) bool {
 }
 
 // add appends cur to the history, or replaces the latest sample with it when that one is less than step newer
-// than the one before; then drops the samples before the newest one at or before the window's start, which
-// stays as the baseline.
+// than the one before (the latest is kept only once it stands step apart, so every sample but the latest is
+// at least step after the one before it: at most samplesPerWindow in a window, the baseline and the latest);
+// then drops the samples before the newest one at or before the window's start, which stays as the baseline.
 func (h *portHistory) add(cur counterSample, step, window time.Duration) {
-	if n := len(h.samples); n >= 2 && cur.at.Sub(h.samples[n-2].at) < step {
+	if n := len(h.samples); n >= 2 && h.samples[n-1].at.Sub(h.samples[n-2].at) < step {
 		h.samples[n-1] = cur
 	} else {
 		h.samples = append(h.samples, cur)
