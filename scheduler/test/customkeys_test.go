@@ -2,9 +2,7 @@ package test
 
 import (
 	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -48,17 +46,7 @@ func checkCustomKeys(t *testing.T) {
 	g := gang{name: "custom", pods: 2}
 	ns := "fs-" + g.name
 	g.submit(t, ctx, ns, "custom")
-	var nodes []string
-	testenv.Eventually(t, time.Minute, "every pod of the gang bound", func() (bool, string) {
-		var pending int
-		var err error
-		nodes, pending, err = boundNodes(ctx, ns)
-		if err != nil {
-			return false, err.Error()
-		}
-		cond, _ := scheduledCondition(ctx, ns, g.name)
-		return pending == 0 && len(nodes) == g.pods, fmt.Sprintf("bound to %v, %d unbound; PodGroupScheduled %+v", nodes, pending, cond)
-	})
+	nodes := waitBound(t, ctx, ns, g)
 	racks, err := countBy(ctx, nodes, rackKey)
 	if err != nil {
 		t.Fatal(err)

@@ -181,3 +181,20 @@ func countBy(ctx context.Context, nodes []string, key string) (map[string]int, e
 	}
 	return out, nil
 }
+
+// waitBound waits until every pod of g in ns is bound, and returns the nodes they are bound to.
+func waitBound(t *testing.T, ctx context.Context, ns string, g gang) []string {
+	t.Helper()
+	var nodes []string
+	testenv.Eventually(t, time.Minute, "every pod of the gang bound", func() (bool, string) {
+		var pending int
+		var err error
+		nodes, pending, err = boundNodes(ctx, ns)
+		if err != nil {
+			return false, err.Error()
+		}
+		c, _ := scheduledCondition(ctx, ns, g.name)
+		return pending == 0 && len(nodes) == g.pods, fmt.Sprintf("bound to %v, %d unbound; PodGroupScheduled %+v", nodes, pending, c)
+	})
+	return nodes
+}

@@ -123,17 +123,7 @@ func runCase(t *testing.T, tc placementCase, k fabrictest.Keys) {
 		return
 	}
 
-	var nodes []string
-	testenv.Eventually(t, time.Minute, "every pod of the gang bound", func() (bool, string) {
-		var pending int
-		var err error
-		nodes, pending, err = boundNodes(ctx, ns)
-		if err != nil {
-			return false, err.Error()
-		}
-		c, _ := scheduledCondition(ctx, ns, g.name)
-		return pending == 0 && len(nodes) == g.pods, fmt.Sprintf("bound to %v, %d unbound; PodGroupScheduled %+v", nodes, pending, c)
-	})
+	nodes := waitBound(t, ctx, ns, g)
 	leaves, err := countBy(ctx, nodes, k.Leaf)
 	if err != nil {
 		t.Fatal(err)
