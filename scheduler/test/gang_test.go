@@ -13,7 +13,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/testsupport/fabrictest"
@@ -95,7 +94,7 @@ func (g gang) submit(t *testing.T, ctx context.Context, ns, pool string) {
 		t.Fatalf("creating PodGroup %s/%s: %v", ns, g.name, err)
 	}
 	var created []*corev1.Pod
-	t.Cleanup(func() { deleteGang(t, pg, created) })
+	t.Cleanup(func() { fabrictest.DeleteGang(t, testenv.Shared.Client, pg, created) })
 	for i := range g.pods {
 		p := g.pod(ns, pool, i)
 		if err := c.Create(ctx, p); err != nil {
@@ -103,43 +102,6 @@ func (g gang) submit(t *testing.T, ctx context.Context, ns, pool string) {
 		}
 		created = append(created, p)
 	}
-}
-
-// deleteGang removes pods and then pg (see submit), and fails the test unless all of them are gone.
-func deleteGang(t *testing.T, pg *schedulingv1alpha2.PodGroup, pods []*corev1.Pod) {
-	t.Helper()
-	ctx := context.Background() // the test's context is done by now
-	c := testenv.Shared.Client
-	for _, p := range pods {
-		if err := c.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting Pod %s/%s: %v", p.Namespace, p.Name, err)
-		}
-	}
-	if err := c.Delete(ctx, pg); err != nil && !apierrors.IsNotFound(err) {
-		t.Errorf("deleting PodGroup %s/%s: %v", pg.Namespace, pg.Name, err)
-	}
-	unfinalize := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
-	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("PodGroup %s/%s and its pods gone", pg.Namespace, pg.Name), func() (bool, string) {
-		for _, p := range pods {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}); !apierrors.IsNotFound(err) {
-				return false, fmt.Sprintf("Pod %s: %v", p.Name, err)
-			}
-		}
-		cur := &schedulingv1alpha2.PodGroup{}
-		err := c.Get(ctx, client.ObjectKeyFromObject(pg), cur)
-		if apierrors.IsNotFound(err) {
-			return true, ""
-		}
-		if err != nil {
-			return false, err.Error()
-		}
-		if len(cur.Finalizers) > 0 {
-			if err := c.Patch(ctx, cur, unfinalize); err != nil && !apierrors.IsNotFound(err) {
-				return false, fmt.Sprintf("removing finalizers %v: %v", cur.Finalizers, err)
-			}
-		}
-		return false, fmt.Sprintf("still there with finalizers %v", cur.Finalizers)
-	})
 }
 
 // scheduledCondition returns the PodGroupScheduled condition the scheduler set on the PodGroup, nil before its

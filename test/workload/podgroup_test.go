@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/testsupport/fabrictest"
@@ -80,7 +77,7 @@ func submitGang(t *testing.T, ctx context.Context, ns, name, pool string, pods i
 		t.Fatalf("creating PodGroup %s/%s: %v", ns, name, err)
 	}
 	var created []*corev1.Pod
-	t.Cleanup(func() { deleteGang(t, pg, created) })
+	t.Cleanup(func() { fabrictest.DeleteGang(t, testenv.Shared.Client, pg, created) })
 	for i := range pods {
 		p := gangPod(ns, name, pool, i)
 		if err := c.Create(ctx, p); err != nil {
@@ -88,44 +85,6 @@ func submitGang(t *testing.T, ctx context.Context, ns, name, pool string, pods i
 		}
 		created = append(created, p)
 	}
-}
-
-// deleteGang removes pods and then pg (see submitGang), and fails the test unless all of them are gone.
-func deleteGang(t *testing.T, pg *unstructured.Unstructured, pods []*corev1.Pod) {
-	t.Helper()
-	ctx := context.Background() // the test's context is done by now
-	c := testenv.Shared.Client
-	for _, p := range pods {
-		if err := c.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting Pod %s/%s: %v", p.Namespace, p.Name, err)
-		}
-	}
-	if err := c.Delete(ctx, pg); err != nil && !apierrors.IsNotFound(err) {
-		t.Errorf("deleting PodGroup %s/%s: %v", pg.GetNamespace(), pg.GetName(), err)
-	}
-	unfinalize := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
-	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("PodGroup %s/%s and its pods gone", pg.GetNamespace(), pg.GetName()), func() (bool, string) {
-		for _, p := range pods {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}); !apierrors.IsNotFound(err) {
-				return false, fmt.Sprintf("Pod %s: %v", p.Name, err)
-			}
-		}
-		cur := &unstructured.Unstructured{}
-		cur.SetGroupVersionKind(podGroupGVK)
-		err := c.Get(ctx, client.ObjectKeyFromObject(pg), cur)
-		if apierrors.IsNotFound(err) {
-			return true, ""
-		}
-		if err != nil {
-			return false, err.Error()
-		}
-		if len(cur.GetFinalizers()) > 0 {
-			if err := c.Patch(ctx, cur, unfinalize); err != nil && !apierrors.IsNotFound(err) {
-				return false, fmt.Sprintf("removing finalizers %v: %v", cur.GetFinalizers(), err)
-			}
-		}
-		return false, fmt.Sprintf("still there with finalizers %v", cur.GetFinalizers())
-	})
 }
 
 // scheduledCondition returns the PodGroupScheduled condition kube-scheduler set on the PodGroup, nil before

@@ -13,13 +13,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
+	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
 	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
@@ -167,4 +171,42 @@ func CreateNode(t testing.TB, ctx context.Context, c client.Client, name string,
 	if err := c.Update(ctx, n); err != nil {
 		t.Fatalf("removing the not-ready taint of Node %s: %v", name, err)
 	}
+}
+
+// DeleteGang removes a gang's pods and then its PodGroup pg (typed or unstructured) through c, lifting the
+// PodGroup's protection finalizer that no kube-controller-manager lifts here, and fails the test unless all of
+// them are gone within 30 s.
+func DeleteGang(t testing.TB, c client.Client, pg client.Object, pods []*corev1.Pod) {
+	t.Helper()
+	ctx := context.Background() // the test's context is done by now
+	for _, p := range pods {
+		if err := c.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting Pod %s/%s: %v", p.Namespace, p.Name, err)
+		}
+	}
+	if err := c.Delete(ctx, pg); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting PodGroup %s/%s: %v", pg.GetNamespace(), pg.GetName(), err)
+	}
+	unfinalize := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("PodGroup %s/%s and its pods gone", pg.GetNamespace(), pg.GetName()), func() (bool, string) {
+		for _, p := range pods {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+				return false, fmt.Sprintf("Pod %s: %v", p.Name, err)
+			}
+		}
+		cur := pg.DeepCopyObject().(client.Object)
+		err := c.Get(ctx, client.ObjectKeyFromObject(pg), cur)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(cur.GetFinalizers()) > 0 {
+			if err := c.Patch(ctx, cur, unfinalize); err != nil && !apierrors.IsNotFound(err) {
+				return false, fmt.Sprintf("removing finalizers %v: %v", cur.GetFinalizers(), err)
+			}
+		}
+		return false, fmt.Sprintf("still there with finalizers %v", cur.GetFinalizers())
+	})
 }
