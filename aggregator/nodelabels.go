@@ -62,7 +62,9 @@ func (ws *writeStage) syncNodeLabels(ctx context.Context, w *labelWish, nodes ma
 				continue
 			}
 			todo = append(todo, n)
+			continue
 		}
+		ws.nodesWritten.forget(n) // the cache shows what was written: nothing to remember of this node
 	}
 	if lagging > 0 {
 		ws.r.Log.Debug("node labels not written again: the cache does not show the last write yet", "nodes", lagging)

@@ -270,4 +270,7 @@ func TestNodeLabelsNotRewrittenWhileTheCacheLags(t *testing.T) {
 	if got := fabricLabels(t, n)[leaf]; got != "sw-2" {
 		t.Errorf("the node's leaf label = %q, want sw-2", got)
 	}
+	if kept := len(r.stageWrite().nodesWritten.written); kept != 0 {
+		t.Errorf("%d nodes' writes still remembered once the cache shows them, want none", kept)
+	}
 }

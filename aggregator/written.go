@@ -34,7 +34,8 @@ func (w *writtenVersions) note(name, what string, older ...string) {
 	w.written[name] = lastWrite{what: what, older: older}
 }
 
-// forget drops what note recorded of name, once it is deleted.
+// forget drops what note recorded of name: once it is deleted, or once the cache shows what was written (a
+// record kept past that would stay for the process's life, one a node of the cluster).
 func (w *writtenVersions) forget(name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
