@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -57,16 +58,56 @@ type Cluster struct {
 // even once victims leave it. A running gang on an unknown node is an error.
 func NewCluster(f *Fabric, nodes []Node, running []Running) (*Cluster, []string, error) {
 	c := &Cluster{fabric: f, res: map[string]int{}, running: map[string]*Running{}}
+	ignored, err := c.setNodes(nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range running {
+		if err := c.AddRunning(running[i], false); err != nil {
+			return nil, nil, err
+		}
+	}
+	return c, ignored, nil
+}
+
+// WithNodes returns a copy of the cluster in which each of nodes replaces the capacity its node had, as
+// NewCluster would set it (its Used counts what the running gangs' pods use there, as for NewCluster); c is
+// not changed, so a cluster that readers share is updated by taking the copy. Nodes not in the fabric are
+// returned as ignored. It costs a copy of the resource columns, not a pass over every node's resources: a
+// caller that keeps a cluster between rounds applies only the nodes that changed.
+func (c *Cluster) WithNodes(nodes []Node) (*Cluster, []string, error) {
+	out := &Cluster{fabric: c.fabric, res: maps.Clone(c.res), alloc: make([][]int64, len(c.alloc)),
+		used: make([][]int64, len(c.used)), maxAlloc: slices.Clone(c.maxAlloc), running: maps.Clone(c.running)}
+	for col := range c.alloc {
+		out.alloc[col], out.used[col] = slices.Clone(c.alloc[col]), slices.Clone(c.used[col])
+	}
+	for _, n := range nodes {
+		if i, ok := c.fabric.nodeIdx[n.Name]; ok {
+			for col := range out.alloc {
+				out.alloc[col][i], out.used[col][i] = 0, 0
+			}
+		}
+	}
+	ignored, err := out.setNodes(nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, ignored, nil
+}
+
+// setNodes adds each of nodes' allocatable and used quantities to the cluster's columns, then sets
+// every column's largest allocatable quantity; it returns the nodes not in the fabric, sorted.
+func (c *Cluster) setNodes(nodes []Node) ([]string, error) {
 	var ignored []string
 	for _, n := range nodes {
-		i, ok := f.nodeIdx[n.Name]
+		i, ok := c.fabric.nodeIdx[n.Name]
 		if !ok {
 			ignored = append(ignored, n.Name)
 			continue
 		}
 		for r, q := range n.Allocatable {
 			if q < 0 {
-				return nil, nil, inputErr("nodes["+n.Name+"].allocatable["+r+"]", "negative quantity %d", q)
+				return nil, inputErr("nodes["+n.Name+"].allocatable["+r+"]", "negative quantity %d", q)
 			}
 			c.alloc[c.column(r)][i] = q
 		}
@@ -82,13 +123,8 @@ func NewCluster(f *Fabric, nodes []Node, running []Running) (*Cluster, []string,
 	for col := range c.alloc {
 		c.maxAlloc[col] = slices.Max(c.alloc[col])
 	}
-	for i := range running {
-		if err := c.AddRunning(running[i], false); err != nil {
-			return nil, nil, err
-		}
-	}
 	slices.Sort(ignored)
-	return c, ignored, nil
+	return ignored, nil
 }
 
 // column returns the column of resource r, adding an empty one when new.
