@@ -59,13 +59,16 @@ func (s *snapshot) keepWithin(g placement.Gang, scheduled []string) (*fwk.Status
 	for _, n := range s.domainNodes(within) {
 		inside[n] = true
 	}
-	nodes := slices.Clone(s.nodes)
-	for i := range nodes {
-		nodes[i].Unavailable = nodes[i].Unavailable || !inside[nodes[i].Name]
+	var outside []placement.Node
+	for _, n := range s.nodes {
+		if !n.Unavailable && !inside[n.Name] {
+			n.Unavailable = true
+			outside = append(outside, n)
+		}
 	}
-	c, _, err := placement.NewCluster(s.fabric, nodes, nil)
+	c, _, err := s.cluster.WithNodes(outside)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("marking the %d nodes outside %s unavailable: %w", len(outside), within, err)
 	}
 	s.cluster = c
 	return nil, nil

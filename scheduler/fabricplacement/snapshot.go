@@ -1,6 +1,8 @@
 package fabricplacement
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -13,14 +15,14 @@ import (
 )
 
 // snapshot is one PodGroup cycle's view of the cluster for placement: the fabric read from the nodes' labels,
-// their free capacity, and the scheduler's NodeInfo of each node by name.
+// their free capacity for the gang's pods, and the scheduler's NodeInfo of each node by name.
 type snapshot struct {
 	lt      *labelTree
 	fabric  *placement.Fabric
 	cluster *placement.Cluster
 	// infos[i] is the NodeInfo of node i of the fabric (Fabric.Nodes order).
 	infos []fwk.NodeInfo
-	// nodes are the nodes the cluster was built from, for keepWithin.
+	// nodes[i] is node i's capacity as the pods do not matter (Fabric.Nodes order), for keepWithin.
 	nodes []placement.Node
 	fabricIndex
 }
@@ -30,34 +32,30 @@ type snapshot struct {
 // (assumed pods included), and as unavailable a node the pod may not use (cordoned, its node selector or
 // required node affinity unmet, a NoSchedule or NoExecute taint it does not tolerate) or whose compute link
 // fabric health judged sick (wellknown.LinkHealthLabel degraded or down: the placer's --avoid-degraded, on by
-// default).
+// default). The cache keeps the tree and the cluster of the nodes' capacities between cycles (cycleView); the
+// snapshot applies to its copy only the nodes this pod may not use.
 func newSnapshot(logger klog.Logger, cache *treeCache, keys *hypernodegen.LabelKeys, nodes []fwk.NodeInfo, pod *corev1.Pod) (*snapshot, error) {
-	lt, f, index, err := cache.get(nodes, keys)
+	v, err := cache.view(nodes, keys)
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]fwk.NodeInfo, len(f.Nodes()))
-	pn := make([]placement.Node, 0, len(infos))
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
-	for _, ni := range nodes {
-		n := ni.Node()
-		if n == nil {
+	var barred []placement.Node
+	for i, ni := range v.infos {
+		if ni == nil || v.caps[i].Unavailable || podMayUse(logger, pod, affinity, ni.Node()) {
 			continue
 		}
-		i, ok := index.nodeIndex[n.Name]
-		if !ok {
-			continue // not in the tree (no topology labels)
+		n := v.caps[i]
+		n.Unavailable = true
+		barred = append(barred, n)
+	}
+	c := v.cluster
+	if len(barred) > 0 {
+		if c, _, err = c.WithNodes(barred); err != nil {
+			return nil, fmt.Errorf("marking the %d nodes pod %s/%s may not use: %w", len(barred), pod.Namespace, pod.Name, err)
 		}
-		infos[i] = ni
-		c := cache.capacity(ni)
-		c.Unavailable = c.Unavailable || !podMayUse(logger, pod, affinity, n)
-		pn = append(pn, c)
 	}
-	c, _, err := placement.NewCluster(f, pn, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &snapshot{lt: lt, fabric: f, cluster: c, infos: infos, nodes: pn, fabricIndex: index}, nil
+	return &snapshot{lt: v.lt, fabric: v.fabric, cluster: c, infos: v.infos, nodes: v.caps, fabricIndex: v.fabricIndex}, nil
 }
 
 // podMayUse says whether pod may run on n as far as its required node affinity (node selector included) and the

@@ -24,9 +24,8 @@ type treeCache struct {
 	fabricIndex
 	// given is the encoded keys the tree was read with when they were given (hypernodegen.EncodeLabelKeys).
 	given string
-	// nodeCaps holds each node's capacity (nodeCapacity) at the NodeInfo generation it was read at: the
-	// scheduler raises a node's generation whenever the node or its pods change.
-	nodeCaps map[string]generationCapacity
+	// base is the cluster of the fabric's nodes as the pods do not matter, kept across cycles (basecluster.go).
+	base baseCluster
 }
 
 // fabricIndex is a fabric's domains (children before parents) by order and by name, and each node's index in
@@ -49,34 +48,16 @@ func indexFabric(f *placement.Fabric) fabricIndex {
 	return x
 }
 
-// generationCapacity is a node's capacity for placement at one NodeInfo generation.
-type generationCapacity struct {
-	generation int64
-	node       placement.Node
-}
-
-// capacity returns nodeCapacity(ni), read again only when the node's generation changed. Callers must not
-// change the maps of the node returned.
-func (c *treeCache) capacity(ni fwk.NodeInfo) placement.Node {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	name := ni.Node().Name
-	if gc, ok := c.nodeCaps[name]; ok && gc.generation == ni.GetGeneration() {
-		return gc.node
-	}
-	if c.nodeCaps == nil {
-		c.nodeCaps = map[string]generationCapacity{}
-	}
-	n := nodeCapacity(ni)
-	c.nodeCaps[name] = generationCapacity{generation: ni.GetGeneration(), node: n}
-	return n
-}
-
 // get returns the tree, fabric and its index of nodes, read with the keys given (nil: detected), read again
 // only when their topology labels or the keys given changed.
 func (c *treeCache) get(nodes []fwk.NodeInfo, keys *hypernodegen.LabelKeys) (*labelTree, *placement.Fabric, fabricIndex, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.getLocked(nodes, keys)
+}
+
+// getLocked is get with c.mu held.
+func (c *treeCache) getLocked(nodes []fwk.NodeInfo, keys *hypernodegen.LabelKeys) (*labelTree, *placement.Fabric, fabricIndex, error) {
 	given := ""
 	if keys != nil {
 		given = hypernodegen.EncodeLabelKeys(*keys)
@@ -103,11 +84,6 @@ func (c *treeCache) get(nodes []fwk.NodeInfo, keys *hypernodegen.LabelKeys) (*la
 		return nil, nil, fabricIndex{}, err
 	}
 	c.nodes, c.lt, c.fabric, c.fabricIndex = seen, lt, f, indexFabric(f)
-	for name := range c.nodeCaps {
-		if seen[name] == nil {
-			delete(c.nodeCaps, name) // a node gone
-		}
-	}
 	return lt, f, c.fabricIndex, nil
 }
 

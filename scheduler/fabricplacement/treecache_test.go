@@ -61,23 +61,3 @@ func TestTreeCache(t *testing.T) {
 		last = lt
 	}
 }
-
-// TestCapacityCache reads a node's capacity again once a pod lands on it (its NodeInfo generation rises), and
-// not before.
-func TestCapacityCache(t *testing.T) {
-	ni := framework.NewNodeInfo()
-	ni.SetNode(testNode("a", "leaf-1", "spine-1", nil))
-	var cache treeCache
-	if got := cache.capacity(ni).Used["nvidia.com/gpu"]; got != 0 {
-		t.Fatalf("GPUs used on an empty node: %d", got)
-	}
-	if got := cache.capacity(ni).Used["nvidia.com/gpu"]; got != 0 {
-		t.Fatalf("GPUs used on an empty node, read again: %d", got)
-	}
-	p := gpuPod("g", 0)
-	p.Spec.NodeName = "a"
-	ni.AddPod(p)
-	if got := cache.capacity(ni).Used["nvidia.com/gpu"]; got != 8 {
-		t.Errorf("GPUs used after a pod of 8 landed: %d; want 8", got)
-	}
-}
