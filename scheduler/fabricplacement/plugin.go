@@ -5,6 +5,10 @@
 // (lowest tier, pipeline groups kept low, fewest domains), its own plan first; as a Score plugin it puts each
 // pod of the gang on the node the plan gives its rank (DP x PP groups contiguous, as the placer ranks them).
 //
+// A gang that fits nowhere on free capacity preempts whole lower-priority gangs, as the placer does: placement
+// chooses the victims (GeneratePlacements, preempt.go), PostFilter nominates each pod's planned node, and
+// Permit evicts every pod of the victims once the whole gang got that far (preemptpoints.go).
+//
 // A profile may have at most one PlacementGenerate plugin, so a profile with this one disables the in-tree
 // TopologyPlacementGenerator at placementGenerate (config/fabricmap-scheduler.yaml).
 package fabricplacement
@@ -45,6 +49,10 @@ type Plugin struct {
 	trees     treeCache
 	// keys tells the label keys the aggregator writes; nil (unit tests) detects them from the labels.
 	keys *leaseKeys
+	// evict evicts the victims of a preemption; nil (unit tests) evicts nothing.
+	evict *evictor
+	// preempting remembers what each gang evicted until it has left.
+	preempting preemptions
 }
 
 var (
@@ -55,8 +63,8 @@ var (
 // New builds the plugin; it takes no arguments. It watches the aggregator's Lease for the label keys it
 // writes until ctx is done.
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	return &Plugin{handle: h, podGroups: h.SharedInformerFactory().Scheduling().V1alpha2().PodGroups().Lister(),
-		keys: watchLeaseKeys(ctx, h.ClientSet())}, nil
+	podGroups := h.SharedInformerFactory().Scheduling().V1alpha2().PodGroups().Lister()
+	return &Plugin{handle: h, podGroups: podGroups, keys: watchLeaseKeys(ctx, h.ClientSet()), evict: newEvictor(h, podGroups)}, nil
 }
 
 // Name returns Name.
@@ -65,14 +73,17 @@ func (pl *Plugin) Name() string { return Name }
 // cycleKey is where GeneratePlacements leaves its snapshot and plan for ScorePlacement.
 const cycleKey fwk.StateKey = Name + "/plan"
 
-// cycleData is one PodGroup cycle's snapshot and plan, and the node the plan gives each pod's rank.
+// cycleData is one PodGroup cycle's snapshot and plan, the node the plan gives each pod's rank, and the
+// preemption the plan needs (nil: none).
 type cycleData struct {
 	snap     *snapshot
 	plan     *placement.Plan
 	rankNode map[types.UID]string
+	preempt  *preemption
 }
 
-// Clone shares the data: it is never written after GeneratePlacements.
+// Clone shares the data: it is never written after GeneratePlacements but for the preemption's counts, which
+// hold their own lock.
 func (d *cycleData) Clone() fwk.StateData { return d }
 
 // GeneratePlacements places the PodGroup's unscheduled pods with package placement on the tree the parent
@@ -110,7 +121,8 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("fabricmap: PodGroup %s/%s: %v", pg.Namespace, pg.Name, err))
 	}
-	if scheduled := pl.scheduledNodes(podGroup); len(scheduled) > 0 {
+	scheduled := pl.scheduledNodes(podGroup)
+	if len(scheduled) > 0 {
 		st, err := snap.keepWithin(gang, scheduled)
 		if err != nil {
 			return nil, fwk.AsStatus(fmt.Errorf("keeping PodGroup %s/%s beside its scheduled pods: %w", pg.Namespace, pg.Name, err))
@@ -125,8 +137,9 @@ func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycl
 	case errors.As(err, &inputErr):
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("fabricmap: PodGroup %s/%s: %v", pg.Namespace, pg.Name, err))
 	case errors.Is(err, placement.ErrNoPlacement):
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("fabricmap: no domain%s has room for %d pods of %v: %v",
-			limitNote(snap.fabric, gang), gang.Pods, gang.Request, err))
+		return pl.preemptPlacement(ctx, state, pg.Namespace+"/"+pg.Name, pods, snap, gang, parent.Nodes, len(scheduled) > 0,
+			fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("fabricmap: no domain%s has room for %d pods of %v: %v",
+				limitNote(snap.fabric, gang), gang.Pods, gang.Request, err)))
 	case err != nil:
 		return nil, fwk.AsStatus(fmt.Errorf("placing PodGroup %s/%s: %w", pg.Namespace, pg.Name, err))
 	}
