@@ -1,9 +1,12 @@
 package memlimit
 
 import (
+	"cmp"
+	"crypto/tls"
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +20,7 @@ import (
 // Every fabricmap program that runs in a container, built from its main as the image builds it and started in
 // a real memory cgroup against a real API server, shows 90 % of the cgroup's limit as the Go runtime's own
 // go_gc_gomemlimit_bytes on its /metrics, or the GOMEMLIMIT it was given. The multi-call fabricmap binary
-// counts twice: as fabricmap-aggregator and as fabricmap-placer.
+// counts twice: as fabricmap-aggregator and as fabricmap-placer; fabricmap-scheduler, from its own module, too.
 func TestEveryProgramSetsItsLimit(t *testing.T) {
 	const limit = 256 << 20
 	cgroup, _ := makeMemoryCgroup(t, limit)
@@ -34,6 +37,17 @@ func TestEveryProgramSetsItsLimit(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the programs: %v\n%s", err, out)
 	}
+	// fabricmap-scheduler is a module of its own (scheduler/), built there as make build builds it.
+	build = exec.Command("go", "build", "-o", standalone+"/", "./cmd/fabricmap-scheduler")
+	build.Dir = filepath.Join(testenv.RepoRoot(), "scheduler")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building fabricmap-scheduler: %v\n%s", err, out)
+	}
+	// fabricmap-scheduler serves /metrics on its secure port only, with a self-signed certificate on 127.0.0.1.
+	transport := http.DefaultTransport.(*http.Transport)
+	tlsConfig := transport.TLSClientConfig
+	transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // a test's local server
+	t.Cleanup(func() { transport.TLSClientConfig = tlsConfig })
 	if err := os.Mkdir(multicall, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +66,18 @@ func TestEveryProgramSetsItsLimit(t *testing.T) {
 			"--log-level", "error"}
 	}
 	aggregator := func(addr string) []string { return append(controller(addr), "--web-addr", "0") }
+	scheduler := func(addr string) []string {
+		_, port, _ := net.SplitHostPort(addr)
+		return []string{"--kubeconfig", kubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=" + port,
+			"--cert-dir", t.TempDir(), "--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "-v=0"}
+	}
 	for _, tc := range []struct {
 		name, path string
 		args       func(metricsAddr string) []string
 		gomemlimit string
 		want       int64
+		scheme     string // of /metrics; http when empty
 	}{
 		{name: "fabricmap-agent", path: filepath.Join(standalone, "fabricmap-agent"), args: agent, want: limit * 9 / 10},
 		{name: "fabricmap-agent with GOMEMLIMIT", path: filepath.Join(standalone, "fabricmap-agent"), args: agent,
@@ -65,6 +86,9 @@ func TestEveryProgramSetsItsLimit(t *testing.T) {
 		{name: "fabricmap-placer", path: filepath.Join(standalone, "fabricmap-placer"), args: controller, want: limit * 9 / 10},
 		{name: "fabricmap as fabricmap-aggregator", path: filepath.Join(multicall, "fabricmap-aggregator"), args: aggregator, want: limit * 9 / 10},
 		{name: "fabricmap as fabricmap-placer", path: filepath.Join(multicall, "fabricmap-placer"), args: controller, want: limit * 9 / 10},
+		{name: "fabricmap-scheduler", path: filepath.Join(standalone, "fabricmap-scheduler"), args: scheduler, want: limit * 9 / 10, scheme: "https"},
+		{name: "fabricmap-scheduler with GOMEMLIMIT", path: filepath.Join(standalone, "fabricmap-scheduler"), args: scheduler,
+			gomemlimit: "100MiB", want: 100 << 20, scheme: "https"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := freeAddr(t)
@@ -89,7 +113,7 @@ func TestEveryProgramSetsItsLimit(t *testing.T) {
 					t.Fatalf("%s exited: %v\n%s", tc.name, err, out.String())
 				default:
 				}
-				v, err := sample("http://"+addr+"/metrics", "go_gc_gomemlimit_bytes")
+				v, err := sample(cmp.Or(tc.scheme, "http")+"://"+addr+"/metrics", "go_gc_gomemlimit_bytes")
 				got = int64(v)
 				if v >= math.MaxInt64 { // no limit: math.MaxInt64, which a float64 rounds up past int64
 					got = math.MaxInt64
