@@ -96,7 +96,7 @@ const writeWorkers = 16
 // this reconciler's own last write of it (writtenVersions) is not written again: the write's watch event brings
 // another pass.
 func (ws *writeStage) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
-	if cur != nil && ws.hyperNodesWritten.behind(d.Name, cur.ResourceVersion, "") {
+	if cur != nil && ws.hyperNodesWritten.behind(d.Name, cur.ResourceVersion, 0) {
 		ws.r.Log.Debug("HyperNode not written again: the cache does not show the last write yet", "hypernode", d.Name)
 		return nil
 	}
@@ -135,7 +135,7 @@ func (ws *writeStage) applyHyperNode(ctx context.Context, d, cur *topologyv1alph
 		ws.r.Metrics.writes.WithLabelValues("status").Inc()
 	}
 	if version != "" {
-		ws.hyperNodesWritten.note(d.Name, "", older...)
+		ws.hyperNodesWritten.note(d.Name, 0, older...)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"sort"
@@ -289,23 +290,27 @@ func union(a, b map[string]bool) map[string]bool {
 	return out
 }
 
-// labelWrite is what one node's label write says (its labels and its two annotations), as a string that is
-// equal for equal writes (writtenVersions).
-func labelWrite(labels map[string]string, uplinkLost, switchLost string) string {
+// labelWrite is a digest of what one node's label write says (its labels and its two annotations), equal for
+// equal writes (writtenVersions). A collision would only delay a write until the cache shows the last one.
+func labelWrite(labels map[string]string, uplinkLost, switchLost string) uint64 {
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var b strings.Builder
+	var h maphash.Hash
+	h.SetSeed(labelWriteSeed)
 	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(labels[k])
-		b.WriteByte('\n')
+		h.WriteString(k)
+		h.WriteByte('=')
+		h.WriteString(labels[k])
+		h.WriteByte('\n')
 	}
-	b.WriteString(uplinkLost)
-	b.WriteByte('\n')
-	b.WriteString(switchLost)
-	return b.String()
+	h.WriteString(uplinkLost)
+	h.WriteByte('\n')
+	h.WriteString(switchLost)
+	return h.Sum64()
 }
+
+// labelWriteSeed is the one seed of labelWrite's digests in this process.
+var labelWriteSeed = maphash.MakeSeed()
