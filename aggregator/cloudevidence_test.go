@@ -21,13 +21,13 @@ func cloudReport(node string, provider v1alpha1.CloudProvider, nvlink string, la
 }
 
 func TestCloudEvidence(t *testing.T) {
-	reports := []v1alpha1.NodeFabricReport{
-		*cloudReport("g1", v1alpha1.CloudProvider(gcp.Name), "sb-1", "cl-1", "blk-1", "sb-1"),
-		*cloudReport("g2", v1alpha1.CloudProvider(gcp.Name), "", "cl-1", "blk-1", "sb-2"),
-		*cloudReport("o1", "oci", "ocid1.gpumemoryfabric.oc1.iad.aaaa", "ocid1.hpcisland.oc1.iad.aaaa", "ocid1.networkblock.oc1.iad.aaaa", "ocid1.localblock.oc1.iad.aaaa"),
-		*cloudReport("a1", "aws", ""), // AWS's metadata gives no layers
-		*cloudReport("bad", v1alpha1.CloudProvider(gcp.Name), "", "only-one"),
-		*report("plain", "01"),
+	reports := []*v1alpha1.NodeFabricReport{
+		cloudReport("g1", v1alpha1.CloudProvider(gcp.Name), "sb-1", "cl-1", "blk-1", "sb-1"),
+		cloudReport("g2", v1alpha1.CloudProvider(gcp.Name), "", "cl-1", "blk-1", "sb-2"),
+		cloudReport("o1", "oci", "ocid1.gpumemoryfabric.oc1.iad.aaaa", "ocid1.hpcisland.oc1.iad.aaaa", "ocid1.networkblock.oc1.iad.aaaa", "ocid1.localblock.oc1.iad.aaaa"),
+		cloudReport("a1", "aws", ""), // AWS's metadata gives no layers
+		cloudReport("bad", v1alpha1.CloudProvider(gcp.Name), "", "only-one"),
+		report("plain", "01"),
 	}
 	in, problems := pipeline.CloudEvidence(reports)
 	var got []string

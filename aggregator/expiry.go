@@ -40,7 +40,7 @@ const massSilence = 0.55
 // checkMassSilence decides, once per reconcile, whether expiries are suspended, and says so when that changes.
 // Only the agents of the given reports count: a Lease left by a deleted node (until the garbage collector
 // takes it) is silent, but says nothing about the others.
-func (es *evidenceStage) checkMassSilence(reports []v1alpha1.NodeFabricReport) {
+func (es *evidenceStage) checkMassSilence(reports []*v1alpha1.NodeFabricReport) {
 	if es.r.Config.ReportExpiry <= 0 {
 		return
 	}

@@ -69,14 +69,14 @@ type fabricSource interface {
 // uplinks on the tree's domains (so the HyperNodes carry them), the findings gauge by kind, a Warning Event on
 // the Node per finding when that node's findings change, and the assessment kept for the node labels and the
 // web page.
-func (h *healthStage) assessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) {
+func (h *healthStage) assessHealth(tree *topology.Tree, reports []*v1alpha1.NodeFabricReport, dropped []string, nodes map[string]*metav1.PartialObjectMetadata) {
 	used := reports
 	if len(dropped) > 0 {
 		gone := make(map[string]bool, len(dropped))
 		for _, n := range dropped {
 			gone[n] = true
 		}
-		used = slices.DeleteFunc(slices.Clone(reports), func(rep v1alpha1.NodeFabricReport) bool { return gone[rep.Name] })
+		used = slices.DeleteFunc(slices.Clone(reports), func(rep *v1alpha1.NodeFabricReport) bool { return gone[rep.Name] })
 	}
 	a := pipeline.AssessHealth(tree, used, h.switchLinkSpeeds(), h.expectedTree(), h.lostUplinkList(), h.lostSwitchList())
 	for name, n := range a.DegradedUplinks {

@@ -16,11 +16,11 @@ import (
 // report's own, shared, not copied), and its evidence is made again only when a later report of the node
 // cannot be used: at 50,000 nodes keeping every node's evidence cost about 100 MiB, while a spec kept beside
 // the cache costs memory of its own only once the report it came from has been replaced by a bad one.
-func (es *evidenceStage) evidence(reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) (out []topology.NodeEvidence, dropped []string) {
+func (es *evidenceStage) evidence(reports []*v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) (out []topology.NodeEvidence, dropped []string) {
 	out = make([]topology.NodeEvidence, 0, len(reports))
 	seen := make(map[string]bool, len(reports))
 	for i := range reports {
-		rep := &reports[i]
+		rep := reports[i]
 		seen[rep.Name] = true
 		age, silent := es.age(rep.Name)
 		es.noteAge(rep.Name, age, silent, nodes)

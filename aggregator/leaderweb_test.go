@@ -130,7 +130,7 @@ func TestWebThroughStandby(t *testing.T) {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n}}
 	}
 	leader := &Reconciler{Snapshot: &TreeSnapshot{}}
-	leader.publishSnapshot(tree, nil, nodes, []v1alpha1.NodeFabricReport{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
+	leader.publishSnapshot(tree, nil, nodes, []*v1alpha1.NodeFabricReport{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}}, time.Unix(1_800_000_000, 0))
 	standby := &TreeSnapshot{}
 	for _, replica := range []struct {

@@ -136,6 +136,7 @@ func NewManager(cfg *rest.Config, opts ManagerConfig, conf Config, srcs []source
 		Snapshot:     opts.Snapshot,
 		hyperNodeCRD: crd,
 		nodeKeys:     keys,
+		informers:    mgr.GetCache(),
 	}
 	toFabric := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{Request}

@@ -102,4 +102,20 @@ func TestManagerCachesOnlyTheNodeKeysItReads(t *testing.T) {
 			t.Errorf("%s: the cache holds labels %v, want %v", name, got, want)
 		}
 	}
+
+	// A pass reads the cache's own Nodes, not copies (cachedlists.go): two passes see the same objects.
+	r := &Reconciler{informers: mgr.GetCache()}
+	first, err := r.stageEvidence().listNodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := r.stageEvidence().listNodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if first[name] == nil || first[name] != second[name] {
+			t.Errorf("%s: two passes read %p and %p, want the cache's one object", name, first[name], second[name])
+		}
+	}
 }

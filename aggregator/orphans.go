@@ -2,9 +2,7 @@ package aggregator
 
 import (
 	"context"
-	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,12 +15,12 @@ import (
 // UID): the node was deleted, and its links are no evidence. Orphans are deleted, as the garbage collector
 // would (the aggregator does it at once, so that no reconcile counts a deleted node and no cluster without a
 // running garbage collector keeps them). Reports without a Node owner (made by hand) are kept as they are.
-func (es *evidenceStage) dropOrphans(ctx context.Context, reports []v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) []v1alpha1.NodeFabricReport {
+func (es *evidenceStage) dropOrphans(ctx context.Context, reports []*v1alpha1.NodeFabricReport, nodes map[string]*metav1.PartialObjectMetadata) []*v1alpha1.NodeFabricReport {
 	kept := reports[:0]
 	for i := range reports {
-		rep := &reports[i]
+		rep := reports[i]
 		if !ownerNodeGone(rep, nodes) {
-			kept = append(kept, *rep)
+			kept = append(kept, rep)
 			continue
 		}
 		uid := rep.UID
@@ -50,20 +48,4 @@ func ownerNodeGone(rep *v1alpha1.NodeFabricReport, nodes map[string]*metav1.Part
 		}
 	}
 	return false
-}
-
-// listNodes returns the metadata of every Node by name; read once per reconcile (from the manager's cache)
-// for both the orphan check and the node labels. They are the cache's own objects, not copies: read them,
-// never change them.
-func (es *evidenceStage) listNodes(ctx context.Context) (map[string]*metav1.PartialObjectMetadata, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := es.r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	out := make(map[string]*metav1.PartialObjectMetadata, len(list.Items))
-	for i := range list.Items {
-		out[list.Items[i].Name] = &list.Items[i]
-	}
-	return out, nil
 }

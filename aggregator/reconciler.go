@@ -5,16 +5,15 @@ package aggregator
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/fabricmap/fabricmap/api/v1alpha1"
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/pipeline"
@@ -94,6 +93,10 @@ type Reconciler struct {
 	// nil: they are taken as served and read through Client.
 	hyperNodeCRD *hyperNodeCRD
 
+	// informers, when set (NewManager: the manager's cache), is where a pass reads the reports and Nodes from
+	// without copying them (cachedlists.go); nil: through Client.
+	informers cache.Informers
+
 	// nodeKeys are the Node labels and annotations the manager's cache keeps (nodecache.go); the zero value,
 	// every one (a Reconciler not built by NewManager).
 	nodeKeys nodeKeys
@@ -129,17 +132,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	start := r.now()
 	defer func() { r.Metrics.reconcileDuration.Observe(time.Since(start).Seconds()) }()
 	in := r.stageEvidence()
-	// The reports as the cache holds them, not a copy of each: at 50,000 nodes a copy per pass is tens of MiB.
-	// Nothing below changes a report (they are the cache's own objects, compactReport's).
-	var reports v1alpha1.NodeFabricReportList
-	if err := r.Client.List(ctx, &reports, client.UnsafeDisableDeepCopy); err != nil {
-		return reconcile.Result{}, fmt.Errorf("listing reports: %w", err)
+	// The reports and Nodes as the cache holds them (cachedlists.go): nothing below changes them.
+	reports, err := in.listReports(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	nodes, err := in.listNodes(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	live := in.dropOrphans(ctx, reports.Items, nodes)
+	live := in.dropOrphans(ctx, reports, nodes)
 	if r.Config.ReportedGUIDs != nil {
 		r.Config.ReportedGUIDs.Set(pipeline.ReportGUIDs(live))
 	}

@@ -37,12 +37,12 @@ func TestRejectedEvidenceIsRecordedOnTheNode(t *testing.T) {
 	for _, n := range []string{"n1", "n2", "n3"} {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, UID: types.UID("uid-" + n)}}
 	}
-	r.stageEvidence().evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), *report("n2", "01")}, nodes)
-	broken := *report("n2", "01")
+	r.stageEvidence().evidence([]*v1alpha1.NodeFabricReport{report("n1", "01"), report("n2", "01")}, nodes)
+	broken := report("n2", "01")
 	broken.Spec.Neighbors[0].ChassisID = ""
-	newcomer := *report("n3", "02")
+	newcomer := report("n3", "02")
 	newcomer.Spec.Neighbors[0].ChassisID = ""
-	ev, _ := r.stageEvidence().evidence([]v1alpha1.NodeFabricReport{*report("n1", "01"), broken, newcomer}, nodes)
+	ev, _ := r.stageEvidence().evidence([]*v1alpha1.NodeFabricReport{report("n1", "01"), broken, newcomer}, nodes)
 	if len(ev) != 2 {
 		t.Fatalf("evidence = %+v, want n1 and n2's last good", ev)
 	}
@@ -81,15 +81,15 @@ func TestRejectionEventsEscapeNames(t *testing.T) {
 	var events eventLog
 	r := &Reconciler{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: NewMetrics(prometheus.NewRegistry()), Events: &events}
 	nodes := map[string]*metav1.PartialObjectMetadata{}
-	var reports []v1alpha1.NodeFabricReport
+	var reports []*v1alpha1.NodeFabricReport
 	for _, n := range []string{"n1", "n2", "n3"} {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, UID: types.UID("uid-" + n)}}
-		reports = append(reports, *report(n, "01"))
+		reports = append(reports, report(n, "01"))
 	}
 	reports[2].Spec.Neighbors[0].SystemName = "\x1b[31mevil\nleaf"
 	var in topology.Input
 	for i := range reports {
-		in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(&reports[i]))
+		in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(reports[i]))
 	}
 	_, problems := topology.Build(in, topology.BuildOptions{})
 	for _, p := range problems {

@@ -62,30 +62,30 @@ func fullReport(node, leaf string) *v1alpha1.NodeFabricReport {
 // (compacted) report as from the report itself; what no reader reads is gone; the strings reports repeat are
 // one copy.
 func TestCompactReportKeepsWhatIsRead(t *testing.T) {
-	in := []v1alpha1.NodeFabricReport{*fullReport("gpu-000001", "leaf-1"), *fullReport("gpu-000002", "leaf-1")}
-	cached := make([]v1alpha1.NodeFabricReport, len(in))
+	in := []*v1alpha1.NodeFabricReport{fullReport("gpu-000001", "leaf-1"), fullReport("gpu-000002", "leaf-1")}
+	cached := make([]*v1alpha1.NodeFabricReport, len(in))
 	for i := range in {
 		out, err := compactReport(in[i].DeepCopy())
 		if err != nil {
 			t.Fatal(err)
 		}
-		cached[i] = *out.(*v1alpha1.NodeFabricReport)
+		cached[i] = out.(*v1alpha1.NodeFabricReport)
 	}
 	for _, read := range []struct {
 		name string
-		of   func([]v1alpha1.NodeFabricReport) any
+		of   func([]*v1alpha1.NodeFabricReport) any
 	}{
-		{"evidence", func(rs []v1alpha1.NodeFabricReport) any {
+		{"evidence", func(rs []*v1alpha1.NodeFabricReport) any {
 			var out []any
 			for i := range rs {
-				out = append(out, pipeline.EvidenceFromReport(&rs[i]))
+				out = append(out, pipeline.EvidenceFromReport(rs[i]))
 			}
 			return out
 		}},
-		{"health ports", func(rs []v1alpha1.NodeFabricReport) any { return pipeline.HealthPorts(rs) }},
-		{"reported GUIDs", func(rs []v1alpha1.NodeFabricReport) any { return pipeline.ReportGUIDs(rs) }},
-		{"cloud evidence", func(rs []v1alpha1.NodeFabricReport) any { in, p := pipeline.CloudEvidence(rs); return []any{in, p} }},
-		{"owner", func(rs []v1alpha1.NodeFabricReport) any {
+		{"health ports", func(rs []*v1alpha1.NodeFabricReport) any { return pipeline.HealthPorts(rs) }},
+		{"reported GUIDs", func(rs []*v1alpha1.NodeFabricReport) any { return pipeline.ReportGUIDs(rs) }},
+		{"cloud evidence", func(rs []*v1alpha1.NodeFabricReport) any { in, p := pipeline.CloudEvidence(rs); return []any{in, p} }},
+		{"owner", func(rs []*v1alpha1.NodeFabricReport) any {
 			return []any{rs[0].Name, rs[0].UID, rs[0].OwnerReferences, rs[0].Spec.GPUCount, rs[0].Spec.Cloud.InstanceID}
 		}},
 	} {

@@ -116,7 +116,7 @@ func (s *TreeSnapshot) WebState() web.State {
 // report, the reports expired or dropped, how each source's polls fare and fabric health's findings.
 // Reconcile calls it once the tree has its names and its health is assessed.
 func (r *Reconciler) publishSnapshot(tree *topology.Tree, problems []topology.Problem, nodes map[string]*metav1.PartialObjectMetadata,
-	reports []v1alpha1.NodeFabricReport, built time.Time) {
+	reports []*v1alpha1.NodeFabricReport, built time.Time) {
 	if r.Snapshot == nil {
 		return
 	}

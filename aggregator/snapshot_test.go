@@ -94,7 +94,7 @@ func TestPublishSnapshot(t *testing.T) {
 	for _, n := range []string{"n1", "n2", "n3", "n4"} {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n}}
 	}
-	reports := []v1alpha1.NodeFabricReport{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, {ObjectMeta: metav1.ObjectMeta{Name: "n2"}},
+	reports := []*v1alpha1.NodeFabricReport{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, {ObjectMeta: metav1.ObjectMeta{Name: "n2"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "n4"}}}
 	first, second := time.Unix(1_800_000_000, 0), time.Unix(1_800_000_060, 0)
 	ufm := &polledSource{src: &staticSource{name: "ufm"}, good: true, taken: true, attempt: first}

@@ -25,7 +25,7 @@ import (
 // logged and summed up in one Warning Event on the leader-election Lease (its own Event comes with its health
 // finding, noteFindings); a node placed again gets a Normal Event. The gauge of nodes without uplink evidence
 // follows; lostUplinks keeps them for fabric health, the node labels and the next pass.
-func (h *healthStage) noteUplinks(ctx context.Context, tree, prev *topology.Tree, reports []v1alpha1.NodeFabricReport, dropped []string,
+func (h *healthStage) noteUplinks(ctx context.Context, tree, prev *topology.Tree, reports []*v1alpha1.NodeFabricReport, dropped []string,
 	nodes map[string]*metav1.PartialObjectMetadata) {
 	inUse := make(map[string]bool, len(reports))
 	for i := range reports {

@@ -140,7 +140,7 @@ func clusterHealth(t *testing.T) health.Assessment {
 		labels[n.Name], annotations[n.Name] = n.Labels, n.Annotations
 	}
 	tree, _ := treeread.ViewHyperNodes(ownedHyperNodeList(t), labels)
-	lost, err := pipeline.LostUplinksFromNodes(annotations, reports.Items)
+	lost, err := pipeline.LostUplinksFromNodes(annotations, reports.Pointers())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func clusterHealth(t *testing.T) health.Assessment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.AssessHealth(tree, reports.Items, nil, nil, lost, lostSwitches)
+	return pipeline.AssessHealth(tree, reports.Pointers(), nil, nil, lost, lostSwitches)
 }
 
 // uplinkFindings returns the messages of the uplink-lost findings of a, in its order.

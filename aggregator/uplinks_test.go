@@ -55,9 +55,9 @@ func TestLostUplinksFromNodes(t *testing.T) {
 		"n2": {wellknown.UplinkLostAnnotation: value}, "n1": {wellknown.UplinkLostAnnotation: value, "other": "x"},
 		"gone": {wellknown.UplinkLostAnnotation: value}, "bad": {wellknown.UplinkLostAnnotation: "?"}, "fine": {"other": "x"},
 	}
-	var reports []v1alpha1.NodeFabricReport
+	var reports []*v1alpha1.NodeFabricReport
 	for _, n := range []string{"n2", "fine", "bad", "n1", "no-node"} {
-		reports = append(reports, *report(n))
+		reports = append(reports, report(n))
 	}
 	got, err := pipeline.LostUplinksFromNodes(annotations, reports)
 	want := []health.LostUplink{{Node: "n1", Leaf: "sw-a", Since: since}, {Node: "n2", Leaf: "sw-a", Since: since}}
@@ -100,10 +100,10 @@ func TestNoteUplinks(t *testing.T) {
 		nodes[n] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n, UID: types.UID("uid-" + n)}}
 	}
 	nodes["n5"].Annotations = map[string]string{wellknown.UplinkLostAnnotation: pipeline.UplinkLostValue(health.LostUplink{Leaf: "sw-old", Since: earlier})}
-	reports := func(names ...string) []v1alpha1.NodeFabricReport {
-		var out []v1alpha1.NodeFabricReport
+	reports := func(names ...string) []*v1alpha1.NodeFabricReport {
+		var out []*v1alpha1.NodeFabricReport
 		for _, n := range names {
-			out = append(out, *report(n))
+			out = append(out, report(n))
 		}
 		return out
 	}

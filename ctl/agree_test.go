@@ -160,7 +160,7 @@ func aggregatorTree(t *testing.T, reports string, flags []string, nodesFile stri
 			t.Fatal(err)
 		}
 		for i := range nfrs {
-			fromReports.Nodes = append(fromReports.Nodes, pipeline.EvidenceFromReport(&nfrs[i]))
+			fromReports.Nodes = append(fromReports.Nodes, pipeline.EvidenceFromReport(nfrs[i]))
 		}
 		opts.Reported.Set(pipeline.ReportGUIDs(nfrs))
 	}

@@ -92,7 +92,7 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 		}
 	}
 	tree := viewHyperNodes(errw, hns, nodeLabels)
-	lost, err := pipeline.LostUplinksFromNodes(annotations, reports.Items)
+	lost, err := pipeline.LostUplinksFromNodes(annotations, reports.Pointers())
 	if err != nil {
 		fmt.Fprintln(errw, "warning:", topology.Printable(err.Error()))
 	}
@@ -100,7 +100,7 @@ func assessCluster(ctx context.Context, r client.Reader, errw io.Writer, expecte
 	if err != nil {
 		fmt.Fprintln(errw, "warning:", topology.Printable(err.Error()))
 	}
-	a := pipeline.AssessHealth(tree, reports.Items, nil, expected, lost, lostSwitches)
+	a := pipeline.AssessHealth(tree, reports.Pointers(), nil, expected, lost, lostSwitches)
 	return withForeignHyperNodes(a, all, tree, nodeLabels), nil
 }
 

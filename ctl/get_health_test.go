@@ -44,8 +44,8 @@ func TestGetHealthGolden(t *testing.T) {
 	}
 	var in topology.Input
 	for i := range reports {
-		in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(&reports[i]))
-		if err := env.Client.Create(ctx, &reports[i]); err != nil {
+		in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(reports[i]))
+		if err := env.Client.Create(ctx, reports[i]); err != nil {
 			t.Fatalf("creating report %s: %v", reports[i].Name, err)
 		}
 	}
@@ -107,7 +107,7 @@ func TestGetHealthGolden(t *testing.T) {
 		if err := env.Client.Create(ctx, rep); err != nil {
 			t.Fatal(err)
 		}
-		reports = append(reports, *rep)
+		reports = append(reports, rep)
 	}
 	for _, tc := range []goldenCase{
 		{"get-health-uplink-lost", "fabricmap", []string{"get", "health"}},

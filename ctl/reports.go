@@ -20,7 +20,7 @@ import (
 // readReports reads every NodeFabricReport in the YAML and JSON files of dir: single objects, several
 // documents per file, or Lists (none: an empty list). Objects of other kinds are skipped with a warning on
 // errw; a file that is not YAML or JSON is an error naming it.
-func readReports(dir string, errw io.Writer) ([]v1alpha1.NodeFabricReport, error) {
+func readReports(dir string, errw io.Writer) ([]*v1alpha1.NodeFabricReport, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func readReports(dir string, errw io.Writer) ([]v1alpha1.NodeFabricReport, error
 		}
 	}
 	sort.Strings(files)
-	var out []v1alpha1.NodeFabricReport
+	var out []*v1alpha1.NodeFabricReport
 	for _, f := range files {
 		reports, err := readReportFile(f, errw)
 		if err != nil {
@@ -46,13 +46,13 @@ func readReports(dir string, errw io.Writer) ([]v1alpha1.NodeFabricReport, error
 	return out, nil
 }
 
-func readReportFile(path string, errw io.Writer) ([]v1alpha1.NodeFabricReport, error) {
+func readReportFile(path string, errw io.Writer) ([]*v1alpha1.NodeFabricReport, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []v1alpha1.NodeFabricReport
+	var out []*v1alpha1.NodeFabricReport
 	for doc := 1; ; doc++ {
 		u := &unstructured.Unstructured{}
 		err := dec.Decode(&u.Object)
@@ -85,7 +85,7 @@ func readReportFile(path string, errw io.Writer) ([]v1alpha1.NodeFabricReport, e
 			if err != nil {
 				return nil, fmt.Errorf("%s, document %d, report %q: %w", path, doc, o.GetName(), err)
 			}
-			out = append(out, r)
+			out = append(out, &r)
 		}
 	}
 }

@@ -118,7 +118,7 @@ func newTopology(extra sources.Extra) *cobra.Command {
 				}
 				var in topology.Input
 				for i := range reports {
-					in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(&reports[i]))
+					in.Nodes = append(in.Nodes, pipeline.EvidenceFromReport(reports[i]))
 				}
 				reportEvidence = in.Nodes
 				// The reports' cloud sections: the nodes' own instance metadata, as the aggregator reads them.

@@ -32,7 +32,7 @@ var cloudProviders = map[string]struct {
 // gives its layers, as chains of pseudo-switches (labels.EvidenceAs), one provider at a time. A section with
 // layers the provider's source cannot place is a Problem; a section without layers (AWS gives none) is none.
 // It ranks below the reports and the cloud APIs (MergeBelow), so it places only the nodes they do not.
-func CloudEvidence(reports []v1alpha1.NodeFabricReport) (topology.Input, []topology.Problem) {
+func CloudEvidence(reports []*v1alpha1.NodeFabricReport) (topology.Input, []topology.Problem) {
 	byProvider := map[string][]labels.Node{}
 	var problems []topology.Problem
 	for i := range reports {

@@ -20,7 +20,7 @@ import (
 // LostUplinksFromNodes) and those that lost some of their switches (the aggregator's own, or those
 // SwitchLostAnnotation states: LostSwitchesFromNodes). The aggregator and `fabricmap get health` both call it, so that they judge the same
 // input alike.
-func AssessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, links []health.Link, expected *topology.Tree, lost []health.LostUplink,
+func AssessHealth(tree *topology.Tree, reports []*v1alpha1.NodeFabricReport, links []health.Link, expected *topology.Tree, lost []health.LostUplink,
 	lostSwitches []health.LostSwitch) health.Assessment {
 	if tree == nil {
 		tree = topology.NewTree()
@@ -33,10 +33,10 @@ func AssessHealth(tree *topology.Tree, reports []v1alpha1.NodeFabricReport, link
 // identifier topology evidence uses, topology.SwitchID, as EvidenceFromReport gives it), its trained rate
 // and width, its class and the agent's judgement of its link. A port's neighbour is the one whose Interface
 // is "<device>/<port>" (InfiniBand), else the one on the port's network interface (RoCE, seen by LLDP).
-func HealthPorts(reports []v1alpha1.NodeFabricReport) []health.NodePorts {
+func HealthPorts(reports []*v1alpha1.NodeFabricReport) []health.NodePorts {
 	out := make([]health.NodePorts, 0, len(reports))
 	for i := range reports {
-		out = append(out, nodePorts(&reports[i]))
+		out = append(out, nodePorts(reports[i]))
 	}
 	return out
 }

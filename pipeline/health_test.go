@@ -62,7 +62,7 @@ func TestHealthPorts(t *testing.T) {
 		{Device: "mlx5_8", Number: 1, Rail: -1, Storage: true, Condition: "Down", Reason: "PortDown"},
 		{Device: "mlx5_9", Number: 1, Rail: -1, Switch: "guid:b83fd20300a10009", Storage: true},
 	}}}
-	if diff := cmp.Diff(want, HealthPorts([]v1alpha1.NodeFabricReport{rep})); diff != "" {
+	if diff := cmp.Diff(want, HealthPorts([]*v1alpha1.NodeFabricReport{&rep})); diff != "" {
 		t.Errorf("HealthPorts (-want +got):\n%s", diff)
 	}
 	// The switch identifier is the one the tree's evidence uses.

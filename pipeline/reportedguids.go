@@ -9,7 +9,7 @@ import (
 // the capture and UFM sources (sources.ReportedGUIDs). A GUID two nodes report names neither: it proves
 // nothing about which host it is. GUIDs that do not parse are skipped (the CRD bounds them; the agent writes
 // them as 0x and 16 hex digits).
-func ReportGUIDs(reports []v1alpha1.NodeFabricReport) map[ib.GUID]string {
+func ReportGUIDs(reports []*v1alpha1.NodeFabricReport) map[ib.GUID]string {
 	m := map[ib.GUID]string{}
 	ambiguous := map[ib.GUID]bool{}
 	for i := range reports {

@@ -56,7 +56,7 @@ func ParseUplinkLost(node, value string) (health.LostUplink, error) {
 // LostUplinksFromNodes returns the lost uplinks the Nodes' UplinkLostAnnotation states (annotations: node →
 // its annotations), for the nodes that still have a report, sorted by node: what `fabricmap get health` judges
 // beside the reports. A value it cannot read is returned as an error, and that node left out.
-func LostUplinksFromNodes(annotations map[string]map[string]string, reports []v1alpha1.NodeFabricReport) ([]health.LostUplink, error) {
+func LostUplinksFromNodes(annotations map[string]map[string]string, reports []*v1alpha1.NodeFabricReport) ([]health.LostUplink, error) {
 	var out []health.LostUplink
 	var errs []error
 	for i := range reports {
