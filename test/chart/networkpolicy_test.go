@@ -2,6 +2,7 @@ package chart
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -97,7 +98,7 @@ func admitted(t *testing.T, objs []*unstructured.Unstructured, component string,
 }
 
 // TestNetworkPolicyNarrowsExposure: with the chart's defaults, the aggregator's metrics, health and web ports
-// (and the placer's, and the agents' metrics port) take connections from pods of the release's namespace and from
+// (and the placer's, fabricmap-scheduler's secure port, and the agents' metrics port) take connections from pods of the release's namespace and from
 // networkPolicy.metricsFrom peers only, standbys reach the leader's web page, and no other port is open;
 // networkPolicy.enabled=false leaves them open.
 func TestNetworkPolicyNarrowsExposure(t *testing.T) {
@@ -108,7 +109,8 @@ func TestNetworkPolicyNarrowsExposure(t *testing.T) {
 	otherNS := peer{"default", map[string]string{"app": "debug"}}
 	monitoring := peer{"monitoring", map[string]string{"app.kubernetes.io/name": "prometheus"}}
 	const metrics, health, web, other = 8080, 8081, 8082, 9999
-	const agentMetrics = 9464 // agent.healthPort
+	const agentMetrics = 9464   // agent.healthPort
+	const schedulerPort = 10259 // scheduler.securePort: /healthz, /readyz and /metrics
 	rendered := map[string][]*unstructured.Unstructured{}
 	for _, tc := range []struct {
 		name, values, component string
@@ -141,10 +143,20 @@ func TestNetworkPolicyNarrowsExposure(t *testing.T) {
 		{"turned off: metrics from another namespace", "open-values.yaml", "aggregator", otherNS, metrics, true},
 		{"turned off: the agents' metrics from another namespace", "open-values.yaml", "agent", otherNS, agentMetrics, true},
 		{"turned off: the placer's metrics from another namespace", "open-values.yaml", "placer", otherNS, metrics, true},
+		{"scheduler: its secure port from the release's namespace", "scheduler-values.yaml", "scheduler", sameNS, schedulerPort, true},
+		{"scheduler: its secure port from another namespace", "scheduler-values.yaml", "scheduler", otherNS, schedulerPort, false},
+		{"scheduler: its secure port from the monitoring namespace", "scheduler-values.yaml", "scheduler", monitoring, schedulerPort, false},
+		{"scheduler: another port from the release's namespace", "scheduler-values.yaml", "scheduler", sameNS, other, false},
+		{"scheduler metricsFrom: its secure port from the monitoring namespace", "scheduler-values.yaml,ops-values.yaml", "scheduler", monitoring, schedulerPort, true},
+		{"scheduler turned off: its secure port from another namespace", "scheduler-values.yaml,open-values.yaml", "scheduler", otherNS, schedulerPort, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if rendered[tc.values] == nil {
-				rendered[tc.values] = render(t, filepath.Join(dir, tc.values))
+			if rendered[tc.values] == nil { // values: files of the chart's ci folder, comma-separated
+				args := []string{"--include-crds"}
+				for _, f := range strings.Split(tc.values, ",") {
+					args = append(args, "-f", filepath.Join(dir, f))
+				}
+				rendered[tc.values] = renderRelease(t, "fabricmap", args...)
 			}
 			if got := admitted(t, rendered[tc.values], tc.component, tc.from, tc.port); got != tc.want {
 				t.Errorf("a connection from %+v to the %s's port %d admitted: %v, want %v", tc.from, tc.component, tc.port, got, tc.want)

@@ -43,7 +43,7 @@ func TestNotes(t *testing.T) {
 			"kubectl krew install --manifest-url=https://github.com/fabricmap/fabricmap/releases/download/v",
 			"/kubectl-fabricmap.yaml\n", "_<linux|darwin>_<amd64|arm64>.tar.gz"},
 			// The test API server serves the HyperNode CRD (testenv installs the chart's CRD files).
-			not: []string{"placement controller", "UFM (", "the placer's", "serves no HyperNode API", "go install"}},
+			not: []string{"placement controller", "UFM (", "the placer's", "serves no HyperNode API", "go install", "fabricmap-scheduler"}},
 		{name: "agents on every node", set: []string{"agent.gpuNodesOnly=false"}, not: []string{"on nodes matching"}},
 		{name: "placer and UFM on, heartbeat off", set: []string{"placer.enabled=true", "agent.heartbeatInterval=0s", "ufm.enabled=true",
 			"ufm.url=https://ufm.example.com", "ufm.username=u", "ufm.password=p"},
@@ -55,6 +55,12 @@ func TestNotes(t *testing.T) {
 			"networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring"},
 			want: []string{"at most 2 per gang\nplaced, only in the namespaces batch, research", "and the peers of networkPolicy.metricsFrom"},
 			not:  []string{"let Prometheus in"}},
+		{name: "fabricmap-scheduler on", set: []string{"scheduler.enabled=true"},
+			want: []string{"pods that set schedulerName: fabricmap-scheduler, a Kubernetes 1.36 PodGroup's", "a PodGroup to copy: docs/scheduler.md",
+				"rollout status deploy/notes-check-fabricmap-scheduler", "web ports and to fabricmap-scheduler's secure port\nonly from pods of namespace fabricmap-notes"},
+			not: []string{"placement controller"}},
+		{name: "fabricmap-scheduler on, no NetworkPolicy", set: []string{"scheduler.enabled=true", "networkPolicy.enabled=false"},
+			want: []string{"a PodGroup to copy: docs/scheduler.md"}, not: []string{"NetworkPolicies", "fabricmap-scheduler's secure port"}},
 		{name: "placer without preemption, no NetworkPolicy", set: []string{"placer.enabled=true", "placer.preemption.enabled=false", "networkPolicy.enabled=false"},
 			want: []string{"Preemption is off"}, not: []string{"NetworkPolicies", "evicts whole"}},
 	} {

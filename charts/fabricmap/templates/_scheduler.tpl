@@ -11,3 +11,8 @@ leader election on in the release namespace (its Role names the Lease), and the 
 {{- $_ := set $config "clientConnection" (dict "qps" .Values.scheduler.kubeAPI.qps "burst" .Values.scheduler.kubeAPI.burst) -}}
 {{- toYaml $config -}}
 {{- end -}}
+
+{{- /* The schedulerName pods set for fabricmap-scheduler: its profile's (files/fabricmap-scheduler.yaml). */ -}}
+{{- define "fabricmap.schedulerName" -}}
+{{- (index (.Files.Get "files/fabricmap-scheduler.yaml" | fromYaml).profiles 0).schedulerName -}}
+{{- end -}}
