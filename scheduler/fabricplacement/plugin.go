@@ -90,7 +90,8 @@ func (d *cycleData) Clone() fwk.StateData { return d }
 // placement's nodes are labelled with, and offers the plan's nodes first, then up to maxFallbacks whole domains
 // from the plan's tier up to the gang's highest allowed tier that have room for it (in case the pods' filters,
 // which placement does not run, refuse a node of the plan). Bad input (no labels, a tier that does not exist, a
-// malformed gang) and a gang that fits nowhere are an unschedulable status saying why.
+// malformed gang) are an unschedulable status saying why; a gang that fits nowhere on free capacity may preempt
+// whole lower-priority gangs (preemptPlacement), else gets an unschedulable status too.
 func (pl *Plugin) GeneratePlacements(ctx context.Context, state fwk.PodGroupCycleState, podGroup fwk.PodGroupInfo, parent *fwk.Placement) (*fwk.GeneratePlacementsResult, *fwk.Status) {
 	logger := klog.FromContext(ctx)
 	pods := podGroup.GetUnscheduledPods()

@@ -103,9 +103,10 @@ func preemptorPriority(pods []*corev1.Pod) (prio int32, refusal string) {
 // victimChoice is one preemption: the plan that places the gang once the victims have left, the victim
 // PodGroups ("namespace/name", sorted) and every live pod of them that holds a node.
 type victimChoice struct {
-	plan   *placement.Plan
-	gangs  []string
-	pods   []*corev1.Pod
+	plan  *placement.Plan
+	gangs []string
+	pods  []*corev1.Pod
+	// prio is the priority the gang preempts with; victim maps each victim gang to what it holds.
 	prio   int32
 	victim map[string]*heldGang
 }
@@ -272,7 +273,7 @@ func (pl *Plugin) preemptPlacement(ctx context.Context, state fwk.PodGroupCycleS
 	}
 	prio, refusal := preemptorPriority(pods)
 	if refusal != "" {
-		return nil, withReason(noRoom, "it may not preempt: " + refusal)
+		return nil, withReason(noRoom, "it may not preempt: "+refusal)
 	}
 	g.Priority = prio
 	choice, err := chooseVictims(snap.cluster, g, heldGangs(nodes, key), snap.nodeIndex)
