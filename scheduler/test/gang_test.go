@@ -35,6 +35,8 @@ type gang struct {
 	key         string
 	dp, pp      int
 	annotations map[string]string
+	// priorityClass is its pods' PriorityClass (empty: none, priority 0).
+	priorityClass string
 }
 
 // podGroup is g's PodGroup: a gang of g.pods pods that must all be placed, with g's topology key and labels.
@@ -66,9 +68,10 @@ func (g gang) pod(ns, pool string, i int) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", g.name, i)},
 		Spec: corev1.PodSpec{
-			SchedulerName:   schedulerName,
-			SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: &g.name},
-			NodeSelector:    map[string]string{fabrictest.PoolLabel: pool},
+			SchedulerName:     schedulerName,
+			PriorityClassName: g.priorityClass,
+			SchedulingGroup:   &corev1.PodSchedulingGroup{PodGroupName: &g.name},
+			NodeSelector:      map[string]string{fabrictest.PoolLabel: pool},
 			Containers: []corev1.Container{{
 				Name: "trainer", Image: "registry.k8s.io/pause:3.10",
 				Resources: corev1.ResourceRequirements{
