@@ -44,10 +44,10 @@ func withoutForeignLabels(node *metav1.PartialObjectMetadata, want map[string]st
 // noteForeignLabels says which labels of this pass were left alone because fabricmap does not own them: the
 // label-conflicts gauge per key (set every pass for each of keys, so it counts the nodes affected now, 0 for
 // none), a Warning Event on each Node concerned, and one log line for the pass.
-func (ws *writeStage) noteForeignLabels(conflicts map[string][]labelConflict, nodes map[string]*metav1.PartialObjectMetadata, keys []string) {
-	ws.r.Metrics.labelConflicts.Reset()
+func (lw *nodeLabelWriter) noteForeignLabels(conflicts map[string][]labelConflict, nodes map[string]*metav1.PartialObjectMetadata, keys []string) {
+	lw.r.Metrics.labelConflicts.Reset()
 	for _, k := range keys {
-		ws.r.Metrics.labelConflicts.WithLabelValues(k).Set(0)
+		lw.r.Metrics.labelConflicts.WithLabelValues(k).Set(0)
 	}
 	if len(conflicts) == 0 {
 		return
@@ -62,16 +62,16 @@ func (ws *writeStage) noteForeignLabels(conflicts map[string][]labelConflict, no
 	}
 	sort.Strings(names)
 	for k, count := range perKey {
-		ws.r.Metrics.labelConflicts.WithLabelValues(k).Set(float64(count))
+		lw.r.Metrics.labelConflicts.WithLabelValues(k).Set(float64(count))
 	}
 	for _, n := range names {
 		parts := make([]string, 0, len(conflicts[n]))
 		for _, c := range conflicts[n] {
 			parts = append(parts, fmt.Sprintf("%s=%s (fabricmap's value: %s)", c.key, c.have, c.want))
 		}
-		ws.r.nodeEvent(n, nodes, corev1.EventTypeWarning, ReasonLabelNotOwned,
+		lw.r.nodeEvent(n, nodes, corev1.EventTypeWarning, ReasonLabelNotOwned,
 			"node labels not set by fabricmap (field manager %s) left as they are: %s", wellknown.LabelFieldManager, strings.Join(parts, ", "))
 	}
-	ws.r.Log.Warn("node labels not set by fabricmap left as they are; remove them, or change the label keys, for fabricmap to write them",
+	lw.r.Log.Warn("node labels not set by fabricmap left as they are; remove them, or change the label keys, for fabricmap to write them",
 		"nodes", len(names), "first", head(names, 5), "keys", perKey)
 }

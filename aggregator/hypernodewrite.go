@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,20 +17,52 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/workers"
+	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
+
+// hyperNodeWriter writes Volcano's HyperNodes (outputs.NameHyperNodes), guarded: its plan hook is the guard
+// stage's rewrite guard, which judges the HyperNodes and the node labels together and may hold the whole pass,
+// then the HyperNodes' plan (the grace period, the deletion guard, the consistency check); its write applies
+// what the plan gives. It keeps what it wrote between passes.
+type hyperNodeWriter struct {
+	// r is the Reconciler whose dependencies (clients, log, metrics, guard stage) it uses.
+	r *Reconciler
+	// written holds, for each HyperNode written here, its resource versions from before the last write, which
+	// the cache may still show (applyHyperNode).
+	written writtenVersions
+	// statusYielded holds the HyperNodes whose status another writer keeps (statusowner.go).
+	statusYielded statusYielded
+}
+
+// plan is the HyperNodes' guard hook: the rewrite guard (rewriteguard.go), then the plan of the writes
+// (hypernodeplan.go). Either may hold the pass: too many rewrites at once, or HyperNodes the plan would leave
+// inconsistent (consistency.go; said, and the last tree stays as written). The writes go alongside the node
+// labels'.
+func (hw *hyperNodeWriter) plan(ctx context.Context, p *outputPass, _ outputs.Kind) kindPlan {
+	gs := hw.r.stageGuard()
+	if ok, wait := gs.guardRewrites(ctx, p.desired, p.existing, p.nodes, p.labels); !ok {
+		return kindPlan{hold: true, requeue: wait}
+	}
+	writes, requeue, err := gs.planHyperNodes(ctx, p.desired, p.existing, p.served, p.placed, p.nodes, p.labels)
+	if errors.Is(err, errInconsistent) {
+		return kindPlan{hold: true, requeue: requeue}
+	}
+	return kindPlan{alongside: true, requeue: requeue, err: err,
+		write: func(ctx context.Context) (time.Duration, error) { return 0, hw.writeHyperNodesServed(ctx, writes) }}
+}
 
 // writeHyperNodesServed makes the planned writes (none when w is nil). A write refused because HyperNodes are
 // no longer served (their CRD deleted, or being deleted) is no error to retry: the CRD is looked at again at
 // once, and the HyperNodes start again when it is back.
-func (ws *writeStage) writeHyperNodesServed(ctx context.Context, w *hyperNodeWrites) error {
+func (hw *hyperNodeWriter) writeHyperNodesServed(ctx context.Context, w *hyperNodeWrites) error {
 	if w == nil {
 		return nil
 	}
-	err := ws.writeHyperNodes(ctx, w)
-	if err != nil && ws.r.hyperNodeCRD != nil && hyperNodesNotServed(err) {
-		ws.r.Log.Warn("HyperNodes not written: the API server no longer serves them (CRD deleted?); looking at the CRD again", "err", err)
-		ws.r.hyperNodeCRD.lookAgain()
+	err := hw.writeHyperNodes(ctx, w)
+	if err != nil && hw.r.hyperNodeCRD != nil && hyperNodesNotServed(err) {
+		hw.r.Log.Warn("HyperNodes not written: the API server no longer serves them (CRD deleted?); looking at the CRD again", "err", err)
+		hw.r.hyperNodeCRD.lookAgain()
 		return nil
 	}
 	return err
@@ -43,45 +76,45 @@ type hyperNodeWrites struct {
 }
 
 // writeHyperNodes makes the writes w plans.
-func (ws *writeStage) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) error {
+func (hw *hyperNodeWriter) writeHyperNodes(ctx context.Context, w *hyperNodeWrites) error {
 	plan, due, have := w.plan, w.due, w.have
 	// The writes go several at a time (writeWorkers), within the client's rate limit: the kept ones first, so
 	// that no node is in two HyperNodes when the tree's take it, then the tree's, then the deletions.
 	if err := errors.Join(workers.Run(len(plan.kept), writeWorkers, func(i int) error {
-		return ws.applyHyperNode(ctx, &plan.kept[i], have[plan.kept[i].Name], "kept below the tree until its grace period ends")
+		return hw.applyHyperNode(ctx, &plan.kept[i], have[plan.kept[i].Name], "kept below the tree until its grace period ends")
 	})...); err != nil {
 		return err
 	}
-	taken, err := ws.foreignHyperNodes(ctx, plan.desired, have)
+	taken, err := hw.foreignHyperNodes(ctx, plan.desired, have)
 	if err != nil {
 		return err
 	}
 	if err := errors.Join(workers.Run(len(plan.desired), writeWorkers, func(i int) error {
 		d := &plan.desired[i]
 		if taken[d.Name] {
-			ws.r.Metrics.nameConflicts.Inc()
-			ws.r.Log.Error("a HyperNode not made by fabricmap already has this name; leaving it alone", "hypernode", d.Name)
+			hw.r.Metrics.nameConflicts.Inc()
+			hw.r.Log.Error("a HyperNode not made by fabricmap already has this name; leaving it alone", "hypernode", d.Name)
 			return nil
 		}
-		return ws.applyHyperNode(ctx, d, have[d.Name], "")
+		return hw.applyHyperNode(ctx, d, have[d.Name], "")
 	})...); err != nil {
 		return err
 	}
 	errs := workers.Run(len(due), writeWorkers, func(i int) error {
 		hn := have[due[i]]
-		err := ws.r.Client.Delete(ctx, hn, client.Preconditions{UID: &hn.UID, ResourceVersion: &hn.ResourceVersion})
+		err := hw.r.Client.Delete(ctx, hn, client.Preconditions{UID: &hn.UID, ResourceVersion: &hn.ResourceVersion})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting HyperNode %q: %w", hn.Name, err)
 		}
-		ws.r.Metrics.writes.WithLabelValues("delete").Inc()
-		ws.r.Log.Info("HyperNode deleted", "hypernode", hn.Name)
+		hw.r.Metrics.writes.WithLabelValues("delete").Inc()
+		hw.r.Log.Info("HyperNode deleted", "hypernode", hn.Name)
 		return nil
 	})
 	for i, n := range due {
 		if errs[i] == nil {
-			ws.r.stageGuard().deleted(n)
-			ws.hyperNodesWritten.forget(n)
-			ws.statusYielded.forget(n)
+			hw.r.stageGuard().deleted(n)
+			hw.written.forget(n)
+			hw.statusYielded.forget(n)
 		}
 	}
 	return errors.Join(errs...)
@@ -95,9 +128,9 @@ const writeWorkers = 16
 // when its node count does and no other writer keeps it (statusowner.go); why, when set, is logged with the write. A cur the cache still shows from before
 // this reconciler's own last write of it (writtenVersions) is not written again: the write's watch event brings
 // another pass.
-func (ws *writeStage) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
-	if cur != nil && ws.hyperNodesWritten.behind(d.Name, cur.ResourceVersion, 0) {
-		ws.r.Log.Debug("HyperNode not written again: the cache does not show the last write yet", "hypernode", d.Name)
+func (hw *hyperNodeWriter) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
+	if cur != nil && hw.written.behind(d.Name, cur.ResourceVersion, 0) {
+		hw.r.Log.Debug("HyperNode not written again: the cache does not show the last write yet", "hypernode", d.Name)
 		return nil
 	}
 	var older []string // the versions before the last write made here
@@ -106,19 +139,19 @@ func (ws *writeStage) applyHyperNode(ctx context.Context, d, cur *topologyv1alph
 	}
 	var version string
 	if cur == nil || !specEqual(cur, d) {
-		v, err := kube.ApplyVersion(ctx, ws.r.Client, d, wellknown.AggregatorFieldManager)
+		v, err := kube.ApplyVersion(ctx, hw.r.Client, d, wellknown.AggregatorFieldManager)
 		if err != nil {
 			return err
 		}
 		version = v
-		ws.r.Metrics.writes.WithLabelValues("apply").Inc()
+		hw.r.Metrics.writes.WithLabelValues("apply").Inc()
 		args := []any{"hypernode", d.Name, "tier", d.Spec.Tier, "members", len(d.Spec.Members), "created", cur == nil}
 		if why != "" {
 			args = append(args, "why", why)
 		}
-		ws.r.Log.Info("HyperNode applied", args...)
+		hw.r.Log.Info("HyperNode applied", args...)
 	}
-	if cur == nil || cur.Status.NodeCount != d.Status.NodeCount && !ws.leavesStatus(cur, d) {
+	if cur == nil || cur.Status.NodeCount != d.Status.NodeCount && !hw.leavesStatus(cur, d) {
 		var status runtime.Object = d
 		if d.Status.NodeCount == 0 { // an emptied HyperNode waiting for its grace period: the typed status omits a zero count
 			status = &unstructured.Unstructured{Object: map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,
@@ -127,26 +160,26 @@ func (ws *writeStage) applyHyperNode(ctx context.Context, d, cur *topologyv1alph
 		if version != "" {
 			older = append(older, version)
 		}
-		v, err := kube.ApplyStatus(ctx, ws.r.Client, status, wellknown.AggregatorFieldManager)
+		v, err := kube.ApplyStatus(ctx, hw.r.Client, status, wellknown.AggregatorFieldManager)
 		if err != nil {
 			return err
 		}
 		version = v
-		ws.r.Metrics.writes.WithLabelValues("status").Inc()
+		hw.r.Metrics.writes.WithLabelValues("status").Inc()
 	}
 	if version != "" {
-		ws.hyperNodesWritten.note(d.Name, 0, older...)
+		hw.written.note(d.Name, 0, older...)
 	}
 	return nil
 }
 
 // leavesStatus reports whether cur's status is another writer's (statusowner.go), saying so once per
 // HyperNode with both counts.
-func (ws *writeStage) leavesStatus(cur, d *topologyv1alpha1.HyperNode) bool {
-	yes, first := ws.statusYielded.yielded(cur)
+func (hw *hyperNodeWriter) leavesStatus(cur, d *topologyv1alpha1.HyperNode) bool {
+	yes, first := hw.statusYielded.yielded(cur)
 	if first {
-		ws.r.Metrics.statusYielded.Inc()
-		ws.r.Log.Info("HyperNode status left to another writer (Volcano's HyperNode controller counts members): fabricmap no longer writes it",
+		hw.r.Metrics.statusYielded.Inc()
+		hw.r.Log.Info("HyperNode status left to another writer (Volcano's HyperNode controller counts members): fabricmap no longer writes it",
 			"hypernode", cur.Name, "theirNodeCount", cur.Status.NodeCount, "nodesBelow", d.Status.NodeCount)
 	}
 	return yes
@@ -155,7 +188,7 @@ func (ws *writeStage) leavesStatus(cur, d *topologyv1alpha1.HyperNode) bool {
 // foreignHyperNodes returns the names among desired that HyperNodes not made by fabricmap already hold (no
 // fabricmap ownership label). Only names fabricmap does not hold yet (absent from have) can be taken; one
 // live List answers for all of them, not a read per name.
-func (ws *writeStage) foreignHyperNodes(ctx context.Context, desired []topologyv1alpha1.HyperNode, have map[string]*topologyv1alpha1.HyperNode) (map[string]bool, error) {
+func (hw *hyperNodeWriter) foreignHyperNodes(ctx context.Context, desired []topologyv1alpha1.HyperNode, have map[string]*topologyv1alpha1.HyperNode) (map[string]bool, error) {
 	fresh := map[string]bool{}
 	for i := range desired {
 		if _, ok := have[desired[i].Name]; !ok {
@@ -167,7 +200,7 @@ func (ws *writeStage) foreignHyperNodes(ctx context.Context, desired []topologyv
 	}
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(topologyv1alpha1.SchemeGroupVersion.WithKind("HyperNodeList"))
-	if err := ws.r.Live.List(ctx, &list); err != nil {
+	if err := hw.r.Live.List(ctx, &list); err != nil {
 		return nil, fmt.Errorf("listing HyperNodes to check that the new names are free: %w", err)
 	}
 	taken := map[string]bool{}

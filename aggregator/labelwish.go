@@ -9,7 +9,7 @@ import (
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
-// labelWish is what a pass asks of the node labels, before the write stage writes it: desired, each node's
+// labelWish is what a pass asks of the node labels, before their writer writes it: desired, each node's
 // labels (the tree's topology labels, the held ones, fabric health's; an empty set for a node to clear), the
 // annotations of the nodes that lost their uplinks or some of their switches, the keys fabricmap owns, and when
 // the next held labels are due for removal (zero when none are held).
@@ -20,16 +20,16 @@ type labelWish struct {
 	holdWait               time.Duration
 }
 
-// nodeLabelWish is the guard and health stages' part of the node labels (nil when Config.NodeLabels is off):
-// desired, the tree's topology labels of each placed node (hypernodegen.DesiredNodeLabels), to which it adds
-// the dropped nodes. The nodes dropped for a silent agent lose the labels fabricmap owns at once (they are no
+// nodeLabelWish is the node labels' guard hook (their writer's plan): the guard and health stages' part of the
+// node labels (nil when Config.NodeLabels is off). desired are the tree's topology labels of each placed node
+// (hypernodegen.DesiredNodeLabels), to which it adds the dropped nodes. The nodes dropped for a silent agent lose the labels fabricmap owns at once (they are no
 // longer in any domain); other nodes not in the tree (their uplinks lost, their report gone or unusable) keep
 // them for Config.UnplacedLabelHold, then lose them (holdUnplacedLabels). A node that lost its uplinks carries
 // UplinkLostAnnotation, one that lost some of its switches SwitchLostAnnotation, written with the labels and
 // removed with the loss. placed are the nodes the tree places (placedNodes).
-func (r *Reconciler) nodeLabelWish(desired map[string]map[string]string, placed map[string]bool,
+func (lw *nodeLabelWriter) nodeLabelWish(desired map[string]map[string]string, placed map[string]bool,
 	dropped []string, nodes map[string]*metav1.PartialObjectMetadata) *labelWish {
-	if !r.Config.NodeLabels {
+	if !lw.r.Config.NodeLabels {
 		return nil
 	}
 	for _, n := range dropped {
@@ -37,12 +37,12 @@ func (r *Reconciler) nodeLabelWish(desired map[string]map[string]string, placed 
 			desired[n] = map[string]string{}
 		}
 	}
-	topologyKeys := r.Config.LabelKeys.All()
+	topologyKeys := lw.r.Config.LabelKeys.All()
 	keys := append(slices.Clone(topologyKeys), wellknown.LinkHealthLabel)
 	w := &labelWish{desired: desired, keys: keys}
-	w.holdWait = r.stageGuard().holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
-	r.stageHealth().withLinkHealth(desired, nodes, keys)                                          // fabric health's label (healthpass.go)
-	w.uplinkLost = r.stageHealth().withUplinkLost(desired, nodes, keys)
-	w.switchLost = r.stageHealth().withSwitchLost(desired, nodes, keys) // lostswitches.go
+	w.holdWait = lw.r.stageGuard().holdUnplacedLabels(desired, placed, dropped, nodes, topologyKeys) // labelhold.go
+	lw.r.stageHealth().withLinkHealth(desired, nodes, keys)                                          // fabric health's label (healthpass.go)
+	w.uplinkLost = lw.r.stageHealth().withUplinkLost(desired, nodes, keys)
+	w.switchLost = lw.r.stageHealth().withSwitchLost(desired, nodes, keys) // lostswitches.go
 	return w
 }

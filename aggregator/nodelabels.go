@@ -22,8 +22,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fabricmap/fabricmap/internal/workers"
+	"github.com/fabricmap/fabricmap/outputs"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
+
+// nodeLabelWriter writes the node labels (outputs.NameNodeLabels), guarded: its plan hook is the node labels'
+// wish (labelwish.go: the guard stage's hold of unplaced nodes' labels, the health stage's labels and
+// annotations), its write syncNodeLabels. It keeps what it wrote between passes.
+type nodeLabelWriter struct {
+	// r is the Reconciler whose dependencies (clients, settings, log, metrics, Events, stages) it uses.
+	r *Reconciler
+	// written holds, for each Node written here, its resource versions from before the last write, which the
+	// cache may still show, and a digest of the write (syncNodeLabels).
+	written writtenVersions
+}
+
+// plan is the node labels' guard hook: the wish of the pass (nothing when Config.NodeLabels is off), made
+// once the HyperNodes' guards let the pass through, written alongside the HyperNodes.
+func (lw *nodeLabelWriter) plan(_ context.Context, p *outputPass, _ outputs.Kind) kindPlan {
+	wish := lw.nodeLabelWish(p.labels, p.placed, p.dropped, p.nodes)
+	return kindPlan{alongside: true,
+		write: func(ctx context.Context) (time.Duration, error) { return lw.syncNodeLabels(ctx, wish, p.nodes) }}
+}
 
 // syncNodeLabels makes the labels fabricmap owns on each node state what w asks (nothing when w is nil: node
 // labels off); nodes with no Node object are left alone.
@@ -31,7 +51,7 @@ import (
 // different value is counted, logged and recorded as a Warning Event (withoutForeignLabels,
 // noteForeignLabels). A node whose labels and annotation already match costs no write. It returns when the next
 // held labels are due for removal; zero when none are held.
-func (ws *writeStage) syncNodeLabels(ctx context.Context, w *labelWish, nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
+func (lw *nodeLabelWriter) syncNodeLabels(ctx context.Context, w *labelWish, nodes map[string]*metav1.PartialObjectMetadata) (time.Duration, error) {
 	if w == nil {
 		return 0, nil
 	}
@@ -58,27 +78,27 @@ func (ws *writeStage) syncNodeLabels(ctx context.Context, w *labelWish, nodes ma
 			annotationDiffers(node, wellknown.SwitchLostAnnotation, switchLost[n]) {
 			// The cache may not show this reconciler's last write yet (its Node events bring no pass): the
 			// same write again would be a no-op the API server pays for in full.
-			if ws.nodesWritten.behind(n, node.ResourceVersion, labelWrite(apply, uplinkLost[n], switchLost[n])) {
+			if lw.written.behind(n, node.ResourceVersion, labelWrite(apply, uplinkLost[n], switchLost[n])) {
 				lagging++
 				continue
 			}
 			todo = append(todo, n)
 			continue
 		}
-		ws.nodesWritten.forget(n) // the cache shows what was written: nothing to remember of this node
+		lw.written.forget(n) // the cache shows what was written: nothing to remember of this node
 	}
 	if lagging > 0 {
-		ws.r.Log.Debug("node labels not written again: the cache does not show the last write yet", "nodes", lagging)
+		lw.r.Log.Debug("node labels not written again: the cache does not show the last write yet", "nodes", lagging)
 	}
-	ws.noteForeignLabels(conflicts, nodes, keys)
+	lw.noteForeignLabels(conflicts, nodes, keys)
 	// One write per node that differs, several at a time: a cold start labels every node of the cluster, and
 	// one round trip after another would take minutes at 10,000 nodes. The client's rate limit still bounds
 	// what reaches the API server.
 	errs := workers.Run(len(todo), labelWorkers, func(i int) error {
 		n := todo[i]
-		err := ws.applyNodeLabels(ctx, n, desired[n], map[string]string{wellknown.UplinkLostAnnotation: uplinkLost[n], wellknown.SwitchLostAnnotation: switchLost[n]})
+		err := lw.applyNodeLabels(ctx, n, desired[n], map[string]string{wellknown.UplinkLostAnnotation: uplinkLost[n], wellknown.SwitchLostAnnotation: switchLost[n]})
 		if err == nil {
-			ws.nodesWritten.note(n, labelWrite(desired[n], uplinkLost[n], switchLost[n]), nodes[n].ResourceVersion)
+			lw.written.note(n, labelWrite(desired[n], uplinkLost[n], switchLost[n]), nodes[n].ResourceVersion)
 		}
 		return err
 	})
@@ -90,7 +110,7 @@ func (ws *writeStage) syncNodeLabels(ctx context.Context, w *labelWish, nodes ma
 				failed++
 			}
 		}
-		ws.r.Log.Info("node labels updated", "nodes", len(todo)-failed, "failed", failed, "first", head(todo, 5))
+		lw.r.Log.Info("node labels updated", "nodes", len(todo)-failed, "failed", failed, "first", head(todo, 5))
 	}
 	return holdWait, errors.Join(errs...)
 }
@@ -101,7 +121,7 @@ const labelWorkers = 16
 // applyNodeLabels server-side-applies the labels fabricmap owns on node n, and its annotations (key → value:
 // UplinkLostAnnotation, SwitchLostAnnotation) whose value is set; one fabricmap set and not given a value now
 // is removed.
-func (ws *writeStage) applyNodeLabels(ctx context.Context, n string, want, annotations map[string]string) error {
+func (lw *nodeLabelWriter) applyNodeLabels(ctx context.Context, n string, want, annotations map[string]string) error {
 	labels := map[string]any{}
 	for k, v := range want {
 		labels[k] = v
@@ -117,11 +137,11 @@ func (ws *writeStage) applyNodeLabels(ctx context.Context, n string, want, annot
 		metadata["annotations"] = set
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": metadata}}
-	if err := ws.applyNodeMetadata(ctx, u); err != nil {
+	if err := lw.applyNodeMetadata(ctx, u); err != nil {
 		return fmt.Errorf("labelling node %q: %w", n, err)
 	}
-	ws.r.Metrics.writes.WithLabelValues("node-labels").Inc()
-	ws.r.Log.Debug("node labels applied", "node", n, "labels", want, "annotations", set)
+	lw.r.Metrics.writes.WithLabelValues("node-labels").Inc()
+	lw.r.Log.Debug("node labels applied", "node", n, "labels", want, "annotations", set)
 	return nil
 }
 
@@ -129,15 +149,15 @@ func (ws *writeStage) applyNodeLabels(ctx context.Context, n string, want, annot
 // server's answer, the Node's metadata in protobuf, is read and dropped undecoded; through Client it is the
 // whole Node, decoded into maps and dropped: at a cold start that is one GPU node's labels, managed fields,
 // status and images per node of the cluster.
-func (ws *writeStage) applyNodeMetadata(ctx context.Context, u *unstructured.Unstructured) error {
-	if ws.r.NodeWriter == nil {
-		return ws.r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership)
+func (lw *nodeLabelWriter) applyNodeMetadata(ctx context.Context, u *unstructured.Unstructured) error {
+	if lw.r.NodeWriter == nil {
+		return lw.r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(wellknown.LabelFieldManager), client.ForceOwnership)
 	}
 	body, err := u.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	answer, err := ws.r.NodeWriter.Patch(types.ApplyPatchType).AbsPath("/api/v1/nodes", u.GetName()).
+	answer, err := lw.r.NodeWriter.Patch(types.ApplyPatchType).AbsPath("/api/v1/nodes", u.GetName()).
 		Param("fieldManager", wellknown.LabelFieldManager).Param("force", "true").
 		SetHeader("Accept", metadataOnly).Body(body).Stream(ctx)
 	if err != nil {

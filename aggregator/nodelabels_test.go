@@ -242,8 +242,9 @@ func TestNodeLabelsNotRewrittenWhileTheCacheLags(t *testing.T) {
 	sync := func(value string, cached *metav1.PartialObjectMetadata) float64 {
 		before := labelWrites()
 		nodes := map[string]*metav1.PartialObjectMetadata{n: cached}
-		wish := r.nodeLabelWish(map[string]map[string]string{n: {leaf: value}}, map[string]bool{n: true}, nil, nodes)
-		if _, err := r.stageWrite().syncNodeLabels(ctx, wish, nodes); err != nil {
+		lw := &r.stageWrite().labels
+		wish := lw.nodeLabelWish(map[string]map[string]string{n: {leaf: value}}, map[string]bool{n: true}, nil, nodes)
+		if _, err := lw.syncNodeLabels(ctx, wish, nodes); err != nil {
 			t.Fatal(err)
 		}
 		return labelWrites() - before
@@ -270,7 +271,7 @@ func TestNodeLabelsNotRewrittenWhileTheCacheLags(t *testing.T) {
 	if got := fabricLabels(t, n)[leaf]; got != "sw-2" {
 		t.Errorf("the node's leaf label = %q, want sw-2", got)
 	}
-	if kept := len(r.stageWrite().nodesWritten.written); kept != 0 {
+	if kept := len(r.stageWrite().labels.written.written); kept != 0 {
 		t.Errorf("%d nodes' writes still remembered once the cache shows them, want none", kept)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,7 +20,6 @@ import (
 	"github.com/fabricmap/fabricmap/hypernodegen"
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/outputs"
-	"github.com/fabricmap/fabricmap/topology"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -27,71 +27,80 @@ import (
 // refuses to change (Kueue's Topology levels) is deleted and created again with the tree's new levels.
 const ReasonOutputReplaced = "OutputReplaced"
 
-// syncOutputs writes every output of the registry (outputs.Options.Kinds) that the settings turn on and that
-// the aggregator writes through the registry (not the HyperNodes and node labels, which have guarded paths of
-// their own): each object whose content differs from the live object's. An output that cannot be built from
-// the tree (empty, invalid, too large) leaves its objects as they were: a good object is never replaced by a
-// worse one. One failing output does not stop the others; a missing CRD is logged and counted, not retried in
-// a loop. A pruned output that the settings turn off has the objects of an earlier run deleted (pruneOff).
-func (ws *writeStage) syncOutputs(ctx context.Context, tree *topology.Tree, evidence []topology.NodeEvidence, nodes map[string]*metav1.PartialObjectMetadata) error {
-	env := outputs.Env{LabelKeys: ws.r.Config.LabelKeys, Evidence: evidence, Namespace: ws.r.Config.Namespace, MemberSelector: ws.r.Config.MemberSelector,
-		Unwritable: func(output, node, why string) { ws.noteUnwritable(output, node, why, nodes) }}
-	var errs []error
-	for _, k := range ws.r.Config.Outputs.Kinds() {
-		if k.Build == nil {
-			continue
+// builtWriter is the generic build-and-apply writer, the writer of every kind of the registry without a
+// guarded writer of its own (outputs.Kind.Build: Kueue and KAI Topologies, ClusterNetworkTopology, the tree
+// and Slurm ConfigMaps, NFD NodeFeatures). It keeps what it pruned and said between passes.
+type builtWriter struct {
+	// r is the Reconciler whose dependencies (clients, settings, log, metrics, Events) it uses.
+	r *Reconciler
+	// prunedOff holds the outputs turned off whose objects from an earlier run are deleted (pruneOff).
+	prunedOff map[string]bool
+	// foreignOutputsSaid holds the output objects already said to be someone else's (noteForeignOutput).
+	foreignOutputsSaid map[string]bool
+	// unwritableSaid holds the nodes an output leaves out, already logged, by output (noteUnwritable).
+	unwritableSaid map[string]bool
+}
+
+// plan has no guard: the kind is built and applied when the pass writes, after the HyperNodes and the node
+// labels (its objects are built then, not held through their writes).
+func (bw *builtWriter) plan(_ context.Context, p *outputPass, k outputs.Kind) kindPlan {
+	return kindPlan{write: func(ctx context.Context) (time.Duration, error) { return 0, bw.syncOutput(ctx, p, k) }}
+}
+
+// syncOutput writes output k when the settings turn it on: each object whose content differs from the live
+// object's. An output that cannot be built from the tree (empty, invalid, too large) leaves its objects as they
+// were: a good object is never replaced by a worse one. A missing CRD is logged and counted, not retried in a
+// loop. A pruned output that the settings turn off has the objects of an earlier run deleted (pruneOff).
+func (bw *builtWriter) syncOutput(ctx context.Context, p *outputPass, k outputs.Kind) error {
+	if !k.Given {
+		if k.Prune {
+			return bw.pruneOff(ctx, k)
 		}
-		if !k.Given {
-			if k.Prune {
-				errs = append(errs, ws.pruneOff(ctx, k))
-			}
-			continue
-		}
-		objs, err := k.Build(tree, env)
-		if err != nil {
-			ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
-			ws.r.Log.Warn("output not written; the existing objects are left as they were", "output", k.Name, "err", err)
-			continue
-		}
-		if err := ws.syncKind(ctx, k, objs); err != nil {
-			errs = append(errs, err)
-		}
+		return nil
 	}
-	return errors.Join(errs...)
+	env := outputs.Env{LabelKeys: bw.r.Config.LabelKeys, Evidence: p.evidence, Namespace: bw.r.Config.Namespace, MemberSelector: bw.r.Config.MemberSelector,
+		Unwritable: func(output, node, why string) { bw.noteUnwritable(output, node, why, p.nodes) }}
+	objs, err := k.Build(p.tree, env)
+	if err != nil {
+		bw.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+		bw.r.Log.Warn("output not written; the existing objects are left as they were", "output", k.Name, "err", err)
+		return nil
+	}
+	return bw.syncKind(ctx, k, objs)
 }
 
 // syncKind applies the objects of output k that changed and, for a pruned kind, deletes its owned objects
 // that objs no longer hold.
-func (ws *writeStage) syncKind(ctx context.Context, k outputs.Kind, objs []outputs.Object) error {
+func (bw *builtWriter) syncKind(ctx context.Context, k outputs.Kind, objs []outputs.Object) error {
 	var errs []error
 	wrote := 0
 	foreign := 0
 	for _, o := range objs {
-		w, err := ws.applyIfChanged(ctx, o, k.Name)
+		w, err := bw.applyIfChanged(ctx, o, k.Name)
 		var fe *foreignOutputError
 		switch {
 		case errors.As(err, &fe):
 			foreign++
-			ws.noteForeignOutput(ctx, k.Name, fe)
+			bw.noteForeignOutput(ctx, k.Name, fe)
 		case notServed(err):
-			ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
-			ws.r.Log.Warn("output not written: its API is not served (CRD not installed?)", "output", k.Name, "err", err)
+			bw.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+			bw.r.Log.Warn("output not written: its API is not served (CRD not installed?)", "output", k.Name, "err", err)
 			return nil
 		case err != nil:
-			ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+			bw.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
 			errs = append(errs, fmt.Errorf("output %s: %w", k.Name, err))
 		case w:
 			wrote++
-			ws.r.Metrics.writes.WithLabelValues(k.Name).Inc()
+			bw.r.Metrics.writes.WithLabelValues(k.Name).Inc()
 		}
 	}
-	ws.r.Metrics.foreignOutputs.WithLabelValues(k.Name).Set(float64(foreign))
+	bw.r.Metrics.foreignOutputs.WithLabelValues(k.Name).Set(float64(foreign))
 	if wrote > 0 {
-		ws.r.Log.Info("output applied", "output", k.Name, "objects", wrote)
+		bw.r.Log.Info("output applied", "output", k.Name, "objects", wrote)
 	}
 	if k.Prune && len(errs) == 0 {
-		if err := ws.prune(ctx, k, objs); err != nil {
-			ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+		if err := bw.prune(ctx, k, objs); err != nil {
+			bw.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
 			errs = append(errs, fmt.Errorf("output %s: %w", k.Name, err))
 		}
 	}
@@ -104,17 +113,17 @@ const ReasonOutputLeftOut = "OutputLeftOut"
 
 // noteUnwritable says that output leaves node out, and why: a Warning Event on the Node at every pass (the
 // recorder folds the repeats), a log line once per node and output.
-func (ws *writeStage) noteUnwritable(output, node, why string, nodes map[string]*metav1.PartialObjectMetadata) {
-	ws.r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonOutputLeftOut, "output %s leaves this node out: %s", output, why)
+func (bw *builtWriter) noteUnwritable(output, node, why string, nodes map[string]*metav1.PartialObjectMetadata) {
+	bw.r.nodeEvent(node, nodes, corev1.EventTypeWarning, ReasonOutputLeftOut, "output %s leaves this node out: %s", output, why)
 	key := output + "/" + node
-	if ws.unwritableSaid[key] {
+	if bw.unwritableSaid[key] {
 		return
 	}
-	if ws.unwritableSaid == nil {
-		ws.unwritableSaid = map[string]bool{}
+	if bw.unwritableSaid == nil {
+		bw.unwritableSaid = map[string]bool{}
 	}
-	ws.unwritableSaid[key] = true
-	ws.r.Log.Warn("output leaves a node out", "output", output, "node", node, "why", why)
+	bw.unwritableSaid[key] = true
+	bw.r.Log.Warn("output leaves a node out", "output", output, "node", node, "why", why)
 }
 
 // ReasonForeignOutput is the Warning Event on the leader Lease when an output object the settings name exists
@@ -123,17 +132,17 @@ const ReasonForeignOutput = "ForeignOutput"
 
 // noteForeignOutput says, once per object for as long as it stays foreign, that output k's object e is not
 // fabricmap's: a Warning log line and Event. The error keeps the pass from counting it as written.
-func (ws *writeStage) noteForeignOutput(ctx context.Context, kind string, e *foreignOutputError) {
+func (bw *builtWriter) noteForeignOutput(ctx context.Context, kind string, e *foreignOutputError) {
 	key := kind + "/" + e.key.String()
-	if ws.foreignOutputsSaid[key] {
+	if bw.foreignOutputsSaid[key] {
 		return
 	}
-	if ws.foreignOutputsSaid == nil {
-		ws.foreignOutputsSaid = map[string]bool{}
+	if bw.foreignOutputsSaid == nil {
+		bw.foreignOutputsSaid = map[string]bool{}
 	}
-	ws.foreignOutputsSaid[key] = true
-	ws.r.Log.Warn("output not written: the object exists and is not fabricmap's", "output", kind, "err", e)
-	ws.r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonForeignOutput, "output %s: %s", kind, e.Error())
+	bw.foreignOutputsSaid[key] = true
+	bw.r.Log.Warn("output not written: the object exists and is not fabricmap's", "output", kind, "err", e)
+	bw.r.fabricEvent(ctx, corev1.EventTypeWarning, ReasonForeignOutput, "output %s: %s", kind, e.Error())
 }
 
 // pruneOff deletes every owned object of the pruned output k, which the settings turn off: what an earlier run
@@ -141,30 +150,30 @@ func (ws *writeStage) noteForeignOutput(ctx context.Context, kind string, e *for
 // while the aggregator runs). A kind that is not served holds nothing to delete, and one the aggregator may not
 // list (its RBAC comes with the output) is said once at Info and left to `fabricmap cleanup`: neither is an
 // error, retried, or logged again.
-func (ws *writeStage) pruneOff(ctx context.Context, k outputs.Kind) error {
-	if ws.prunedOff[k.Name] || k.Owned == nil || (k.Owned.Namespaced && ws.r.Config.Namespace == "") {
+func (bw *builtWriter) pruneOff(ctx context.Context, k outputs.Kind) error {
+	if bw.prunedOff[k.Name] || k.Owned == nil || (k.Owned.Namespaced && bw.r.Config.Namespace == "") {
 		return nil
 	}
-	err := ws.prune(ctx, k, nil)
+	err := bw.prune(ctx, k, nil)
 	switch {
 	case notServed(err):
 	case apierrors.IsForbidden(err):
-		ws.r.Log.Info("output off: its objects from an earlier run, if any, were not looked for (not allowed); `fabricmap cleanup` removes them",
+		bw.r.Log.Info("output off: its objects from an earlier run, if any, were not looked for (not allowed); `fabricmap cleanup` removes them",
 			"output", k.Name, "err", err)
 	case err != nil:
-		ws.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
+		bw.r.Metrics.outputErrors.WithLabelValues(k.Name).Inc()
 		return fmt.Errorf("output %s (off): %w", k.Name, err)
 	}
-	if ws.prunedOff == nil {
-		ws.prunedOff = map[string]bool{}
+	if bw.prunedOff == nil {
+		bw.prunedOff = map[string]bool{}
 	}
-	ws.prunedOff[k.Name] = true
+	bw.prunedOff[k.Name] = true
 	return nil
 }
 
 // prune deletes the owned objects of output k (in the aggregator's namespace, for a namespaced kind) that want
 // does not hold, each only if it is still the object listed.
-func (ws *writeStage) prune(ctx context.Context, k outputs.Kind, want []outputs.Object) error {
+func (bw *builtWriter) prune(ctx context.Context, k outputs.Kind, want []outputs.Object) error {
 	keep := map[client.ObjectKey]bool{}
 	var gvk schema.GroupVersionKind
 	for _, o := range want {
@@ -176,7 +185,7 @@ func (ws *writeStage) prune(ctx context.Context, k outputs.Kind, want []outputs.
 		gvk = o.GetObjectKind().GroupVersionKind()
 	}
 	if gvk.Empty() {
-		mapping, err := ws.r.Client.RESTMapper().RESTMapping(k.Owned.GroupKind)
+		mapping, err := bw.r.Client.RESTMapper().RESTMapping(k.Owned.GroupKind)
 		if err != nil {
 			return err
 		}
@@ -186,9 +195,9 @@ func (ws *writeStage) prune(ctx context.Context, k outputs.Kind, want []outputs.
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	opts := []client.ListOption{client.MatchingLabels(k.Owned.Selector)}
 	if k.Owned.Namespaced {
-		opts = append(opts, client.InNamespace(ws.r.Config.Namespace))
+		opts = append(opts, client.InNamespace(bw.r.Config.Namespace))
 	}
-	if err := ws.r.Live.List(ctx, list, opts...); err != nil {
+	if err := bw.r.Live.List(ctx, list, opts...); err != nil {
 		return fmt.Errorf("listing %s: %w", gvk.Kind, err)
 	}
 	var errs []error
@@ -199,12 +208,12 @@ func (ws *writeStage) prune(ctx context.Context, k outputs.Kind, want []outputs.
 		}
 		obj.SetGroupVersionKind(gvk)
 		uid := obj.GetUID()
-		if err := ws.r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if err := bw.r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, obj.Namespace, obj.Name, err))
 			continue
 		}
-		ws.r.Metrics.writes.WithLabelValues(k.Name + "-delete").Inc()
-		ws.r.Log.Info("output object deleted: the tree no longer gives it", "output", k.Name, "object", client.ObjectKeyFromObject(obj).String())
+		bw.r.Metrics.writes.WithLabelValues(k.Name + "-delete").Inc()
+		bw.r.Log.Info("output object deleted: the tree no longer gives it", "output", k.Name, "object", client.ObjectKeyFromObject(obj).String())
 	}
 	return errors.Join(errs...)
 }
@@ -213,7 +222,7 @@ func (ws *writeStage) prune(ctx context.Context, k outputs.Kind, want []outputs.
 // labels. The live object is read from the API server, not a cache: these kinds may not be served at all. An
 // immutable output whose content changed is deleted (precondition: the UID and version read) and created
 // again, with an Event, rather than refused by the API server on every pass.
-func (ws *writeStage) applyIfChanged(ctx context.Context, o outputs.Object, kind string) (bool, error) {
+func (bw *builtWriter) applyIfChanged(ctx context.Context, o outputs.Object, kind string) (bool, error) {
 	field := o.Field
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object)
 	if err != nil {
@@ -222,10 +231,10 @@ func (ws *writeStage) applyIfChanged(ctx context.Context, o outputs.Object, kind
 	want := &unstructured.Unstructured{Object: m}
 	cur := &unstructured.Unstructured{}
 	cur.SetGroupVersionKind(want.GroupVersionKind())
-	err = ws.r.Live.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	err = bw.r.Live.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, kube.Apply(ctx, ws.r.Client, want, wellknown.AggregatorFieldManager) // created: fabricmap's
+		return true, kube.Apply(ctx, bw.r.Client, want, wellknown.AggregatorFieldManager) // created: fabricmap's
 	case err != nil:
 		return false, err
 	case !hasAll(cur.GetLabels(), hypernodegen.OwnedSelector()):
@@ -233,10 +242,10 @@ func (ws *writeStage) applyIfChanged(ctx context.Context, o outputs.Object, kind
 	case sameContent(cur, want, field):
 		return false, nil
 	case o.Immutable && !equality.Semantic.DeepEqual(cur.Object[field], want.Object[field]):
-		if err := ws.replace(ctx, cur, field, kind); err != nil {
+		if err := bw.replace(ctx, cur, field, kind); err != nil {
 			return false, err
 		}
-		return true, kube.Apply(ctx, ws.r.Client, want, wellknown.AggregatorFieldManager)
+		return true, kube.Apply(ctx, bw.r.Client, want, wellknown.AggregatorFieldManager)
 	}
 	// fabricmap's own object with other content: its whole content becomes what the tree gives (an update, not
 	// an apply, which would keep keys another writer added), with the read version as precondition.
@@ -247,7 +256,7 @@ func (ws *writeStage) applyIfChanged(ctx context.Context, o outputs.Object, kind
 	labels := cur.GetLabels()
 	maps.Copy(labels, want.GetLabels())
 	cur.SetLabels(labels)
-	if err := ws.r.Client.Update(ctx, cur, client.FieldOwner(wellknown.AggregatorFieldManager)); err != nil {
+	if err := bw.r.Client.Update(ctx, cur, client.FieldOwner(wellknown.AggregatorFieldManager)); err != nil {
 		return false, fmt.Errorf("replacing the %s of %s %s: %w", field, cur.GetKind(), client.ObjectKeyFromObject(cur), err)
 	}
 	return true, nil
@@ -283,16 +292,16 @@ func (e *foreignOutputError) Error() string {
 // replace deletes cur, the live object of the immutable output o whose content the tree changed, so that it
 // can be created again; the log and an Event on the leader Lease say so. Schedulers that read it (Kueue) see
 // it missing for the moment between the two writes.
-func (ws *writeStage) replace(ctx context.Context, cur *unstructured.Unstructured, field, kind string) error {
+func (bw *builtWriter) replace(ctx context.Context, cur *unstructured.Unstructured, field, kind string) error {
 	uid, version := cur.GetUID(), cur.GetResourceVersion()
-	err := ws.r.Client.Delete(ctx, cur, client.Preconditions{UID: &uid, ResourceVersion: &version})
+	err := bw.r.Client.Delete(ctx, cur, client.Preconditions{UID: &uid, ResourceVersion: &version})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting %s %q to create it with the new %s: %w", cur.GetKind(), cur.GetName(), field, err)
 	}
-	ws.r.Metrics.writes.WithLabelValues(kind + "-replace").Inc()
-	ws.r.Log.Warn("output replaced: the API server refuses to change its content in place, so it was deleted and is created again",
+	bw.r.Metrics.writes.WithLabelValues(kind + "-replace").Inc()
+	bw.r.Log.Warn("output replaced: the API server refuses to change its content in place, so it was deleted and is created again",
 		"output", kind, "name", cur.GetName(), "field", field)
-	ws.r.fabricEvent(ctx, corev1.EventTypeNormal, ReasonOutputReplaced,
+	bw.r.fabricEvent(ctx, corev1.EventTypeNormal, ReasonOutputReplaced,
 		"%s %s replaced: its %s changed with the tree (tiers added or removed) and cannot be changed in place", cur.GetKind(), cur.GetName(), field)
 	return nil
 }

@@ -4,9 +4,7 @@ package aggregator
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -66,8 +64,8 @@ type Config struct {
 // maps to the single request "fabric": the tree is one object, and the work queue folds bursts into one pass.
 // A pass runs in stages, each a type with the state it keeps between passes: evidence (the reports and Nodes,
 // evidenceStage), poll (the fabric-wide sources, pollStage), infer (the tree, inferStage), health (the links,
-// healthStage), guard (what may be written, guardStage) and write (HyperNodes, node labels and the registry's
-// outputs, writeStage). The Reconciler holds their dependencies and calls them in order.
+// healthStage), guard (what may be written, guardStage) and write (every output of the registry, each by its
+// writer, the HyperNodes' and the node labels' guarded, writeStage). The Reconciler holds their dependencies and calls them in order.
 type Reconciler struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
@@ -112,8 +110,8 @@ type Reconciler struct {
 	// guards is the stage that holds a pass's writes back: the deletion and rewrite guards, the consistency
 	// check, the wait for sources, the hold of unplaced nodes' labels, foreign HyperNodes (guardstage.go).
 	guards guardStage
-	// write is the stage that writes the outputs: the HyperNodes, the node labels and the registry's kinds
-	// (writestage.go).
+	// write is the stage that writes every output of the registry, each kind by its writer: the HyperNodes',
+	// the node labels' and the generic build-and-apply one (writestage.go).
 	write writeStage
 }
 
@@ -184,31 +182,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if r.Config.NodeLabels {
 		labels = hypernodegen.DesiredNodeLabels(tree, evidence, r.Config.LabelKeys)
 	}
-	if ok, wait := r.stageGuard().guardRewrites(ctx, desired, existing, nodes, labels); !ok {
-		return reconcile.Result{RequeueAfter: wait}, nil // rewriteguard.go: nothing of this tree is written
+	// Every output of the registry, each by its writer (writestage.go): the guard hooks first, the HyperNodes'
+	// (the rewrite guard and the consistency check may hold the whole pass, and then nothing of this tree is
+	// written) and the node labels', then the writes, the HyperNodes and the node labels side by side.
+	held, requeue, err := r.stageWrite().writeOutputs(ctx, &outputPass{tree: tree, evidence: evidence, nodes: nodes,
+		desired: desired, existing: existing, served: served, placed: placed, dropped: dropped, labels: labels})
+	if held {
+		return reconcile.Result{RequeueAfter: requeue}, nil
 	}
-	writes, requeue, err := r.stageGuard().planHyperNodes(ctx, desired, existing, served, placed, nodes, labels)
-	if errors.Is(err, errInconsistent) {
-		return reconcile.Result{RequeueAfter: requeue}, nil // consistency.go: said; the last tree stays as written
-	}
-	// The HyperNodes and the node labels are written side by side: at a cold start they are thousands of
-	// writes each, and neither waits for the other (the client's rate limit bounds them together).
-	var labelHoldWait time.Duration
-	var herr, lerr error
-	var wg sync.WaitGroup
-	write := r.stageWrite()
-	wish := r.nodeLabelWish(labels, placed, dropped, nodes) // the guard's hold and health's labels and annotations
-	wg.Go(func() { herr = write.writeHyperNodesServed(ctx, writes) })
-	wg.Go(func() { labelHoldWait, lerr = write.syncNodeLabels(ctx, wish, nodes) })
-	wg.Wait()
-	err = errors.Join(err, herr, lerr)
-	if oerr := write.syncOutputs(ctx, tree, evidence, nodes); oerr != nil {
-		err = errors.Join(err, oerr)
-	}
-	for _, d := range []time.Duration{requeueFabric, in.nextExpiry(), r.stageHealth().nextPlanCheck(), labelHoldWait} {
-		if d > 0 && (requeue == 0 || d < requeue) {
-			requeue = d
-		}
+	for _, d := range []time.Duration{requeueFabric, in.nextExpiry(), r.stageHealth().nextPlanCheck()} {
+		requeue = sooner(requeue, d)
 	}
 	return reconcile.Result{RequeueAfter: requeue}, err
 }

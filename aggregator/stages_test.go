@@ -38,8 +38,8 @@ func TestStagesAreWiredToTheirReconciler(t *testing.T) {
 			keep: func(r *Reconciler) { r.stageGuard().absentSince["hn"] = seen },
 			kept: func(r *Reconciler) any { return r.stageGuard().absentSince }, want: map[string]time.Time{"hn": seen}},
 		{name: "write", wired: func(r *Reconciler) *Reconciler { return r.stageWrite().r },
-			keep: func(r *Reconciler) { r.stageWrite().hyperNodesWritten.note("hn", 0, "1") },
-			kept: func(r *Reconciler) any { return r.stageWrite().hyperNodesWritten.behind("hn", "1", 0) }, want: true},
+			keep: func(r *Reconciler) { r.stageWrite().hyperNodes.written.note("hn", 0, "1") },
+			kept: func(r *Reconciler) any { return r.stageWrite().hyperNodes.written.behind("hn", "1", 0) }, want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{}

@@ -31,8 +31,8 @@ func owned(gk schema.GroupKind, resource string, namespaced bool) *Owned {
 	return &Owned{GroupKind: gk, Resource: resource, Namespaced: namespaced, Selector: hypernodegen.OwnedSelector()}
 }
 
-// hyperNodes are Volcano's HyperNodes: written by the aggregator's own guarded path (deletion and rewrite
-// guards), printed by the CLI's own drawing code (tree, dot) or as a List.
+// hyperNodes are Volcano's HyperNodes: written by the aggregator's guarded writer of them (grace period,
+// deletion and rewrite guards, consistency check), printed by the CLI's own drawing code (tree, dot) or as a List.
 func hyperNodes() Kind {
 	return Kind{Name: NameHyperNodes, Formats: []string{"yaml", "json", "tree", "dot"},
 		Doc:   "Volcano HyperNodes, one per domain: what Volcano's network-topology-aware scheduling reads",
@@ -47,8 +47,9 @@ func hyperNodes() Kind {
 			Policies: []string{"deletion-guard"}}}
 }
 
-// nodeLabels are the topology labels on the Nodes: written by the aggregator's own guarded path, removed by
-// cleanup by their field manager.
+// nodeLabels are the topology labels on the Nodes: written by the aggregator's guarded writer of them (the
+// hold of unplaced nodes' labels, never a key fabricmap does not own), removed by cleanup by their field
+// manager.
 func nodeLabels() Kind {
 	return Kind{Name: NameNodeLabels, Formats: []string{"labels"},
 		Doc: "node labels, one key per tier (topograph-style by default): what Kueue, Koordinator and nodeAffinity read",

@@ -28,8 +28,9 @@ type Kind struct {
 	// Given reports whether the aggregator's settings turn the output on (Build kinds only).
 	Given bool
 	// Build returns the objects the aggregator writes from the tree: each applied when its content differs
-	// from the live object's. Nil for the outputs the aggregator writes through guarded paths of its own (the
-	// HyperNodes and the node labels).
+	// from the live object's (the aggregator's generic build-and-apply writer). Nil for the outputs the
+	// aggregator writes with guarded writers of its own, registered by Name (the HyperNodes and the node
+	// labels: their guards decide what a pass may write).
 	Build func(t *topology.Tree, env Env) ([]Object, error)
 	// Prune says that the output's objects are one per something that may go (a NodeFeature per node, a KAI
 	// Topology per name): owned objects of the kind that the tree no longer gives are deleted, and every one of
