@@ -276,7 +276,12 @@ func (pl *Plugin) preemptPlacement(ctx context.Context, state fwk.PodGroupCycleS
 		return nil, withReason(noRoom, "it may not preempt: "+refusal)
 	}
 	g.Priority = prio
-	choice, err := chooseVictims(snap.cluster, g, heldGangs(nodes, key), snap.nodeIndex)
+	held := heldGangs(nodes, key)
+	if !slices.ContainsFunc(slices.Collect(maps.Values(held)), func(h *heldGang) bool { return h.priority < prio }) {
+		// Nothing to choose from: spare the search (a pending gang is tried again and again).
+		return nil, withReason(noRoom, fmt.Sprintf("preemption cannot help: no running PodGroup has a priority lower than %d", prio))
+	}
+	choice, err := chooseVictims(snap.cluster, g, held, snap.nodeIndex)
 	var inputErr *placement.InputError
 	switch {
 	case errors.Is(err, placement.ErrNoPreemption), errors.As(err, &inputErr):
