@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/fabricmap/fabricmap/internal/wording"
 	"github.com/fabricmap/fabricmap/placement"
 	"github.com/fabricmap/fabricmap/podread"
 )
@@ -258,8 +258,8 @@ func (pl *Plugin) preemptPlacement(ctx context.Context, state fwk.PodGroupCycleS
 		if len(alive) > 0 && pl.evict != nil { // a deletion that failed: finish evicting the whole gang
 			pl.evict.evict(ctx, key, alive, nil)
 		}
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("fabricmap: waiting for %d pods of the gangs it preempted to leave (%s)",
-			len(left), podNames(left)))
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("fabricmap: waiting for %d %s of the gangs it preempted to leave (%s)",
+			len(left), wording.Plural(len(left), "pod", "pods"), podNames(left)))
 	}
 	for _, p := range pods {
 		if n := p.Status.NominatedNodeName; n != "" && terminatingOn(nodes, n) {
@@ -310,15 +310,11 @@ func terminatingOn(nodes []fwk.NodeInfo, name string) bool {
 
 // podNames lists pods as namespace/name, at most 5 of them.
 func podNames(pods []*corev1.Pod) string {
-	var names []string
-	for i, p := range pods {
-		if i == 5 {
-			names = append(names, fmt.Sprintf("and %d more", len(pods)-i))
-			break
-		}
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
 		names = append(names, p.Namespace+"/"+p.Name)
 	}
-	return strings.Join(names, ", ")
+	return wording.Head(names, 5)
 }
 
 // withReason adds reason to st and returns it.
