@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
@@ -26,6 +27,10 @@ const (
 	ReasonPreempted  = "Preempted"
 	ReasonPreempting = "Preempting"
 )
+
+// evictWorkers is how many pods evict calls the API server for at once, as kube-scheduler's preemption
+// executor spreads its calls over its parallelism (16 by default).
+const evictWorkers = 16
 
 // evictor evicts victim pods as kube-scheduler's own preemption does (its preemption executor): a pod waiting
 // at Permit is sent back to the queue; any other gets the DisruptionTarget condition (reason
@@ -54,16 +59,22 @@ func (e *evictor) evict(ctx context.Context, preemptor string, pods []*corev1.Po
 	if choice != nil {
 		why = fmt.Sprintf("PodGroup %s (priority %d), which needs room in %s (tier %d)", preemptor, choice.prio, choice.plan.GangDomain, choice.plan.GangTier)
 	}
-	var errs []error
-	for _, p := range pods {
-		gang := podGroupKey(p)
-		if err := e.evictPod(ctx, p, "fabricmap-scheduler: preempting the whole gang "+gang+" to accommodate the higher-priority "+why); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		e.event(p, pg, ReasonPreempted, "Preempted by fabricmap-scheduler for %s: every pod of gang %s is evicted", why, gang)
-		logger.V(2).Info("Preempted a pod of a whole gang", "preemptor", preemptor, "victim", klog.KObj(p), "gang", gang, "node", p.Spec.NodeName)
+	errs := make([]error, len(pods))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, evictWorkers)
+	for i, p := range pods {
+		wg.Go(func() {
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			gang := podGroupKey(p)
+			if errs[i] = e.evictPod(ctx, p, "fabricmap-scheduler: preempting the whole gang "+gang+" to accommodate the higher-priority "+why); errs[i] != nil {
+				return
+			}
+			e.event(p, pg, ReasonPreempted, "Preempted by fabricmap-scheduler for %s: every pod of gang %s is evicted", why, gang)
+			logger.V(2).Info("Preempted a pod of a whole gang", "preemptor", preemptor, "victim", klog.KObj(p), "gang", gang, "node", p.Spec.NodeName)
+		})
 	}
+	wg.Wait()
 	if choice == nil {
 		return errors.Join(errs...)
 	}
