@@ -15,16 +15,21 @@ import (
 const childEnv = "FABRICMAP_MEMLIMIT_CHILD"
 
 // In a real cgroup with a real memory limit (root only; skipped where no memory cgroup can be made), Set gives
-// the process 90 % of it, and leaves a GOMEMLIMIT from the environment alone.
+// the process Soft of it and of the process's own file (this test binary), and leaves a GOMEMLIMIT from the
+// environment alone.
 func TestSetInARealCgroup(t *testing.T) {
 	const limit = 64 << 20
 	dir, file := makeMemoryCgroup(t, limit)
+	self, err := os.Stat(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name       string
 		gomemlimit string
 		want       int64
 	}{
-		{name: "90 % of the cgroup's limit", want: limit * 9 / 10},
+		{name: "Soft of the cgroup's limit and the binary", want: Soft(limit, self.Size())},
 		{name: "GOMEMLIMIT wins", gomemlimit: "50MiB", want: 50 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

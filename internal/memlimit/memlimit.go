@@ -16,9 +16,20 @@ import (
 	"strings"
 )
 
-// Ratio is the share of the cgroup's memory limit that Set gives Go as its soft limit; the rest is headroom for
-// what the cgroup counts and the Go runtime does not (the binary's mapped pages, C allocations, page cache).
+// Ratio is the largest share of the cgroup's memory limit that Set gives Go as its soft limit; the rest is
+// headroom for what the cgroup counts and the Go runtime does not (the binary's mapped pages, C allocations,
+// page cache). Soft lowers it for a large binary in a small limit.
 const Ratio = 0.9
+
+// Soft is the soft limit Set gives a program whose executable is exe bytes in a cgroup limited to limit bytes:
+// Ratio of the limit, but never more than the limit less the whole executable, whose pages the program maps,
+// the cgroup counts and the Go runtime does not (the aggregator's 79 MB binary kept 45 MiB of them resident at
+// 10,016 nodes: at the chart's 480Mi, 90 % left 48 MiB for them and the collector's overshoot, and the peak
+// passed the limit); and never less than half the limit, which leaves a small limit its heap.
+func Soft(limit, exe int64) int64 {
+	soft := min(int64(float64(limit)*Ratio), limit-exe)
+	return max(soft, limit/2)
+}
 
 // Options says where Set looks; the zero value looks at the running process.
 type Options struct {
@@ -30,11 +41,28 @@ type Options struct {
 	Getenv func(string) string
 	// SetMemoryLimit sets the soft limit; debug.SetMemoryLimit when nil.
 	SetMemoryLimit func(int64) int64
+	// ExecutableSize is the size in bytes of the running program's file; executableSize when nil.
+	ExecutableSize func() int64
 }
 
-// Set sets the Go soft memory limit to Ratio of the memory limit of the process's cgroup, unless GOMEMLIMIT is
-// set in the environment (then the runtime already took it) or the cgroup has no limit. It returns the limit it
-// set in bytes, 0 when it set none, and logs nothing: a main may log the result.
+// executableSize is the size of the running program's file (os.Executable, links followed), 0 when it cannot
+// be read.
+func executableSize() int64 {
+	path, err := os.Executable()
+	if err != nil {
+		return 0
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// Set sets the Go soft memory limit to Soft of the memory limit of the process's cgroup and the size of its
+// executable, unless GOMEMLIMIT is set in the environment (then the runtime already took it) or the cgroup has
+// no limit. It returns the limit it set in bytes, 0 when it set none, and logs nothing: a main may log the
+// result.
 func Set(o Options) (int64, error) {
 	getenv := o.Getenv
 	if getenv == nil {
@@ -47,7 +75,11 @@ func Set(o Options) (int64, error) {
 	if err != nil || limit == 0 {
 		return 0, err
 	}
-	soft := int64(float64(limit) * Ratio)
+	exe := o.ExecutableSize
+	if exe == nil {
+		exe = executableSize
+	}
+	soft := Soft(limit, exe())
 	set := o.SetMemoryLimit
 	if set == nil {
 		set = debug.SetMemoryLimit

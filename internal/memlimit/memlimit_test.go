@@ -1,6 +1,7 @@
 package memlimit
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ func TestSet(t *testing.T) {
 	for _, tc := range []struct {
 		fixture    string
 		gomemlimit string
+		// exe is the running program's size; 0 in most cases, so that Ratio decides.
+		exe int64
 		// want is what Set returns and sets; 0: it sets nothing.
 		want    int64
 		wantErr string
@@ -26,12 +29,13 @@ func TestSet(t *testing.T) {
 		{fixture: "v2-outside-namespace", want: 300 * mib * 9 / 10},
 		{fixture: "v1-container", want: 512 * mib * 9 / 10},
 		{fixture: "v1-host-view", want: 1024 * mib * 9 / 10},
+		{fixture: "v1-container", exe: 80 * mib, want: 432 * mib}, // the limit less the executable: below 90 %
 		{fixture: "v1-no-limit"},
 		{fixture: "none"},
 		{fixture: "v2-own-namespace", gomemlimit: "100MiB"},
 		{fixture: "v2-garbled", wantErr: `v2-garbled/sys-fs-cgroup/memory.max is "256M"`},
 	} {
-		t.Run(tc.fixture+"/GOMEMLIMIT="+tc.gomemlimit, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/GOMEMLIMIT=%s/exe=%d", tc.fixture, tc.gomemlimit, tc.exe), func(t *testing.T) {
 			var set []int64
 			dir := filepath.Join("testdata", tc.fixture)
 			got, err := Set(Options{
@@ -39,6 +43,7 @@ func TestSet(t *testing.T) {
 				ProcCgroup:     filepath.Join(dir, "proc-self-cgroup"),
 				Getenv:         func(k string) string { return map[string]string{"GOMEMLIMIT": tc.gomemlimit}[k] },
 				SetMemoryLimit: func(v int64) int64 { set = append(set, v); return 0 },
+				ExecutableSize: func() int64 { return tc.exe },
 			})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -61,6 +66,29 @@ func TestSet(t *testing.T) {
 				Set      []int64
 			}{got, set}); diff != "" {
 				t.Errorf("Set (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSoft: the soft limit is 90 % of the container's limit, lowered so that the limit also holds the whole
+// executable, and never below half the limit.
+func TestSoft(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name       string
+		limit, exe int64
+		want       int64
+	}{
+		{"a large limit: 90 %", 1536 * mib, 79 * mib, 1536 * mib * 9 / 10},
+		{"the aggregator's 79 MB in the chart's 480Mi: the limit less the binary", 480 * mib, 79 * mib, 401 * mib},
+		{"the agent's 26 MB in its 64Mi", 64 * mib, 26 * mib, 38 * mib},
+		{"a binary near the limit: half the limit", 100 * mib, 80 * mib, 50 * mib},
+		{"no executable read: 90 %", 256 * mib, 0, 256 * mib * 9 / 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Soft(tc.limit, tc.exe); got != tc.want {
+				t.Errorf("Soft(%d MiB, %d MiB) = %.1f MiB, want %.1f MiB", tc.limit/mib, tc.exe/mib, float64(got)/mib, float64(tc.want)/mib)
 			}
 		})
 	}

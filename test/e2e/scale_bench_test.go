@@ -151,7 +151,7 @@ func convergeBench(b *testing.B, hosts int) {
 		fmt.Sprintf("--pprof-addr=127.0.0.1:%d", pprofPort))...)...)
 	// As the Deployment runs it: its namespace, and the Go soft memory limit the chart's default memory limit
 	// gives it (memlimit.Set in its container).
-	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+namespace, "GOMEMLIMIT="+strconv.FormatInt(values.softLimit(), 10))
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+namespace, "GOMEMLIMIT="+strconv.FormatInt(values.softLimit(b, bin("fabricmap-aggregator")), 10))
 	p := &process{name: "aggregator", cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p, p
 	hbBefore := hb.sent.Load()
@@ -161,6 +161,7 @@ func convergeBench(b *testing.B, hosts int) {
 	}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	defer p.stop(9)
+	split := sampleRSS(cmd.Process.Pid)
 	b.Cleanup(func() {
 		if b.Failed() {
 			b.Logf("--- the aggregator's output ---\n%s", lastLines(p.output(), 40))
@@ -248,6 +249,7 @@ func convergeBench(b *testing.B, hosts int) {
 	}
 	hb.halt()
 	rss := peakRSSMiB(b, cmd.Process.Pid)
+	rssAnon, rssFile := split.halt()
 	apiRSS, etcdRSS, fsyncs := controlPlaneFigures(b, bc.env.Config.Host)
 	apfDispatched, apfRejected, apfWait := bc.flowControl(b)
 
@@ -261,7 +263,7 @@ func convergeBench(b *testing.B, hosts int) {
 		steady: steady, quietReconciles: quietReconciles,
 		movedApplies: changed["apply"] - beforeMove["apply"], movedStatus: changed["status"] - beforeMove["status"],
 		movedLabels: changed["node-labels"] - beforeMove["node-labels"], rebuilds: rebuilds, rebuildSeconds: passSeconds - passSecondsBefore,
-		rss: rss, apiRSS: apiRSS, etcdRSS: etcdRSS, etcdFsyncs: fsyncs, firstWrite: firstWrite,
+		rss: rss, rssAnon: rssAnon, rssFile: rssFile, apiRSS: apiRSS, etcdRSS: etcdRSS, etcdFsyncs: fsyncs, firstWrite: firstWrite,
 		apfDispatched: apfDispatched, apfRejected: apfRejected, apfWait: apfWait,
 	}
 	f.print()

@@ -201,9 +201,13 @@ func readChartValues(b *testing.B) chartValues {
 }
 
 // softLimit is the Go soft memory limit, in bytes, that the chart's default memory limit of the aggregator
-// gives it in its container: memlimit.Ratio of it.
-func (v chartValues) softLimit() int64 {
-	return int64(float64(v.Aggregator.Resources.Limits.Memory.Value()) * memlimit.Ratio)
+// gives the program at path in its container: memlimit.Soft of the limit and the program's size.
+func (v chartValues) softLimit(b *testing.B, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return memlimit.Soft(v.Aggregator.Resources.Limits.Memory.Value(), fi.Size())
 }
 
 // aggregatorArgsWith are the chart's arguments of the aggregator, its kubeconfig, then the bench's own after them (a later flag

@@ -43,6 +43,9 @@ type figures struct {
 	movedApplies, movedStatus, movedLabels, rebuilds, rebuildSeconds float64
 
 	rss, apiRSS, etcdRSS, etcdFsyncs float64
+	// rssAnon and rssFile are the aggregator's peaks (sampled each second, MiB) of anonymous memory and of mapped
+	// files (rssSplit).
+	rssAnon, rssFile float64
 
 	// apfDispatched, apfRejected and apfWait are the aggregator's requests in its priority level: served,
 	// refused, and their mean wait in its queues (s).
@@ -99,6 +102,8 @@ func (f figures) print() {
 	row(fmt.Sprintf("  tree rebuilds for it (%.1f s in them)", f.rebuildSeconds), f.rebuilds, "", -1)
 	row("writes beyond one per object (cold and moved)", float64(f.beyond), "", 0)
 	row("aggregator peak RSS", f.rss, "MiB", targets.aggregatorRSSMi)
+	row("  peak anonymous (heap, stacks, runtime), sampled", f.rssAnon, "MiB", -1)
+	row("  peak mapped files (the binary's pages), sampled", f.rssFile, "MiB", -1)
 	row("kube-apiserver peak RSS", f.apiRSS, "MiB", -1)
 	row("etcd peak RSS", f.etcdRSS, "MiB", -1)
 	row("etcd WAL fsyncs (etcd runs with fsync)", f.etcdFsyncs, "", -1)

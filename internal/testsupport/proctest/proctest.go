@@ -53,6 +53,35 @@ func PeakRSSKiB(pid int) (float64, error) {
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
+// RSSKiB is the process's resident set size now, in KiB, as /proc/PID/status splits it: anonymous memory (a Go
+// program's heap, stacks and runtime) and mapped files (its executable's pages).
+func RSSKiB(pid int) (anon, file float64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	found := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		for _, f := range []struct {
+			key string
+			to  *float64
+		}{{"RssAnon:", &anon}, {"RssFile:", &file}} {
+			if v, ok := strings.CutPrefix(line, f.key); ok {
+				kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+				if err != nil {
+					return 0, 0, fmt.Errorf("%s of process %d: %w", f.key, pid, err)
+				}
+				*f.to = kb
+				found++
+			}
+		}
+	}
+	if found != 2 {
+		return 0, 0, fmt.Errorf("no RssAnon and RssFile in /proc/%d/status", pid)
+	}
+	return anon, file, nil
+}
+
 // Metric reads one sample of the Prometheus text exposition at url: the line of sample, the metric name with
 // exactly its labels as exposed (e.g. `fabricmap_aggregator_writes_total{kind="apply"}`). found is false when
 // the exposition has no such line.

@@ -64,3 +64,16 @@ func TestChildPIDFindsOnlyChildren(t *testing.T) {
 		t.Errorf("ChildPID(no-such-command) = %d, want an error", pid)
 	}
 }
+
+func TestRSSKiB(t *testing.T) {
+	anon, file, err := RSSKiB(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if anon <= 0 || file <= 0 {
+		t.Errorf("RSSKiB of this test = anon %v, file %v KiB; want both above 0", anon, file)
+	}
+	if _, _, err := RSSKiB(-1); err == nil {
+		t.Error("RSSKiB(-1) gave no error")
+	}
+}
