@@ -19,6 +19,7 @@ require (
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/yaml v1.6.0
+	volcano.sh/apis v1.14.0
 )
 
 require (
@@ -133,7 +134,6 @@ require (
 	sigs.k8s.io/kueue v0.15.0 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
-	volcano.sh/apis v1.14.0 // indirect
 )
 
 replace github.com/fabricmap/fabricmap => ../

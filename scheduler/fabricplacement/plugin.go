@@ -61,10 +61,12 @@ var (
 )
 
 // New builds the plugin; it takes no arguments. It watches the aggregator's Lease for the label keys it
-// writes until ctx is done.
+// writes, and fabricmap's HyperNodes (the tree's source while any exists) once they are served, until ctx is
+// done.
 func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 	podGroups := h.SharedInformerFactory().Scheduling().V1alpha2().PodGroups().Lister()
-	return &Plugin{handle: h, podGroups: podGroups, keys: watchLeaseKeys(ctx, h.ClientSet()), evict: newEvictor(h, podGroups)}, nil
+	return &Plugin{handle: h, podGroups: podGroups, keys: watchLeaseKeys(ctx, h.ClientSet()), evict: newEvictor(h, podGroups),
+		trees: treeCache{hyperNodes: watchHyperNodes(ctx, h.KubeConfig())}}, nil
 }
 
 // Name returns Name.

@@ -1,6 +1,7 @@
 package fabricplacement
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/fabricmap/fabricmap/hypernodegen"
@@ -11,12 +12,19 @@ import (
 	"github.com/fabricmap/fabricmap/placement"
 )
 
-// treeCache keeps the tree and fabric read from the nodes' labels across PodGroup cycles: they change only
-// when a node comes, goes or has a topology label changed, while reading them costs a pass over every label of
-// every node. A node object the scheduler's cache still holds (the same pointer) has the same labels; one
-// updated since (a status update, say) is compared on the label keys the tree was read with.
+// treeCache keeps the tree and fabric across PodGroup cycles, read from fabricmap's HyperNodes while any
+// exists (hyperNodes), else from the nodes' labels: they change only when a HyperNode changes, a node comes,
+// goes or has a topology label changed, while reading them costs a pass over every label of every node. A node
+// object the scheduler's cache still holds (the same pointer) has the same labels; one updated since (a status
+// update, say) is compared on the labels the tree depends on (labelTree.labelsChanged).
 type treeCache struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// hyperNodes watches fabricmap's HyperNodes; nil reads the labels alone.
+	hyperNodes *hyperNodeWatch
+	// hnState is hyperNodes' state when the tree was read.
+	hnState hyperNodeState
+	// source is the source of the last tree read, as logged when it changed.
+	source string
 	nodes  map[string]*corev1.Node
 	lt     *labelTree
 	fabric *placement.Fabric
@@ -49,7 +57,7 @@ func indexFabric(f *placement.Fabric) fabricIndex {
 }
 
 // get returns the tree, fabric and its index of nodes, read with the keys given (nil: detected), read again
-// only when their topology labels or the keys given changed.
+// only when a HyperNode fabricmap owns, the nodes, their topology labels or the keys given changed.
 func (c *treeCache) get(nodes []fwk.NodeInfo, keys *hypernodegen.LabelKeys) (*labelTree, *placement.Fabric, fabricIndex, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -62,9 +70,10 @@ func (c *treeCache) getLocked(nodes []fwk.NodeInfo, keys *hypernodegen.LabelKeys
 	if keys != nil {
 		given = hypernodegen.EncodeLabelKeys(*keys)
 	}
-	if c.lt != nil && c.given == given && c.fresh(nodes) {
+	if c.lt != nil && c.given == given && c.hnState == c.hyperNodes.state() && c.fresh(nodes) {
 		return c.lt, c.fabric, c.fabricIndex, nil
 	}
+	hnState, hns := c.hyperNodes.current()
 	labels := make(map[string]map[string]string, len(nodes))
 	seen := make(map[string]*corev1.Node, len(nodes))
 	for _, ni := range nodes {
@@ -74,14 +83,22 @@ func (c *treeCache) getLocked(nodes []fwk.NodeInfo, keys *hypernodegen.LabelKeys
 		}
 	}
 	c.nodes, c.lt, c.fabric = nil, nil, nil
-	c.given = given
-	lt, err := treeFromLabels(labels, keys)
+	c.given, c.hnState = given, hnState
+	var lt *labelTree
+	var err error
+	if len(hns) > 0 {
+		c.logSource(sourceHyperNodes, len(hns))
+		lt, err = treeFromHyperNodes(hns, labels, keys)
+	} else {
+		c.logSource(sourceLabels, 0)
+		lt, err = treeFromLabels(labels, keys)
+	}
 	if err != nil {
 		return nil, nil, fabricIndex{}, err
 	}
 	f, err := placement.NewFabric(lt.tree)
 	if err != nil {
-		return nil, nil, fabricIndex{}, err
+		return nil, nil, fabricIndex{}, fmt.Errorf("the tree read from the %s: %w", lt.source, err)
 	}
 	c.nodes, c.lt, c.fabric, c.fabricIndex = seen, lt, f, indexFabric(f)
 	return lt, f, c.fabricIndex, nil
@@ -105,10 +122,8 @@ func (c *treeCache) fresh(nodes []fwk.NodeInfo) bool {
 		if old == n {
 			continue
 		}
-		for _, k := range c.lt.labelKeys() {
-			if old.Labels[k] != n.Labels[k] {
-				return false
-			}
+		if c.lt.labelsChanged(old.Labels, n.Labels) {
+			return false
 		}
 		changed = append(changed, n)
 	}
@@ -119,4 +134,18 @@ func (c *treeCache) fresh(nodes []fwk.NodeInfo) bool {
 		c.nodes[n.Name] = n
 	}
 	return true
+}
+
+// logSource logs the tree's source when it is not the last tree's: once at the first cycle, and again only
+// when HyperNodes appear or all go.
+func (c *treeCache) logSource(source string, hyperNodes int) {
+	if source == c.source {
+		return
+	}
+	c.source = source
+	if source == sourceHyperNodes {
+		c.hyperNodes.log().Info("Reading fabricmap's topology tree from its HyperNodes", "source", source, "hyperNodes", hyperNodes)
+		return
+	}
+	c.hyperNodes.log().Info("Reading fabricmap's topology tree from the nodes' labels: no HyperNode owned by fabricmap is served", "source", source)
 }
