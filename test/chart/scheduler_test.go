@@ -116,9 +116,9 @@ func TestSchedulerRendered(t *testing.T) {
 // TestSchedulerAccess installs, for real, the scheduler's service account and RBAC as the chart renders them
 // and asks the API server (SubjectAccessReviews as that account) whether it may do what a kube-scheduler does:
 // read the cluster's pods, nodes and volumes, bind and preempt pods, read the Workload API and write PodGroups'
-// status, hold its own leader-election Lease, read the aggregator's Lease for the label keys, and
-// authenticate callers of its secure port; and that it may do nothing beyond: no other Lease written, no
-// Lease read outside its namespace, no Secret, no Node or PodGroup changed.
+// status, read HyperNodes (the tree's source), hold its own leader-election Lease, read the aggregator's Lease
+// for the label keys, and authenticate callers of its secure port; and that it may do nothing beyond: no other Lease written, no
+// Lease read outside its namespace, no Secret, no Node, PodGroup or HyperNode changed.
 func TestSchedulerAccess(t *testing.T) {
 	testenv.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -146,6 +146,9 @@ func TestSchedulerAccess(t *testing.T) {
 		{ask{verb: "watch", group: "scheduling.k8s.io", resource: "podgroups"}, true},
 		{ask{verb: "list", group: "scheduling.k8s.io", resource: "workloads"}, true},
 		{ask{verb: "update", group: "scheduling.k8s.io", resource: "podgroups", sub: "status", ns: "team-a"}, true},
+		{ask{verb: "list", group: "topology.volcano.sh", resource: "hypernodes"}, true},
+		{ask{verb: "watch", group: "topology.volcano.sh", resource: "hypernodes"}, true},
+		{ask{verb: "get", group: "topology.volcano.sh", resource: "hypernodes", name: "leaf-1"}, true},
 		{ask{verb: "create", group: "events.k8s.io", resource: "events", ns: "team-a"}, true},
 		{ask{verb: "create", group: "coordination.k8s.io", resource: "leases", ns: namespace}, true},
 		{ask{verb: "update", group: "coordination.k8s.io", resource: "leases", ns: namespace, name: "fabricmap-scheduler"}, true},
@@ -159,6 +162,8 @@ func TestSchedulerAccess(t *testing.T) {
 		{ask{verb: "get", resource: "secrets", ns: namespace}, false},
 		{ask{verb: "patch", resource: "nodes"}, false},
 		{ask{verb: "update", group: "scheduling.k8s.io", resource: "podgroups", ns: "team-a"}, false},
+		{ask{verb: "update", group: "topology.volcano.sh", resource: "hypernodes", name: "leaf-1"}, false},
+		{ask{verb: "delete", group: "topology.volcano.sh", resource: "hypernodes", name: "leaf-1"}, false},
 		{ask{verb: "get", resource: "configmaps", ns: "kube-system", name: "kubeadm-config"}, false},
 	} {
 		a := tc.ask
