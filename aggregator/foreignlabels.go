@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -26,16 +27,23 @@ type labelConflict struct {
 // overwrite it); when its value differs it is returned as a conflict, ordered by key.
 func withoutForeignLabels(node *metav1.PartialObjectMetadata, want map[string]string) (map[string]string, []labelConflict) {
 	owned := ownedLabels(node.ManagedFields)
-	apply := make(map[string]string, len(want))
+	var apply map[string]string // nil while every key of want is written: then want itself, not a copy
 	var conflicts []labelConflict
 	for k, v := range want {
 		have, has := node.Labels[k]
-		switch {
-		case !has || owned[k]:
-			apply[k] = v
-		case have != v:
+		if !has || owned[k] {
+			continue
+		}
+		if have != v {
 			conflicts = append(conflicts, labelConflict{key: k, have: have, want: v})
 		}
+		if apply == nil {
+			apply = maps.Clone(want)
+		}
+		delete(apply, k)
+	}
+	if apply == nil {
+		apply = want // shared with other nodes (hypernodegen.NodeLabels): read, never changed
 	}
 	sort.Slice(conflicts, func(i, j int) bool { return conflicts[i].key < conflicts[j].key })
 	return apply, conflicts

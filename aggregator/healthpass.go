@@ -198,10 +198,13 @@ func (h *healthStage) withLinkHealth(desired map[string]map[string]string, nodes
 		if !ok {
 			continue
 		}
-		if _, placed := desired[n]; !placed {
-			desired[n] = ownedAsIs(node, keys)
+		want, placed := desired[n]
+		if !placed {
+			want = ownedAsIs(node, keys)
 		}
-		desired[n][wellknown.LinkHealthLabel] = cond
+		want = maps.Clone(want) // the tree's labels are shared by the nodes of a domain (hypernodegen.NodeLabels)
+		want[wellknown.LinkHealthLabel] = cond
+		desired[n] = want
 	}
 	for n, node := range nodes {
 		if _, has := node.Labels[wellknown.LinkHealthLabel]; !has {

@@ -44,9 +44,10 @@ func TestWithLinkHealth(t *testing.T) {
 	r := &Reconciler{health: healthStage{fabricHealth: linkHealth{last: health.Assessment{DegradedNodes: map[string]string{
 		"placed-slow": "degraded", "unplaced-down": "down", "no-node-object": "degraded",
 	}}}}}
+	leafA := map[string]string{tier: "leaf-a"} // one map for the nodes of a domain, as hypernodegen.NodeLabels shares it
 	desired := map[string]map[string]string{
-		"placed-slow":   {tier: "leaf-a"},
-		"healed-placed": {tier: "leaf-a"},
+		"placed-slow":   leafA,
+		"healed-placed": leafA,
 		"healthy":       {tier: "leaf-b"},
 	}
 	r.stageHealth().withLinkHealth(desired, nodes, []string{tier, wellknown.LinkHealthLabel})
