@@ -162,6 +162,9 @@ func convergeBench(b *testing.B, hosts int) {
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	defer p.stop(9)
 	split := sampleRSS(cmd.Process.Pid)
+	apiPID, etcdPID, _ := controlPlanePIDs(b, bc.env.Config.Host)
+	clock := cpuClock{pids: [3]int{apiPID, etcdPID, cmd.Process.Pid}}
+	coldCPUStart := clock.read(b)
 	b.Cleanup(func() {
 		if b.Failed() {
 			b.Logf("--- the aggregator's output ---\n%s", lastLines(p.output(), 40))
@@ -188,6 +191,7 @@ func convergeBench(b *testing.B, hosts int) {
 
 	coldDone := awaitOutputs(b, o, cold, "cold convergence", limit, alive)
 	coldTime := coldDone.Sub(start)
+	coldCPU := clock.read(b).since(coldCPUStart)
 	firstWrite := o.firstWrite().Sub(start)
 	hbRate := heartbeatRate(hbBefore, hb.sent.Load(), time.Since(start))
 	settle(o, allWrites, time.Minute)
@@ -228,6 +232,7 @@ func convergeBench(b *testing.B, hosts int) {
 		movedNodes = append(movedNodes, h)
 	}
 	moveStart := time.Now()
+	movedCPUStart := clock.read(b)
 	parallel(b, len(movedNodes), func(i int) error {
 		h := movedNodes[i]
 		var r v1alpha1.NodeFabricReport
@@ -239,6 +244,7 @@ func convergeBench(b *testing.B, hosts int) {
 	})
 	movedDone := awaitOutputs(b, o, after, "convergence after 1 % moved", limit, alive)
 	changeTime := movedDone.Sub(moveStart)
+	movedCPU := clock.read(b).since(movedCPUStart)
 	settle(o, allWrites, time.Minute)
 	movedWrites := o.phase()
 	changed := counters()
@@ -263,7 +269,7 @@ func convergeBench(b *testing.B, hosts int) {
 		steady: steady, quietReconciles: quietReconciles,
 		movedApplies: changed["apply"] - beforeMove["apply"], movedStatus: changed["status"] - beforeMove["status"],
 		movedLabels: changed["node-labels"] - beforeMove["node-labels"], rebuilds: rebuilds, rebuildSeconds: passSeconds - passSecondsBefore,
-		rss: rss, rssAnon: rssAnon, rssFile: rssFile, apiRSS: apiRSS, etcdRSS: etcdRSS, etcdFsyncs: fsyncs, firstWrite: firstWrite,
+		rss: rss, rssAnon: rssAnon, rssFile: rssFile, coldCPU: coldCPU, movedCPU: movedCPU, apiRSS: apiRSS, etcdRSS: etcdRSS, etcdFsyncs: fsyncs, firstWrite: firstWrite,
 		apfDispatched: apfDispatched, apfRejected: apfRejected, apfWait: apfWait,
 	}
 	f.print()

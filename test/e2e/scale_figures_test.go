@@ -46,6 +46,8 @@ type figures struct {
 	// rssAnon and rssFile are the aggregator's peaks (sampled each second, MiB) of anonymous memory and of mapped
 	// files (rssSplit).
 	rssAnon, rssFile float64
+	// coldCPU and movedCPU are the CPU seconds the API server, etcd and the aggregator used in those phases.
+	coldCPU, movedCPU phaseCPU
 
 	// apfDispatched, apfRejected and apfWait are the aggregator's requests in its priority level: served,
 	// refused, and their mean wait in its queues (s).
@@ -85,6 +87,7 @@ func (f figures) print() {
 	}
 	row("cold start to every HyperNode, status and label", f.cold.Seconds(), "s", targets.cold.Seconds())
 	row("  first write seen after", f.firstWrite.Seconds(), "s", -1)
+	f.coldCPU.rows(row, f.cold)
 	row("  writes: HyperNode applies", f.coldCounters["apply"], "", -1)
 	row("  writes: HyperNode status", f.coldCounters["status"], "", -1)
 	row("  writes: node labels", f.coldCounters["node-labels"], "", -1)
@@ -100,6 +103,7 @@ func (f figures) print() {
 	row("  node-label writes for it", f.movedLabels, "", -1)
 	row("  writes seen on HyperNodes and Nodes", float64(f.movedObjectWrites), "", -1)
 	row(fmt.Sprintf("  tree rebuilds for it (%.1f s in them)", f.rebuildSeconds), f.rebuilds, "", -1)
+	f.movedCPU.rows(row, f.moved)
 	row("writes beyond one per object (cold and moved)", float64(f.beyond), "", 0)
 	row("aggregator peak RSS", f.rss, "MiB", targets.aggregatorRSSMi)
 	row("  peak anonymous (heap, stacks, runtime), sampled", f.rssAnon, "MiB", -1)
@@ -163,13 +167,22 @@ func verdict(met bool) string {
 // host's, etcd the one listening where that API server's --etcd-servers point.
 func controlPlaneFigures(b *testing.B, host string) (apiserver, etcd, fsyncs float64) {
 	b.Helper()
+	apiPID, etcdPID, etcdURL := controlPlanePIDs(b, host)
+	fsyncs, _, err := proctest.Metric(etcdURL+"/metrics", "etcd_disk_wal_fsync_duration_seconds_count")
+	if err != nil {
+		b.Fatalf("etcd's metrics: %v", err)
+	}
+	return peakRSSMiB(b, apiPID), peakRSSMiB(b, etcdPID), fsyncs
+}
+
+// controlPlanePIDs are the kube-apiserver serving host and its etcd (controlPlaneFigures), and etcd's URL.
+func controlPlanePIDs(b *testing.B, host string) (apiPID, etcdPID int, etcdURL string) {
+	b.Helper()
 	u, err := url.Parse(host)
 	if err != nil {
 		b.Fatal(err)
 	}
 	children := childCommandLines(b)
-	apiPID, etcdPID := 0, 0
-	var etcdURL string
 	for pid, args := range children {
 		if filepath.Base(args[0]) == "kube-apiserver" && flagValue(args, "secure-port") == u.Port() {
 			apiPID, etcdURL = pid, flagValue(args, "etcd-servers")
@@ -183,11 +196,35 @@ func controlPlaneFigures(b *testing.B, host string) (apiserver, etcd, fsyncs flo
 	if apiPID == 0 || etcdPID == 0 {
 		b.Fatalf("no kube-apiserver serving %s (pid %d) and its etcd %q (pid %d) among this test's child processes", host, apiPID, etcdURL, etcdPID)
 	}
-	fsyncs, _, err = proctest.Metric(etcdURL+"/metrics", "etcd_disk_wal_fsync_duration_seconds_count")
-	if err != nil {
-		b.Fatalf("etcd's metrics: %v", err)
+	return apiPID, etcdPID, etcdURL
+}
+
+// cpuClock reads the CPU time of the processes that share the machine in a phase: the API server, etcd and
+// the aggregator.
+type cpuClock struct {
+	pids [3]int // kube-apiserver, etcd, aggregator
+}
+
+// phaseCPU is the CPU seconds each process of a cpuClock used in a phase.
+type phaseCPU struct{ apiserver, etcd, aggregator float64 }
+
+// read is the CPU time so far of each process, in seconds.
+func (c cpuClock) read(b *testing.B) phaseCPU {
+	b.Helper()
+	var v [3]float64
+	for i, pid := range c.pids {
+		d, err := proctest.CPUTime(pid)
+		if err != nil {
+			b.Fatalf("CPU time of process %d: %v", pid, err)
+		}
+		v[i] = d.Seconds()
 	}
-	return peakRSSMiB(b, apiPID), peakRSSMiB(b, etcdPID), fsyncs
+	return phaseCPU{v[0], v[1], v[2]}
+}
+
+// since is the CPU used from start to c's processes' present.
+func (p phaseCPU) since(start phaseCPU) phaseCPU {
+	return phaseCPU{p.apiserver - start.apiserver, p.etcd - start.etcd, p.aggregator - start.aggregator}
 }
 
 // childCommandLines are the command lines of this process's children, by pid.
@@ -284,4 +321,12 @@ func fetchTo(url, file string) error {
 		return err
 	}
 	return os.WriteFile(file, data, 0o644)
+}
+
+// rows prints the CPU a phase of length d took, with each process's share of the machine's cores.
+func (p phaseCPU) rows(row func(what string, v float64, unit string, target float64), d time.Duration) {
+	cores := func(cpu float64) float64 { return cpu / max(d.Seconds(), 1e-9) }
+	row(fmt.Sprintf("  CPU of kube-apiserver in it (%.2f cores)", cores(p.apiserver)), p.apiserver, "s", -1)
+	row(fmt.Sprintf("  CPU of etcd in it (%.2f cores)", cores(p.etcd)), p.etcd, "s", -1)
+	row(fmt.Sprintf("  CPU of the aggregator in it (%.2f cores)", cores(p.aggregator)), p.aggregator, "s", -1)
 }
