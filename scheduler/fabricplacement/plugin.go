@@ -1,6 +1,6 @@
 // Package fabricplacement is fabricmap's placement as kube-scheduler v1.36.3 plugins on the Workload API
-// (scheduling.k8s.io/v1alpha2 PodGroups): a PlacementGenerate plugin that reads the topology tree from the
-// labels fabricmap writes on Nodes and places the PodGroup's pods with package placement, as the placer and
+// (scheduling.k8s.io/v1alpha2 PodGroups): a PlacementGenerate plugin that reads the topology tree from
+// fabricmap's HyperNodes while any exist, else from the labels fabricmap writes on Nodes, and places the PodGroup's pods with package placement, as the placer and
 // `fabricmap place` do, and a PlacementScore plugin that ranks the feasible placements by placement's ladder
 // (lowest tier, pipeline groups kept low, fewest domains), its own plan first; as a Score plugin it puts each
 // pod of the gang on the node the plan gives its rank (DP x PP groups contiguous, as the placer ranks them).
