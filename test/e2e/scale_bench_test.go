@@ -269,7 +269,7 @@ func convergeBench(b *testing.B, hosts int) {
 		steady: steady, quietReconciles: quietReconciles,
 		movedApplies: changed["apply"] - beforeMove["apply"], movedStatus: changed["status"] - beforeMove["status"],
 		movedLabels: changed["node-labels"] - beforeMove["node-labels"], rebuilds: rebuilds, rebuildSeconds: passSeconds - passSecondsBefore,
-		rss: rss, rssAnon: rssAnon, rssFile: rssFile, coldCPU: coldCPU, movedCPU: movedCPU, apiRSS: apiRSS, etcdRSS: etcdRSS, etcdFsyncs: fsyncs, firstWrite: firstWrite,
+		rss: rss, rssAnon: rssAnon, rssFile: rssFile, coldCPU: coldCPU, movedCPU: movedCPU, relists: o.relisted(), apiRSS: apiRSS, etcdRSS: etcdRSS, etcdFsyncs: fsyncs, firstWrite: firstWrite,
 		apfDispatched: apfDispatched, apfRejected: apfRejected, apfWait: apfWait,
 	}
 	f.print()

@@ -48,6 +48,8 @@ type figures struct {
 	rssAnon, rssFile float64
 	// coldCPU and movedCPU are the CPU seconds the API server, etcd and the aggregator used in those phases.
 	coldCPU, movedCPU phaseCPU
+	// relists is how many times the bench's watch listed a kind again (observer.relist).
+	relists int
 
 	// apfDispatched, apfRejected and apfWait are the aggregator's requests in its priority level: served,
 	// refused, and their mean wait in its queues (s).
@@ -105,6 +107,7 @@ func (f figures) print() {
 	row(fmt.Sprintf("  tree rebuilds for it (%.1f s in them)", f.rebuildSeconds), f.rebuilds, "", -1)
 	f.movedCPU.rows(row, f.moved)
 	row("writes beyond one per object (cold and moved)", float64(f.beyond), "", 0)
+	row("  the bench's watch listed again (a version expired; writes in a gap count once)", float64(f.relists), "", -1)
 	row("aggregator peak RSS", f.rss, "MiB", targets.aggregatorRSSMi)
 	row("  peak anonymous (heap, stacks, runtime), sampled", f.rssAnon, "MiB", -1)
 	row("  peak mapped files (the binary's pages), sampled", f.rssFile, "MiB", -1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +13,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	topologyv1alpha1 "volcano.sh/apis/pkg/apis/topology/v1alpha1"
@@ -37,6 +41,8 @@ type observer struct {
 	gen         int64
 	first, last time.Time
 	err         error
+	// relists counts the lists made again after a watch's version expired (relist).
+	relists int
 }
 
 // watchObjects starts watching Nodes and HyperNodes from now on (from the latest resourceVersion of each, so
@@ -61,16 +67,29 @@ func watchObjects(ctx context.Context, b *testing.B, c client.WithWatch) *observ
 	return o
 }
 
-// follow applies the events of one kind from resourceVersion rv on, watching again where a watch ends.
+// follow applies the events of one kind from resourceVersion rv on, watching again where a watch ends. Where
+// the API server no longer has rv (410 Gone: the HyperNode CRD's storage is made anew when the aggregator
+// annotates the CRD, and a quiet kind's last version ages out of the watch cache), it lists the kind again, as a
+// reflector does, and goes on from the list (relist).
 func (o *observer) follow(ctx context.Context, c client.WithWatch, list func() client.ObjectList, rv string) {
 	for ctx.Err() == nil {
 		w, err := c.Watch(ctx, list(), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
+		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			if rv, err = o.relist(ctx, c, list); err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			o.fail(fmt.Errorf("watching %T from resourceVersion %s: %w", list(), rv, err))
 			return
 		}
+		expired := false
 		for ev := range w.ResultChan() {
 			if ev.Type == watch.Error {
+				if st, ok := ev.Object.(*metav1.Status); ok && (st.Code == http.StatusGone || st.Reason == metav1.StatusReasonExpired) {
+					expired = true
+					break
+				}
 				o.fail(fmt.Errorf("watching %T: %v", list(), ev.Object))
 				w.Stop()
 				return
@@ -85,7 +104,84 @@ func (o *observer) follow(ctx context.Context, c client.WithWatch, list func() c
 			}
 		}
 		w.Stop()
+		if expired {
+			var err error
+			if rv, err = o.relist(ctx, c, list); err != nil {
+				o.fail(fmt.Errorf("listing %T again after its watch expired: %w", list(), err))
+				return
+			}
+		}
 	}
+}
+
+// relisted is how many times a watch listed its kind again (relist).
+func (o *observer) relisted() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.relists
+}
+
+// relist lists every object of the kind and applies, as one write each, those that changed since the observer
+// last saw them (a HyperNode's resourceVersion, a Node's owned labels), and the deletion of those gone; it
+// returns the list's resourceVersion. Writes made more than once in the gap count once: relists says how many
+// gaps there were.
+func (o *observer) relist(ctx context.Context, c client.WithWatch, list func() client.ObjectList) (string, error) {
+	l := list()
+	if err := c.List(ctx, l); err != nil {
+		return "", err
+	}
+	o.mu.Lock()
+	o.relists++
+	o.mu.Unlock()
+	seen := map[string]bool{}
+	err := meta.EachListItem(l, func(item runtime.Object) error {
+		obj, ok := item.(client.Object)
+		if !ok {
+			return nil
+		}
+		seen[obj.GetName()] = true
+		o.mu.Lock()
+		changed := true
+		switch obj := obj.(type) {
+		case *topologyv1alpha1.HyperNode:
+			if had, ok := o.hyperNodes[obj.Name]; ok {
+				changed = had.ResourceVersion != obj.ResourceVersion
+			}
+		case *metav1.PartialObjectMetadata:
+			had, ok := o.owned[obj.Name]
+			changed = !ok || !maps.Equal(had, ownedLabels(obj))
+		}
+		o.mu.Unlock()
+		if changed {
+			o.apply(watch.Modified, obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	o.mu.Lock()
+	var gone []client.Object
+	if _, hn := l.(*topologyv1alpha1.HyperNodeList); hn {
+		for name, h := range o.hyperNodes {
+			if !seen[name] {
+				gone = append(gone, h.DeepCopy())
+			}
+		}
+	} else {
+		for name := range o.owned {
+			if !seen[name] {
+				n := &metav1.PartialObjectMetadata{}
+				n.Name = name
+				gone = append(gone, n)
+			}
+		}
+	}
+	o.mu.Unlock()
+	for _, obj := range gone {
+		o.apply(watch.Deleted, obj)
+	}
+	return l.(metav1.ListInterface).GetResourceVersion(), nil
 }
 
 func (o *observer) fail(err error) {
