@@ -2,8 +2,10 @@ package aggregator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -129,7 +131,7 @@ const writeWorkers = 16
 // this reconciler's own last write of it (writtenVersions) is not written again: the write's watch event brings
 // another pass.
 func (hw *hyperNodeWriter) applyHyperNode(ctx context.Context, d, cur *topologyv1alpha1.HyperNode, why string) error {
-	if cur != nil && hw.written.behind(d.Name, cur.ResourceVersion, 0) {
+	if cur != nil && hw.written.pending(d.Name) && hw.written.behind(d.Name, cur.ResourceVersion, hyperNodeWrite(d)) {
 		hw.r.Log.Debug("HyperNode not written again: the cache does not show the last write yet", "hypernode", d.Name)
 		return nil
 	}
@@ -168,9 +170,25 @@ func (hw *hyperNodeWriter) applyHyperNode(ctx context.Context, d, cur *topologyv
 		hw.r.Metrics.writes.WithLabelValues("status").Inc()
 	}
 	if version != "" {
-		hw.written.note(d.Name, 0, older...)
+		hw.written.note(d.Name, hyperNodeWrite(d), older...)
 	}
 	return nil
+}
+
+// hyperNodeWrite is a digest of what applyHyperNode writes of d (its labels, annotations, spec and node count),
+// equal for equal writes (writtenVersions): a HyperNode whose wish changed while the cache still shows it from
+// before the last write is written at once. Without it a HyperNode that one pass wrote, and whose cache then
+// kept the version from before (an apply the API server found unchanged), held every later change back.
+func hyperNodeWrite(d *topologyv1alpha1.HyperNode) uint64 {
+	b, err := json.Marshal(struct {
+		Labels, Annotations map[string]string
+		Spec                topologyv1alpha1.HyperNodeSpec
+		NodeCount           int64
+	}{d.Labels, d.Annotations, d.Spec, d.Status.NodeCount})
+	if err != nil { // a HyperNode always encodes; were it not to, no write is held back
+		return 0
+	}
+	return maphash.Bytes(writeDigestSeed, b)
 }
 
 // leavesStatus reports whether cur's status is another writer's (statusowner.go), saying so once per

@@ -319,7 +319,7 @@ func labelWrite(labels map[string]string, uplinkLost, switchLost string) uint64 
 	}
 	sort.Strings(keys)
 	var h maphash.Hash
-	h.SetSeed(labelWriteSeed)
+	h.SetSeed(writeDigestSeed)
 	for _, k := range keys {
 		h.WriteString(k)
 		h.WriteByte('=')
@@ -331,6 +331,3 @@ func labelWrite(labels map[string]string, uplinkLost, switchLost string) uint64 
 	h.WriteString(switchLost)
 	return h.Sum64()
 }
-
-// labelWriteSeed is the one seed of labelWrite's digests in this process.
-var labelWriteSeed = maphash.MakeSeed()

@@ -1,9 +1,13 @@
 package aggregator
 
 import (
+	"hash/maphash"
 	"slices"
 	"sync"
 )
+
+// writeDigestSeed is the one seed of the write digests in this process (labelWrite, hyperNodeWrite).
+var writeDigestSeed = maphash.MakeSeed()
 
 // writtenVersions remembers, for each object this reconciler wrote, the resource versions its cache may still
 // show of it from before that write, and what the write said. Under load the watch that brings a write's event lags the write: a pass
@@ -17,9 +21,9 @@ type writtenVersions struct {
 
 // lastWrite is what note recorded of one object.
 type lastWrite struct {
-	// what the write said, as a digest equal for equal writes (0 when the caller's own watch events bring
-	// another pass, as a HyperNode's do): a digest, not the write, as one is kept per node written until the
-	// cache shows it (at a cold start of 50,000 nodes the label writes themselves were 28 MB).
+	// what the write said, as a digest equal for equal writes (labelWrite, hyperNodeWrite): a digest, not the
+	// write, as one is kept per object written until the cache shows it (at a cold start of 50,000 nodes the
+	// label writes themselves were 28 MB).
 	what uint64
 	// older are the object's versions from before the write.
 	older []string
@@ -41,6 +45,14 @@ func (w *writtenVersions) forget(name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.written, name)
+}
+
+// pending reports whether note recorded a write of name that the cache has not been seen to show yet.
+func (w *writtenVersions) pending(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.written[name]
+	return ok
 }
 
 // behind reports whether version is one the cache may show of name from before this reconciler's last write
