@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/fabricmap/fabricmap/internal/kube"
 	"github.com/fabricmap/fabricmap/internal/testsupport/testenv"
-	"github.com/fabricmap/fabricmap/internal/workers"
 	"github.com/fabricmap/fabricmap/wellknown"
 )
 
@@ -71,18 +68,10 @@ func BenchmarkHyperNodeWrite(b *testing.B) {
 		}},
 	} {
 		b.Run(write.name, func(b *testing.B) {
-			apiserver, etcd := childCPU(b, "kube-apiserver"), childCPU(b, "etcd")
-			n := b.N
-			b.ResetTimer()
-			if err := errors.Join(workers.Run(n, 16, func(i int) error {
+			measureWrites(b, func(i int) error {
 				_, err := write.write(hyperNode(i%objects, i/objects+1))
 				return err
-			})...); err != nil {
-				b.Fatal(err)
-			}
-			per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
-			b.ReportMetric(per(childCPU(b, "kube-apiserver")-apiserver), "apiserver-CPU-ms/write")
-			b.ReportMetric(per(childCPU(b, "etcd")-etcd), "etcd-CPU-ms/write")
+			})
 		})
 	}
 }

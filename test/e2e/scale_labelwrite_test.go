@@ -75,10 +75,7 @@ func BenchmarkNodeLabelWrite(b *testing.B) {
 			}, false},
 		} {
 			b.Run(shape+"/"+write.name, func(b *testing.B) {
-				apiserver, etcd := childCPU(b, "kube-apiserver"), childCPU(b, "etcd")
-				n := b.N
-				b.ResetTimer()
-				if err := errors.Join(workers.Run(n, 16, func(i int) error {
+				measureWrites(b, func(i int) error {
 					node := names[i%nodes]
 					opts := metav1.PatchOptions{FieldManager: wellknown.LabelFieldManager}
 					if write.force {
@@ -86,15 +83,24 @@ func BenchmarkNodeLabelWrite(b *testing.B) {
 					}
 					_, err := cs.CoreV1().Nodes().Patch(ctx, node, write.patch, []byte(write.body(node, i)), opts)
 					return err
-				})...); err != nil {
-					b.Fatal(err)
-				}
-				per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
-				b.ReportMetric(per(childCPU(b, "kube-apiserver")-apiserver), "apiserver-CPU-ms/write")
-				b.ReportMetric(per(childCPU(b, "etcd")-etcd), "etcd-CPU-ms/write")
+				})
 			})
 		}
 	}
+}
+
+// measureWrites makes b.N writes, write(i) each, 16 in flight, and reports what they cost the test
+// environment's API server and etcd: CPU milliseconds of each process per write.
+func measureWrites(b *testing.B, write func(i int) error) {
+	apiserver, etcd := childCPU(b, "kube-apiserver"), childCPU(b, "etcd")
+	n := b.N
+	b.ResetTimer()
+	if err := errors.Join(workers.Run(n, 16, write)...); err != nil {
+		b.Fatal(err)
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
+	b.ReportMetric(per(childCPU(b, "kube-apiserver")-apiserver), "apiserver-CPU-ms/write")
+	b.ReportMetric(per(childCPU(b, "etcd")-etcd), "etcd-CPU-ms/write")
 }
 
 // childCPU is the CPU time so far of the test environment's process comm (kube-apiserver or etcd).
